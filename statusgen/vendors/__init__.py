@@ -1,0 +1,76 @@
+"""Vendor status adapters: a vendor's published status, as one normalized view.
+
+    parse_vendor(body, fmt=None, components=None) -> VendorView
+      |  detect_format(body)            when fmt is None
+      |  <format>.parse(body)           one adapter per format
+      +  narrow(view, components)       when components are given
+
+    fetch_source(client, url, ...)      async, conditional, capped GET -> FetchResult
+    read_local(path)                    a payload from a file (or file:// URL)
+
+Every problem with a payload is a ``VendorParseError`` (one line naming the
+format); network problems are ``Outcome`` values in a ``FetchResult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from statusgen.errors import VendorParseError
+from statusgen.vendors import cachet, feed, gcp, heroku, slack, statusio, statuspage
+from statusgen.vendors.detect import detect_format
+from statusgen.vendors.fetch import FetchResult, fetch_source, read_local
+from statusgen.vendors.model import (
+    STATUSES,
+    VendorComponent,
+    VendorIncident,
+    VendorMaintenance,
+    VendorView,
+)
+from statusgen.vendors.narrow import narrow
+
+#: Format name -> adapter ``parse`` function.
+PARSERS: MappingProxyType[str, Callable[[Any], VendorView]] = MappingProxyType(
+    {
+        "statuspage": statuspage.parse,
+        "statusio": statusio.parse,
+        "slack": slack.parse,
+        "heroku": heroku.parse,
+        "cachet": cachet.parse,
+        "gcp": gcp.parse,
+        "feed": feed.parse,
+    }
+)
+FORMATS: tuple[str, ...] = tuple(PARSERS)
+
+
+def parse_vendor(
+    body: bytes, fmt: str | None = None, components: Sequence[str] | None = None
+) -> VendorView:
+    """Read a vendor payload as ``fmt`` (guessed when None), narrowed to ``components``."""
+    name = detect_format(body) if fmt is None else fmt
+    if name not in PARSERS:
+        raise VendorParseError(f"unknown vendor format {name!r}; known: {', '.join(FORMATS)}")
+    view = PARSERS[name](body)
+    if isinstance(components, str):
+        components = [components]
+    return narrow(view, components) if components else view
+
+
+__all__ = [
+    "FORMATS",
+    "PARSERS",
+    "STATUSES",
+    "FetchResult",
+    "VendorComponent",
+    "VendorIncident",
+    "VendorMaintenance",
+    "VendorView",
+    "detect_format",
+    "fetch_source",
+    "narrow",
+    "parse_vendor",
+    "read_local",
+]

@@ -1,0 +1,75 @@
+"""Vendor text and timestamps, made safe to carry around.
+
+Vendor text is untrusted: control characters (and the bidi controls that can
+reorder what a reader sees) are removed, whitespace is collapsed and the length
+is capped. Nothing is HTML-escaped here; escaping happens where text lands.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from dateutil.parser import isoparse
+
+TEXT_LIMIT = 500
+ID_LIMIT = 200
+WORD_LIMIT = 64
+
+#: Sorts before any real timestamp.
+LONG_AGO = datetime.min.replace(tzinfo=timezone.utc)
+
+_WHITESPACE = re.compile(r"\s+")
+_TAG = re.compile(r"<[^<>]{0,2000}>")
+_BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F))
+
+
+def _printable(char: str) -> bool:
+    return not unicodedata.category(char).startswith("C") and char not in _BIDI
+
+
+def clean_text(raw: str, limit: int = TEXT_LIMIT) -> str:
+    """One line of plain text: no control characters, single spaces, at most ``limit`` chars."""
+    spaced = _WHITESPACE.sub(" ", raw[: limit * 4])
+    kept = "".join(ch for ch in spaced if _printable(ch)).strip()
+    if len(kept) <= limit:
+        return kept
+    return kept[: limit - 1].rstrip() + "\u2026"
+
+
+def html_to_text(markup: str) -> str:
+    """Plain text of a fragment of vendor HTML (tags dropped, entities decoded)."""
+    return html.unescape(_TAG.sub(" ", markup))
+
+
+def utc(moment: datetime) -> datetime:
+    """Aware UTC at whole seconds; a naive time is taken to be UTC already.
+
+    Raises OverflowError or ValueError when the moment has no UTC equivalent.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).replace(microsecond=0)
+
+
+def parse_iso(raw: str) -> datetime | None:
+    """An ISO 8601 / RFC 3339 timestamp in UTC, or None if it is not one."""
+    if len(raw) > WORD_LIMIT:
+        return None
+    try:
+        return utc(isoparse(raw.strip()))
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
+def parse_rfc822(raw: str) -> datetime | None:
+    """An RFC 822 date (RSS ``pubDate``) in UTC, or None if it is not one."""
+    if len(raw) > WORD_LIMIT:
+        return None
+    try:
+        return utc(parsedate_to_datetime(raw.strip()))
+    except (ValueError, OverflowError, TypeError, IndexError):
+        return None

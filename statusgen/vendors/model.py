@@ -1,0 +1,157 @@
+"""The normalized view of a vendor's published status.
+
+Every adapter turns its vendor's payload into one ``VendorView``. Statuses are
+on our own scale (``STATUSES``); the vendor's own words survive only where a
+field says so (``VendorIncident.status``). All datetimes are timezone-aware
+UTC, truncated to whole seconds, so a view compares and serializes stably.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+#: Our status scale, from best to worst; ``unknown`` stands apart.
+SEVERITY: tuple[str, ...] = (
+    "operational",
+    "maintenance",
+    "degraded",
+    "partial_outage",
+    "major_outage",
+)
+UNKNOWN = "unknown"
+STATUSES: tuple[str, ...] = (*SEVERITY, UNKNOWN)
+
+#: What an open incident does to a page, on our scale ("none": nothing visible).
+IMPACTS: tuple[str, ...] = ("none", "degraded", "partial_outage", "major_outage")
+
+MAINTENANCE_STATUSES: tuple[str, ...] = ("in_progress", "scheduled", "completed")
+
+
+def worst_status(statuses: Iterable[str]) -> str:
+    """The worst known status; ``unknown`` only when nothing else is known.
+
+    An empty input is ``operational``: nothing reported means nothing wrong.
+    """
+    seen = list(statuses)
+    known = [s for s in seen if s in SEVERITY]
+    if known:
+        return max(known, key=SEVERITY.index)
+    return UNKNOWN if seen else "operational"
+
+
+def status_from_impacts(impacts: Iterable[str]) -> str:
+    """The status of a component that reports none itself, from the events that name it."""
+    return worst_status(i for i in impacts if i != "none")
+
+
+def rfc3339(moment: datetime | None) -> str | None:
+    """``2026-11-22T20:02:00Z``: UTC, whole seconds, or None."""
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class VendorComponent:
+    """One component (a service or feature) as the vendor lists it."""
+
+    id: str
+    name: str
+    status: str
+    group: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "status": self.status, "group": self.group}
+
+
+@dataclass(frozen=True)
+class VendorIncident:
+    """An open incident. ``components`` holds component ids; empty means the whole page."""
+
+    id: str
+    title: str
+    impact: str
+    status: str
+    started_at: datetime | None
+    updated_at: datetime | None
+    url: str | None
+    components: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "impact": self.impact,
+            "status": self.status,
+            "started_at": rfc3339(self.started_at),
+            "updated_at": rfc3339(self.updated_at),
+            "url": self.url,
+            "components": list(self.components),
+        }
+
+
+@dataclass(frozen=True)
+class VendorMaintenance:
+    """A maintenance window. ``components`` holds component ids; empty means the whole page."""
+
+    id: str
+    title: str
+    status: str
+    starts_at: datetime | None
+    ends_at: datetime | None
+    url: str | None
+    components: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "starts_at": rfc3339(self.starts_at),
+            "ends_at": rfc3339(self.ends_at),
+            "url": self.url,
+            "components": list(self.components),
+        }
+
+
+@dataclass(frozen=True)
+class VendorView:
+    """What one vendor source says right now, on our scale."""
+
+    format: str
+    status: str
+    description: str | None
+    components: tuple[VendorComponent, ...]
+    incidents: tuple[VendorIncident, ...]
+    maintenance_active: tuple[VendorMaintenance, ...]
+    maintenance_upcoming: tuple[VendorMaintenance, ...]
+    updated_at: datetime | None
+    page_url: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "status": self.status,
+            "description": self.description,
+            "components": [c.to_json() for c in self.components],
+            "incidents": [i.to_json() for i in self.incidents],
+            "maintenance_active": [m.to_json() for m in self.maintenance_active],
+            "maintenance_upcoming": [m.to_json() for m in self.maintenance_upcoming],
+            "updated_at": rfc3339(self.updated_at),
+            "page_url": self.page_url,
+        }
+
+
+def computed_status(
+    components: Iterable[VendorComponent],
+    incidents: Iterable[VendorIncident],
+    maintenance_active: Iterable[VendorMaintenance],
+) -> str:
+    """The status that components, open incidents and active maintenance add up to."""
+    statuses = [c.status for c in components]
+    statuses += [i.impact for i in incidents if i.impact != "none"]
+    statuses += ["maintenance" for _ in maintenance_active]
+    return worst_status(statuses)

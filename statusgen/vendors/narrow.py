@@ -1,0 +1,71 @@
+"""Narrow a vendor view to the components a service depends on.
+
+Components are picked by name or id, case-insensitively; a component group's
+name picks all its members. The narrowed view keeps the incidents and
+maintenance that affect a picked component or the whole page (those that
+name no components), and its status is computed from those alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from statusgen.errors import VendorParseError
+from statusgen.vendors._text import clean_text
+from statusgen.vendors.model import VendorComponent, VendorView, computed_status
+
+LISTED_NAMES = 60
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _matches(component: VendorComponent, key: str) -> bool:
+    keys = (component.name, component.id, component.group or "")
+    return key in (_key(k) for k in keys if k)
+
+
+def _available(view: VendorView) -> str:
+    names = sorted({c.name for c in view.components} | {c.group for c in view.components if c.group})
+    shown = ", ".join(f'"{n}"' for n in names[:LISTED_NAMES])
+    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+    return (shown + more) or "none"
+
+
+def _unknown(view: VendorView, missing: Iterable[str]) -> VendorParseError:
+    wanted = ", ".join(f'"{clean_text(m, 100)}"' for m in missing)
+    return VendorParseError(
+        f"{view.format} payload: no component {wanted}; available: {_available(view)}"
+    )
+
+
+def select_components(view: VendorView, wanted: Sequence[str]) -> tuple[VendorComponent, ...]:
+    """The components picked by ``wanted``, in the vendor's order; every name must pick one."""
+    keys = {name: _key(name) for name in wanted}
+    missing = [n for n, k in keys.items() if not any(_matches(c, k) for c in view.components)]
+    if missing:
+        raise _unknown(view, missing)
+    return tuple(c for c in view.components if any(_matches(c, k) for k in keys.values()))
+
+
+def _affects(targets: tuple[str, ...], picked: set[str]) -> bool:
+    return not targets or not picked.isdisjoint(targets)
+
+
+def narrow(view: VendorView, wanted: Sequence[str]) -> VendorView:
+    """``view`` seen through the components ``wanted``."""
+    components = select_components(view, wanted)
+    picked = {c.id for c in components}
+    incidents = tuple(i for i in view.incidents if _affects(i.components, picked))
+    active = tuple(m for m in view.maintenance_active if _affects(m.components, picked))
+    upcoming = tuple(m for m in view.maintenance_upcoming if _affects(m.components, picked))
+    return replace(
+        view,
+        status=computed_status(components, incidents, active),
+        components=components,
+        incidents=incidents,
+        maintenance_active=active,
+        maintenance_upcoming=upcoming,
+    )
