@@ -1,0 +1,31 @@
+# statusgen: `make run` and `make test` set everything up themselves.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8080
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench setup clean lint
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## run: start the bundled demo targets on loopback, run cycles against them, serve at http://127.0.0.1:$(PORT)
+run: setup
+	PORT=$(PORT) $(BIN)/python -m statusgen.demo
+
+## test: every test
+test: setup
+	$(BIN)/python -m pytest -q
+
+## bench: the benchmarks (not part of test)
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) site site.gens demo-data test-artifacts .pytest_cache

@@ -1,0 +1,99 @@
+"""The command line: thin click commands over the core, one error boundary.
+
+Exit codes: 0 success; 1 any other statusgen error; 2 invalid configuration
+or usage; 3 store error; 4 the output tree could not be written; 5 another
+run holds the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import Config, load_config
+from .errors import StatusgenError
+
+DEFAULT_CONFIG = "services.toml"
+
+
+class Boundary(click.Group):
+    """Prints a StatusgenError as its message and exits with its code: no traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except StatusgenError as exc:
+            click.echo(f"statusgen: {exc}" if "\n" not in str(exc) else f"statusgen: {len(str(exc).splitlines())} "
+                       f"problems:\n{exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+    default=lambda: os.environ.get("STATUSGEN_CONFIG", DEFAULT_CONFIG), show_default=DEFAULT_CONFIG,
+    help="The configuration file (or $STATUSGEN_CONFIG).")
+
+
+@click.group(cls=Boundary)
+@click.version_option(__version__, prog_name="statusgen")
+def main() -> None:
+    """statusgen: probe services, merge what vendors say, and write a static status site and API."""
+
+
+@main.command("check-config")
+@click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False,
+                default=DEFAULT_CONFIG)
+def check_config(config_path: Path) -> None:
+    """Validate a configuration file and report every problem at once."""
+    cfg = load_config(config_path)
+    checks = sum(len(s.checks) for s in cfg.services)
+    click.echo(f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, "
+               f"{len(cfg.categories)} categories")
+
+
+@main.command()
+@config_option
+def run(config_path: Path) -> None:
+    """One cycle: probe, store, decide, render."""
+    from .cycle import run_cycle
+
+    cfg: Config = load_config(config_path)
+    report = run_cycle(cfg)
+    click.echo(report.line())
+
+
+@main.command()
+@config_option
+def build(config_path: Path) -> None:
+    """Re-render the whole tree from the store alone (no probing)."""
+    from .cycle import rebuild
+
+    cfg = load_config(config_path)
+    result = rebuild(cfg)
+    click.echo(f"{result.stats.files} files rendered in {result.render_ms / 1000:.2f} s, "
+               f"{result.stats.written} written in {result.write_ms / 1000:.2f} s -> {cfg.site.output}")
+
+
+@main.command()
+@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The tree to serve; default: the output of --config, else ./site.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=lambda: int(os.environ.get("PORT", "8080")), show_default="8080 or $PORT")
+@click.option("--quiet", is_flag=True, help="Do not log requests.")
+@config_option
+def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Path) -> None:
+    """Preview server: serves the tree with every HTTP rule of the API."""
+    from .serve import serve as run_server
+
+    if site is None:
+        site = load_config(config_path).site.output if config_path.exists() else Path("site")
+    click.echo(f"Serving {site} at http://{host}:{port}/", err=True)
+    run_server(site, host, port, quiet)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

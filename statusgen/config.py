@@ -1,0 +1,475 @@
+"""The configuration file: one TOML file, every key declared once.
+
+Each key is declared with its type, default and one line of doc (``Key``).
+``load_config`` validates the whole file and raises one ``ConfigError`` that
+lists every problem, each naming the file, the service, the check and the key::
+
+    services.toml: service "github", check 2: timeout must be a number of seconds, got "ten"
+
+Unknown keys are reported, never silently ignored. docs/configuration.md is
+generated from these declarations (``statusgen config-docs``) and a test keeps
+it in step.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import ConfigError
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+VENDOR_FORMATS = ("auto", "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed")
+
+
+class Invalid(ValueError):
+    """Raised by a key's converter; the message completes "<key> must ..."."""
+
+
+_REQUIRED: Any = object()
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    convert: Callable[[Any], Any]
+    default: Any = _REQUIRED
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+# -- converters: each returns the value or raises Invalid("must ...") ----------
+
+def _show(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"must be a non-empty string, got {_show(value)}")
+    return value
+
+
+def slug(value: Any) -> str:
+    if not isinstance(value, str) or not SLUG_RE.match(value):
+        raise Invalid(f"must be a slug matching {SLUG_RE.pattern}, got {_show(value)}")
+    return value
+
+
+def seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise Invalid(f"must be a number of seconds greater than 0, got {_show(value)}")
+    return float(value)
+
+
+def milliseconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise Invalid(f"must be a number of milliseconds greater than 0, got {_show(value)}")
+    return float(value)
+
+
+def count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+        raise Invalid(f"must be a whole number from 1 to 1000, got {_show(value)}")
+    return value
+
+
+def byte_size(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+        raise Invalid(f"must be a whole number of bytes, at least 1024, got {_show(value)}")
+    return value
+
+
+def http_url(value: Any) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid(f"must be an http:// or https:// URL, got {_show(value)}")
+    return value
+
+
+def base_url(value: Any) -> str:
+    return http_url(value).rstrip("/")
+
+
+def method(value: Any) -> str:
+    if not isinstance(value, str) or value.upper() not in METHODS:
+        raise Invalid(f"must be one of {', '.join(METHODS)}, got {_show(value)}")
+    return value.upper()
+
+
+def status_codes(value: Any) -> tuple[int, ...]:
+    codes = value if isinstance(value, list) else [value]
+    if not codes or not all(isinstance(c, int) and not isinstance(c, bool) and 100 <= c <= 599 for c in codes):
+        raise Invalid(f"must be an HTTP status code or a list of them (100-599), got {_show(value)}")
+    return tuple(codes)
+
+
+def optional_text(value: Any) -> str | None:
+    return None if value == "" else text(value)
+
+
+def path_value(value: Any) -> str:
+    return text(value)
+
+
+def vendor_format(value: Any) -> str:
+    if value not in VENDOR_FORMATS:
+        raise Invalid(f"must be one of {', '.join(VENDOR_FORMATS)}, got {_show(value)}")
+    return value
+
+
+def string_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise Invalid(f"must be a list of non-empty strings, got {_show(value)}")
+    return tuple(value)
+
+
+def url_or_path(value: Any) -> str:
+    return text(value)
+
+
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"must be true or false, got {_show(value)}")
+    return value
+
+
+def timestamp(value: Any) -> datetime:
+    """A TOML offset date-time, or an RFC 3339 string with an offset."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise Invalid(f'must be a date-time with an offset, like 2026-11-22T20:00:00Z, got "{value}"') from None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise Invalid(f"must be a date-time with an offset, like 2026-11-22T20:00:00Z, got {_show(value)}")
+    return value.astimezone(UTC)
+
+
+# -- declarations -------------------------------------------------------------
+
+SITE_KEYS = (
+    Key("title", text, "Service status", "Title shown on every page and feed."),
+    Key("base_url", base_url, "http://127.0.0.1:8080", "Public URL the site is served at; used in feeds and links."),
+    Key("description", text, "Current state of the services we depend on.", "One line under the title."),
+    Key("interval", seconds, 60.0, "Seconds between runs; data is stale after three intervals with no finished run."),
+    Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
+    Key("output", path_value, "site", "Output tree, relative to the configuration file."),
+    Key("concurrency", count, 100, "How many checks may be in flight at once."),
+    Key("failures_to_open", count, 3, "Default consecutive failed cycles before an outage is declared."),
+    Key("successes_to_resolve", count, 2, "Default consecutive good cycles before an outage is resolved."),
+    Key("max_bytes", byte_size, 1_048_576, "Default cap on the bytes read from one answer."),
+    Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
+    Key("vantage_point", text, "a single host", "Where our checks run from, shown on the method page."),
+    Key("contact", text, "the operator of this site", "Who to contact for a higher rate limit."),
+)
+
+CHECK_KEYS = (
+    Key("url", http_url, doc="URL to request."),
+    Key("method", method, "GET", "HTTP method."),
+    Key("expect_status", status_codes, (200,), "Status code or list of codes that count as up."),
+    Key("keyword", optional_text, None, "Text the body must contain; none by default."),
+    Key("timeout", seconds, 10.0, "Seconds before the check counts as timed out."),
+    Key("degraded_ms", milliseconds, 2000.0, "Latency above which a good answer counts as slow (degraded)."),
+    Key("max_bytes", byte_size, None, "Cap on bytes read; defaults to site.max_bytes."),
+)
+
+VENDOR_KEYS = (
+    Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),
+    Key("format", vendor_format, "auto", "Payload format; auto detects it from the payload."),
+    Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
+    Key("timeout", seconds, 10.0, "Seconds before the fetch counts as timed out."),
+    Key("stale_after", seconds, 3600.0, "Vendor data older than this many seconds since its last update is set aside."),
+)
+
+SERVICE_KEYS = (
+    Key("slug", slug, doc="Identifier used in URLs."),
+    Key("name", text, doc="Display name."),
+    Key("category", slug, doc="One of the declared categories."),
+    Key("description", optional_text, None, "One line about the service."),
+    Key("url", http_url, None, "Public home page of the service."),
+    Key("failures_to_open", count, None, "Consecutive failed cycles before an outage; defaults to site.failures_to_open."),
+    Key("successes_to_resolve", count, None, "Consecutive good cycles before recovery; defaults to site.successes_to_resolve."),
+    Key("paused", boolean, False, "Stop checking the service; its status is unknown while paused."),
+)
+
+MAINTENANCE_KEYS = (
+    Key("start", timestamp, doc="When the window opens (date-time with offset)."),
+    Key("end", timestamp, doc="When it closes."),
+    Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
+)
+
+
+# -- records ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CheckConfig:
+    url: str
+    method: str = "GET"
+    expect_status: tuple[int, ...] = (200,)
+    keyword: str | None = None
+    timeout: float = 10.0
+    degraded_ms: float = 2000.0
+    max_bytes: int = 1_048_576
+
+
+@dataclass(frozen=True)
+class MaintenanceWindow:
+    start: datetime
+    end: datetime
+    title: str = "Scheduled maintenance"
+
+    def covers(self, at: datetime) -> bool:
+        return self.start <= at < self.end
+
+
+@dataclass(frozen=True)
+class VendorConfig:
+    url: str
+    format: str = "auto"
+    components: tuple[str, ...] = ()
+    timeout: float = 10.0
+    stale_after: float = 3600.0
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    slug: str
+    name: str
+    category: str
+    checks: tuple[CheckConfig, ...]
+    description: str | None = None
+    url: str | None = None
+    failures_to_open: int = 3
+    successes_to_resolve: int = 2
+    vendor: VendorConfig | None = None
+    paused: bool = False
+    maintenance: tuple[MaintenanceWindow, ...] = ()
+
+    def maintenance_at(self, at: datetime) -> MaintenanceWindow | None:
+        return next((w for w in self.maintenance if w.covers(at)), None)
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    title: str = "Service status"
+    base_url: str = "http://127.0.0.1:8080"
+    description: str = "Current state of the services we depend on."
+    interval: float = 60.0
+    store: Path = Path("data/statusgen.db")
+    output: Path = Path("site")
+    concurrency: int = 100
+    failures_to_open: int = 3
+    successes_to_resolve: int = 2
+    max_bytes: int = 1_048_576
+    user_agent: str = "statusgen/0.1"
+    vantage_point: str = "a single host"
+    contact: str = "the operator of this site"
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    site: SiteConfig
+    categories: dict[str, str]          # slug -> display name, in declared order
+    services: tuple[ServiceConfig, ...]
+    by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        self.by_slug.update({s.slug: s for s in self.services})
+
+
+# -- validation ---------------------------------------------------------------
+
+class _Problems:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        prefix = f"{self.filename}: {where}: " if where else f"{self.filename}: "
+        self.items.append(prefix + message)
+
+
+def _read_table(table: Any, keys: tuple[Key, ...], where: str, problems: _Problems) -> dict[str, Any]:
+    """Convert one TOML table against its declared keys; record every problem."""
+    if not isinstance(table, Mapping):
+        problems.add(where, f"must be a table, got {_show(table)}")
+        return {}
+    known = {k.name for k in keys}
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key.name not in table:
+            if key.required:
+                problems.add(where, f"{key.name} is required ({key.doc})")
+            elif key.default is not None:
+                out[key.name] = key.default
+            continue
+        try:
+            out[key.name] = key.convert(table[key.name])
+        except Invalid as exc:
+            problems.add(where, f"{key.name} {exc}")
+    return out | {"_unknown": [k for k in table if k not in known]}
+
+
+def _report_unknown(values: dict[str, Any], where: str, problems: _Problems, allowed: list[str]) -> None:
+    for name in values.pop("_unknown", []):
+        problems.add(where, f'unknown key "{name}"; allowed keys: {", ".join(allowed)}')
+
+
+def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig:
+    values = _read_table(doc.get("site", {}), SITE_KEYS, "[site]", problems)
+    _report_unknown(values, "[site]", problems, [k.name for k in SITE_KEYS])
+    for key in ("store", "output"):
+        if key in values:
+            values[key] = (base / values[key]).resolve()
+    return SiteConfig(**values)
+
+
+def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
+    table = doc.get("categories")
+    if not isinstance(table, Mapping) or not table:
+        problems.add("[categories]", 'at least one category is required, e.g. [categories] cloud = "Cloud"')
+        return {}
+    out: dict[str, str] = {}
+    for key, name in table.items():
+        if not SLUG_RE.match(key):
+            problems.add("[categories]", f'category "{key}" must be a slug matching {SLUG_RE.pattern}')
+        elif not isinstance(name, str) or not name.strip():
+            problems.add("[categories]", f'category "{key}" must have a display name, e.g. {key} = "{key.title()}"')
+        else:
+            out[key] = name
+    return out
+
+
+def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> CheckConfig | None:
+    values = _read_table(table, CHECK_KEYS, where, problems)
+    _report_unknown(values, where, problems, [k.name for k in CHECK_KEYS])
+    values.setdefault("max_bytes", site.max_bytes)
+    try:
+        return CheckConfig(**values)
+    except TypeError:
+        return None
+
+
+def _vendor(table: Any, where: str, problems: _Problems) -> VendorConfig | None:
+    values = _read_table(table, VENDOR_KEYS, where, problems)
+    _report_unknown(values, where, problems, [k.name for k in VENDOR_KEYS])
+    try:
+        return VendorConfig(**values)
+    except TypeError:
+        return None
+
+
+def _windows(raw: Any, where: str, problems: _Problems) -> tuple[MaintenanceWindow, ...]:
+    if not isinstance(raw, list):
+        problems.add(where, "maintenance must be a list of tables ([[services.maintenance]] with start and end)")
+        return ()
+    out = []
+    for i, table in enumerate(raw, 1):
+        here = f"{where}, maintenance {i}"
+        values = _read_table(table, MAINTENANCE_KEYS, here, problems)
+        _report_unknown(values, here, problems, [k.name for k in MAINTENANCE_KEYS])
+        if "start" in values and "end" in values:
+            if values["end"] <= values["start"]:
+                problems.add(here, "end must be after start")
+            else:
+                out.append(MaintenanceWindow(**values))
+    return tuple(out)
+
+
+def _service_name(table: Any, index: int) -> str:
+    if isinstance(table, Mapping) and isinstance(table.get("slug"), str):
+        return f'service "{table["slug"]}"'
+    return f"service {index}"
+
+
+def _service(table: Any, index: int, site: SiteConfig, categories: dict[str, str],
+             problems: _Problems) -> ServiceConfig | None:
+    where = _service_name(table, index)
+    values = _read_table(table, SERVICE_KEYS, where, problems)
+    nested = ("checks", "vendor", "maintenance")
+    unknown = [k for k in values.pop("_unknown", []) if k not in nested]
+    _report_unknown({"_unknown": unknown}, where, problems, [k.name for k in SERVICE_KEYS] + list(nested))
+    if "category" in values and categories and values["category"] not in categories:
+        problems.add(where, f'category "{values["category"]}" is not declared; declared: {", ".join(categories)}')
+    raw_checks = table.get("checks") if isinstance(table, Mapping) else None
+    vendor = table.get("vendor") if isinstance(table, Mapping) else None
+    if not isinstance(raw_checks, list) or not raw_checks:
+        if vendor is None:
+            problems.add(where, "needs at least one check ([[services.checks]] with a url) or a vendor source")
+        raw_checks = [] if not isinstance(raw_checks, list) else raw_checks
+    checks = [_check(c, f"{where}, check {i}", site, problems) for i, c in enumerate(raw_checks, 1)]
+    values["vendor"] = _vendor(vendor, f"{where}, vendor", problems) if vendor is not None else None
+    values["maintenance"] = _windows(table.get("maintenance", []) if isinstance(table, Mapping) else [],
+                                     where, problems)
+    values.setdefault("failures_to_open", site.failures_to_open)
+    values.setdefault("successes_to_resolve", site.successes_to_resolve)
+    try:
+        return ServiceConfig(checks=tuple(c for c in checks if c), **values)
+    except TypeError:
+        return None
+
+
+def _services(doc: Mapping[str, Any], site: SiteConfig, categories: dict[str, str],
+              problems: _Problems) -> tuple[ServiceConfig, ...]:
+    raw = doc.get("services")
+    if not isinstance(raw, list) or not raw:
+        problems.add("", "no services declared; add at least one [[services]] table")
+        return ()
+    services = [_service(t, i, site, categories, problems) for i, t in enumerate(raw, 1)]
+    seen: set[str] = set()
+    for svc in services:
+        if svc and svc.slug in seen:
+            problems.add(f'service "{svc.slug}"', "slug is used by more than one service; slugs must be unique")
+        if svc:
+            seen.add(svc.slug)
+    return tuple(s for s in services if s)
+
+
+TOP_LEVEL = ("site", "categories", "services")
+
+
+def parse_config(text_: str, path: Path) -> Config:
+    """Validate the TOML text of ``path``; raise ConfigError listing every problem."""
+    problems = _Problems(path.name)
+    try:
+        doc = tomllib.loads(text_)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{path.name}: not valid TOML: {exc}"]) from None
+    for name in doc:
+        if name not in TOP_LEVEL:
+            problems.add("", f'unknown top-level key "{name}"; allowed: {", ".join(TOP_LEVEL)}')
+    site = _site(doc, path.parent, problems)
+    categories = _categories(doc, problems)
+    services = _services(doc, site, categories, problems)
+    if problems.items:
+        raise ConfigError(problems.items)
+    return Config(path=path.resolve(), site=site, categories=categories, services=services)
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: file not found; pass --config FILE or create services.toml"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{path}: cannot be read: {exc}"]) from None
+    return parse_config(raw, path)
+
+
+def documented_keys() -> dict[str, tuple[Key, ...]]:
+    """Every section and its keys, for the generated configuration reference."""
+    return {"site": SITE_KEYS, "services": SERVICE_KEYS, "services.checks": CHECK_KEYS,
+            "services.vendor": VENDOR_KEYS, "services.maintenance": MAINTENANCE_KEYS}

@@ -1,0 +1,106 @@
+"""One collection cycle: probe, store, decide, render.
+
+``decide_cycle`` is pure (the decisions of a whole cycle); ``run_cycle`` does
+the I/O around it, in the order of the pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .config import Config, ServiceConfig
+from .health import RunRecord
+from .incidents import Incident, advance
+from .probe import CheckResult, probe_all, targets
+from .render import BuildResult, build
+from .state import ServiceState, decide, paused, under_maintenance
+from .store import Cycle, Store, StoredResult
+from .timeutil import utcnow
+
+
+@dataclass(frozen=True)
+class Decisions:
+    states: dict[str, ServiceState]
+    incidents: list[Incident]          # incidents opened or changed this cycle
+    results: list[StoredResult]        # results with the flags the decisions set
+
+
+def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_incidents: dict[str, Incident],
+                 results: Sequence[CheckResult], now: datetime) -> Decisions:
+    by_service: dict[str, list[CheckResult]] = defaultdict(list)
+    for r in results:
+        by_service[r.service].append(r)
+    states: dict[str, ServiceState] = {}
+    changed: list[Incident] = []
+    flagged: list[StoredResult] = []
+    for svc in config.services:
+        prev = prev_states.get(svc.slug) or ServiceState()
+        mine = by_service.get(svc.slug, [])
+        flagged += [StoredResult(r, "maintenance" if svc.maintenance_at(r.ts) else None) for r in mine]
+        new = service_decision(prev, svc, mine, now)
+        states[svc.slug] = new
+        current = open_incidents.get(svc.slug)
+        after = advance(current, prev, new, svc)
+        if after is not None and after != current:
+            changed.append(after)
+    return Decisions(states, changed, flagged)
+
+
+def service_decision(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult],
+                     now: datetime) -> ServiceState:
+    if svc.paused:
+        return paused(prev, now)
+    window = svc.maintenance_at(now)
+    if window is not None:
+        return under_maintenance(prev, svc, window, results)
+    return decide(prev, svc, results, now)
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    run_id: int
+    checks: int
+    failed: int
+    probe_ms: float
+    build: BuildResult
+    opened_or_changed: int
+
+    def line(self) -> str:
+        b = self.build
+        return (f"run {self.run_id}: {self.checks} checks ({self.failed} failed) probed in "
+                f"{self.probe_ms / 1000:.2f} s; {self.opened_or_changed} incident changes; "
+                f"{b.stats.files} files rendered in {b.render_ms / 1000:.2f} s, "
+                f"{b.stats.written} written in {b.write_ms / 1000:.2f} s")
+
+
+def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow) -> CycleReport:
+    store = Store(config.site.store)
+    try:
+        started = clock()
+        t0 = time.perf_counter()
+        active = [t for t in targets(config) if not config.by_slug[t.service].paused]
+        results = asyncio.run(probe_all(config, active))
+        probe_ms = (time.perf_counter() - t0) * 1000
+        now = clock()
+        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now)
+        failed = sum(1 for r in results if not r.up)
+        run = RunRecord(0, started, now, len(results), failed, 0, 0, round(probe_ms, 1), None)
+        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents))
+        store.prune(now)
+        built = build(store, config, now)
+        return CycleReport(run_id, len(results), failed, probe_ms, built, len(decisions.incidents))
+    finally:
+        store.close()
+
+
+def rebuild(config: Config, clock: Callable[[], datetime] = utcnow) -> BuildResult:
+    store = Store(config.site.store)
+    try:
+        return build(store, config, clock())
+    finally:
+        store.close()

@@ -1,0 +1,189 @@
+"""Render: every JSON document of the API, as pure functions of ``SiteData``.
+
+The shapes built here are described once, as JSON Schema, in ``shapes.py``;
+the OpenAPI document is made from those, and the tests validate every file
+of a build against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from . import routes
+from .config import CheckConfig, ServiceConfig
+from .errors_doc import error_documents
+from .health import FORMULA, collection_state, health_index
+from .history import RANGES, build_history, summary
+from .incidents import Incident
+from .sitedata import SiteData, data_time
+from .state import STATUSES, Status
+from .store import aggregate
+from .timeutil import iso
+
+Documents = dict[str, Any]   # tree path -> JSON-ready object
+
+
+def service_summary(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
+    st = data.state(svc.slug)
+    return {
+        "slug": svc.slug, "name": svc.name, "category": svc.category, "description": svc.description,
+        "url": svc.url, "status": st.status.value, "since": iso(st.since), "reason": st.reason,
+        "sources": list(st.sources),
+        "links": {"self": routes.service_url(svc.slug), "history": routes.history_url(svc.slug),
+                  "feed": routes.service_feed_url(svc.slug), "page": routes.service_page_url(svc.slug)},
+    }
+
+
+def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
+    return {"check": index + 1, "method": check.method, "url": check.url,
+            "expect_status": list(check.expect_status), "keyword": check.keyword,
+            "timeout_s": check.timeout, "degraded_ms": check.degraded_ms}
+
+
+def _last_day(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
+    results = data.last_day.get(svc.slug, [])
+    rows = [[iso(r.result.ts), r.result.check_index + 1, r.result.outcome.value, r.result.latency_ms,
+             r.result.http_status, r.result.slow, r.flag] for r in results]
+    day = list(aggregate(results, 86400 * 2).values())
+    return {"columns": ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"],
+            "count": len(rows), "rows": rows, "summary": summary(day, 0) | {"incident_minutes": None}}
+
+
+def _as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
+    st = data.state(svc.slug)
+    return st.observed_at or data_time(data)
+
+
+def service_document(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
+    st = data.state(svc.slug)
+    open_inc = next((i for i in data.incidents_of(svc.slug) if i.open), None)
+    checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
+    return {
+        "as_of": iso(_as_of_service(data, svc)),
+        "service": service_summary(data, svc) | {
+            "state": {"status": st.status.value, "since": iso(st.since), "reason": st.reason,
+                      "sources": list(st.sources), "own_checks": st.own_status.value,
+                      "evidence": [e.to_json() for e in st.evidence]},
+            "thresholds": {"failures_to_open": svc.failures_to_open,
+                           "successes_to_resolve": svc.successes_to_resolve},
+            "checks": checks,
+            "vendor": data.vendors.get(svc.slug),
+            "open_incident": _incident_ref(open_inc),
+            "last_day": _last_day(data, svc),
+        },
+    }
+
+
+def _last_result(st: Any, index: int) -> dict[str, Any] | None:
+    found = next((e for e in st.evidence if e.check == index + 1), None)
+    return found.to_json() if found else None
+
+
+def _incident_ref(inc: Incident | None) -> dict[str, Any] | None:
+    if inc is None:
+        return None
+    return {"id": inc.id, "title": inc.title, "severity": inc.severity, "started_at": iso(inc.started_at),
+            "page": routes.incident_page_url(inc.id)}
+
+
+def _list_as_of(data: SiteData, services: list[ServiceConfig]) -> str | None:
+    times = [data.state(s.slug).since for s in services if data.state(s.slug).since]
+    return iso(max(times)) if times else None  # type: ignore[type-var]
+
+
+def services_document(data: SiteData, category: str | None, status: str | None) -> dict[str, Any]:
+    chosen = [s for s in data.config.services
+              if (category is None or s.category == category)
+              and (status is None or data.state(s.slug).status.value == status)]
+    return {"as_of": _list_as_of(data, chosen), "filters": {"category": category, "status": status},
+            "count": len(chosen), "services": [service_summary(data, s) for s in chosen]}
+
+
+def counts_by_status(data: SiteData) -> dict[str, int]:
+    counts = dict.fromkeys(STATUSES, 0)
+    for s in data.config.services:
+        counts[data.state(s.slug).status.value] += 1
+    return counts
+
+
+def counts_by_category(data: SiteData) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for cat, name in data.config.categories.items():
+        members = [s for s in data.config.services if s.category == cat]
+        by_status = dict.fromkeys(STATUSES, 0)
+        for s in members:
+            by_status[data.state(s.slug).status.value] += 1
+        out[cat] = {"name": name, "total": len(members), "by_status": by_status}
+    return out
+
+
+def index_of(data: SiteData) -> float | None:
+    return health_index(data.state(s.slug).status for s in data.config.services)
+
+
+def snapshot_document(data: SiteData) -> dict[str, Any]:
+    return {
+        "as_of": iso(data_time(data)),
+        "title": data.config.site.title,
+        "last_collection": collection_state(data.last_run, data.config.site.interval, data.now)["last_run"],
+        "health_index": index_of(data),
+        "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
+        "open_incidents": sum(1 for i in data.incidents if i.open),
+        "count": len(data.config.services),
+        "services": [service_summary(data, s) for s in data.config.services],
+    }
+
+
+def health_document(data: SiteData) -> dict[str, Any]:
+    counted = [s for s in data.config.services if data.state(s.slug).status in
+               (Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)]
+    return {"as_of": iso(data_time(data)), "health_index": index_of(data), "formula": FORMULA,
+            "services_counted": len(counted), "services_total": len(data.config.services),
+            "collection": collection_state(data.last_run, data.config.site.interval, data.now)}
+
+
+def incident_document(data: SiteData, inc: Incident) -> dict[str, Any]:
+    svc = data.config.by_slug.get(inc.service)
+    duration = int((inc.ended_at - inc.started_at).total_seconds()) if inc.ended_at else None
+    return inc.to_json() | {
+        "service_name": svc.name if svc else inc.service, "open": inc.open,
+        "updated_at": iso(inc.updated_at), "duration_s": duration,
+        "links": {"page": routes.incident_page_url(inc.id), "service": routes.service_url(inc.service)},
+    }
+
+
+def incidents_document(data: SiteData, active: str | None) -> dict[str, Any]:
+    chosen = [i for i in data.incidents if active is None or i.open == (active == "1")]
+    latest = max((i.updated_at for i in chosen), default=None)
+    return {"as_of": iso(latest), "filters": {"active": active}, "count": len(chosen),
+            "incidents": [incident_document(data, i) for i in chosen]}
+
+
+def history_documents(data: SiteData, svc: ServiceConfig) -> Iterator[tuple[str, dict[str, Any]]]:
+    incidents = data.incidents_of(svc.slug)
+    as_of = _as_of_service(data, svc)
+    for name, rng in RANGES.items():
+        rows = data.buckets[name].get(svc.slug, [])
+        yield routes.history_file(svc.slug, name), build_history(svc.slug, rng, rows, incidents, as_of)
+
+
+def api_documents(data: SiteData) -> Documents:
+    """Every JSON file of the API, by tree path."""
+    docs: Documents = {
+        f"{routes.API}/snapshot.json": snapshot_document(data),
+        f"{routes.API}/health.json": health_document(data),
+        routes.services_file(): services_document(data, None, None),
+    }
+    for cat in [None, *data.config.categories]:
+        for status in [None, *STATUSES]:
+            if cat is not None or status is not None:
+                docs[routes.services_file(cat, status)] = services_document(data, cat, status)
+    for svc in data.config.services:
+        docs[routes.service_file(svc.slug)] = service_document(data, svc)
+        docs.update(history_documents(data, svc))
+    for active in (None, "1", "0"):
+        docs[routes.incidents_file(active)] = incidents_document(data, active)
+    docs.update(error_documents(data.config))
+    return docs

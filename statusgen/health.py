@@ -1,0 +1,76 @@
+"""Decision: the health index and the state of our own collection. Pure.
+
+Health index (0-100, one decimal): the mean, over the services whose status is
+known and not under maintenance, of a score per status:
+
+    operational 100, degraded 70, partial_outage 40, major_outage 0
+
+``null`` when no service counts. The front page shows this same number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from .state import Status
+from .timeutil import iso
+
+SCORES: dict[Status, float] = {
+    Status.OPERATIONAL: 100.0, Status.DEGRADED: 70.0, Status.PARTIAL_OUTAGE: 40.0, Status.MAJOR_OUTAGE: 0.0,
+}
+FORMULA = ("mean over services with a known status, maintenance excluded, of: operational 100, "
+           "degraded 70, partial_outage 40, major_outage 0; null when no service counts")
+STALE_INTERVALS = 3
+
+
+def health_index(statuses: Iterable[Status]) -> float | None:
+    scores = [SCORES[s] for s in statuses if s in SCORES]
+    if not scores:
+        return None
+    return round(sum(scores) / len(scores), 1)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One collection run as the store keeps it."""
+
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+    checks_attempted: int = 0
+    checks_failed: int = 0
+    vendors_attempted: int = 0
+    vendors_failed: int = 0
+    probe_ms: float = 0.0
+    note: str | None = None
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return round((self.finished_at - self.started_at).total_seconds() * 1000.0, 1)
+
+
+def is_stale(last: RunRecord | None, interval_s: float, now: datetime) -> bool:
+    """Stale: no finished run for more than three intervals."""
+    if last is None or last.finished_at is None:
+        return True
+    return now - last.finished_at > timedelta(seconds=STALE_INTERVALS * interval_s)
+
+
+def collection_state(last: RunRecord | None, interval_s: float, now: datetime) -> dict[str, Any]:
+    stale = is_stale(last, interval_s, now)
+    if last is None:
+        return {"state": "stale", "stale": True, "interval_s": interval_s, "last_run": None,
+                "reason": "No collection run has finished yet."}
+    state = "stale" if stale else ("degraded" if last.note else "ok")
+    reason = (f"No finished run for more than {STALE_INTERVALS} intervals." if stale
+              else (last.note or "The last run finished normally."))
+    return {"state": state, "stale": stale, "interval_s": interval_s, "reason": reason,
+            "last_run": {"started_at": iso(last.started_at), "finished_at": iso(last.finished_at),
+                         "duration_ms": last.duration_ms, "checks_attempted": last.checks_attempted,
+                         "checks_failed": last.checks_failed, "vendor_sources_attempted": last.vendors_attempted,
+                         "vendor_sources_failed": last.vendors_failed}}

@@ -1,0 +1,123 @@
+"""Decision: statusgen's own incidents, from changes of a service's status.
+
+Pure: ``advance`` takes the service's open incident (or None), its previous
+and next state, and returns the incident as it should now be (or None).
+
+* An incident opens when the status turns degraded, partial_outage or
+  major_outage; it starts when the failing streak started.
+* Each change of severity while it is open adds an update.
+* It resolves when the status is operational again; it ends when the good
+  streak began, and the last update says how long it lasted.
+
+Severity follows the worst status: degraded -> minor, partial_outage -> major,
+major_outage -> critical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from .config import ServiceConfig
+from .state import BAD, STATUS_WORDS, ServiceState, Status
+from .timeutil import human_duration, iso, parse_iso
+
+SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
+SEVERITIES = ("minor", "major", "critical")
+
+
+@dataclass(frozen=True)
+class IncidentUpdate:
+    at: datetime
+    kind: str            # opened | severity | resolved | note
+    status: str          # the service status the update reports
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": iso(self.at), "kind": self.kind, "status": self.status, "message": self.message}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> IncidentUpdate:
+        return cls(parse_iso(d["at"]), d["kind"], d["status"], d["message"])  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Incident:
+    id: str
+    service: str
+    title: str
+    severity: str
+    started_at: datetime
+    ended_at: datetime | None
+    updates: tuple[IncidentUpdate, ...]
+
+    @property
+    def open(self) -> bool:
+        return self.ended_at is None
+
+    @property
+    def updated_at(self) -> datetime:
+        return self.updates[-1].at if self.updates else self.started_at
+
+    def duration_s(self, now: datetime) -> int:
+        return int(((self.ended_at or now) - self.started_at).total_seconds())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "service": self.service, "title": self.title, "severity": self.severity,
+                "started_at": iso(self.started_at), "ended_at": iso(self.ended_at),
+                "updates": [u.to_json() for u in self.updates]}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Incident:
+        return cls(d["id"], d["service"], d["title"], d["severity"], parse_iso(d["started_at"]),  # type: ignore[arg-type]
+                   parse_iso(d["ended_at"]), tuple(IncidentUpdate.from_json(u) for u in d["updates"]))
+
+
+def incident_id(service: str, started_at: datetime) -> str:
+    """Stable and unique per service: the slug and the start, to the second."""
+    return f"{service}-{started_at.strftime('%Y%m%dt%H%M%S')}"
+
+
+def title_for(service_name: str, status: Status) -> str:
+    return f"{service_name}: {STATUS_WORDS[status]}"
+
+
+def advance(current: Incident | None, prev: ServiceState, new: ServiceState,
+            service: ServiceConfig) -> Incident | None:
+    """The incident after this decision; None when there is none (and was none)."""
+    if current is None:
+        return _open(new, service) if new.status in BAD else None
+    if new.status in BAD and new.status is not prev.status:
+        return _escalate(current, new, service.name)
+    if new.status not in BAD and new.status is not Status.UNKNOWN:
+        return _resolve(current, new)
+    return current
+
+
+def _open(new: ServiceState, service: ServiceConfig) -> Incident:
+    start = new.since or new.observed_at
+    assert start is not None
+    update = IncidentUpdate(start, "opened", new.status.value, f"Opened: {new.reason}")
+    return Incident(incident_id(service.slug, start), service.slug, title_for(service.name, new.status),
+                    SEVERITY[new.status], start, None, (update,))
+
+
+def _escalate(current: Incident, new: ServiceState, service_name: str) -> Incident:
+    at = new.since or new.observed_at
+    assert at is not None
+    word = STATUS_WORDS[new.status]
+    update = IncidentUpdate(at, "severity", new.status.value, f"Now {word}: {new.reason}")
+    worst = max(current.severity, SEVERITY[new.status], key=SEVERITIES.index)
+    return replace(current, severity=worst, title=title_for(service_name, new.status),
+                   updates=current.updates + (update,))
+
+
+def _resolve(current: Incident, new: ServiceState) -> Incident:
+    end = new.since or new.observed_at
+    assert end is not None
+    lasted = human_duration(end - current.started_at)
+    message = (f"Closed after {lasted}: scheduled maintenance began." if new.status is Status.MAINTENANCE
+               else f"Recovered after {lasted}.")
+    update = IncidentUpdate(end, "resolved", new.status.value, message)
+    return replace(current, ended_at=end, updates=current.updates + (update,))

@@ -1,0 +1,58 @@
+"""Render: the whole tree as bytes, then written and swapped in (``tree.py``).
+
+A build is two phases, like mkdocs: gather (``sitedata.gather``, the only
+read) and render (pure functions of the gathered data), then one write.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from . import jsonout
+from .config import Config
+from .documents import api_documents
+from .feeds import feed_files
+from .openapi import openapi_document
+from .pages import page_files
+from .sitedata import SiteData, gather
+from .store import Store
+from .tree import WriteStats, write_tree
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def environment() -> Environment:
+    """Jinja with autoescape on for every template (HTML and Atom alike)."""
+    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
+                       trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
+
+
+def render_files(data: SiteData) -> dict[str, bytes]:
+    """Every file of the tree, by path, as bytes."""
+    env = environment()
+    files = {path: jsonout.dump(doc) for path, doc in api_documents(data).items()}
+    files["api/v1/openapi.json"] = jsonout.dump_pretty(openapi_document(data.config))
+    files.update(feed_files(env, data))
+    files.update(page_files(env, data))
+    return files
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    stats: WriteStats
+    render_ms: float
+    write_ms: float
+
+
+def build(store: Store, config: Config, now: datetime) -> BuildResult:
+    t0 = time.perf_counter()
+    files = render_files(gather(store, config, now))
+    t1 = time.perf_counter()
+    stats = write_tree(config.site.output, files)
+    t2 = time.perf_counter()
+    return BuildResult(stats, (t1 - t0) * 1000, (t2 - t1) * 1000)

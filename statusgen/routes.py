@@ -1,0 +1,170 @@
+"""Where each public URL lives in the output tree, and how a request maps to it.
+
+One table, used by the renderer (to name files), the preview server (to
+answer requests) and the nginx configuration (to write its maps). Query
+variants are pre-rendered files; a raw query value never reaches a path: it
+must match a strict pattern and name a file that the build wrote.
+
+    /api/v1/snapshot                         api/v1/snapshot.json
+    /api/v1/services                         api/v1/services.json
+    /api/v1/services?category=C&status=S     api/v1/services/_filter/{C|_all}/{S|_all}.json
+    /api/v1/services/{slug}                  api/v1/services/{slug}.json
+    /api/v1/services/{slug}/history?range=R  api/v1/services/{slug}/history/{R|24h}.json
+    /api/v1/incidents?active=A               api/v1/incidents.json, api/v1/incidents/_active/{0|1}.json
+    /api/v1/health                           api/v1/health.json
+    /feed/incidents.xml                      feed/incidents.xml
+    /feed/services/{slug}.xml                feed/services/{slug}.xml
+    error bodies                             _errors/{400-category,400-status,400-range,400-active,
+                                                      404,404-service,405,429}.json
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .history import DEFAULT_RANGE, RANGES
+
+API = "api/v1"
+ALL = "_all"
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
+ACTIVE_VALUES = ("0", "1")
+ERROR_DIR = "_errors"
+ALLOW = "GET, HEAD"
+
+
+def services_file(category: str | None = None, status: str | None = None) -> str:
+    if category is None and status is None:
+        return f"{API}/services.json"
+    return f"{API}/services/_filter/{category or ALL}/{status or ALL}.json"
+
+
+def service_file(slug: str) -> str:
+    return f"{API}/services/{slug}.json"
+
+
+def history_file(slug: str, range_name: str) -> str:
+    return f"{API}/services/{slug}/history/{range_name}.json"
+
+
+def incidents_file(active: str | None = None) -> str:
+    return f"{API}/incidents.json" if active is None else f"{API}/incidents/_active/{active}.json"
+
+
+def service_feed_file(slug: str) -> str:
+    return f"feed/services/{slug}.xml"
+
+
+def error_file(name: str) -> str:
+    return f"{ERROR_DIR}/{name}.json"
+
+
+# -- URLs, as the site links them ----------------------------------------------
+
+def service_url(slug: str) -> str:
+    return f"/{API}/services/{slug}"
+
+
+def history_url(slug: str, range_name: str = DEFAULT_RANGE) -> str:
+    return f"/{API}/services/{slug}/history?range={range_name}"
+
+
+def service_page_url(slug: str) -> str:
+    return f"/services/{slug}/"
+
+
+def incident_page_url(incident_id: str) -> str:
+    return f"/incidents/{incident_id}/"
+
+
+def service_feed_url(slug: str) -> str:
+    return f"/feed/services/{slug}.xml"
+
+
+# -- resolving a request -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Resolved:
+    """A request's answer: a file of the tree with its status, or an error file."""
+
+    status: int
+    file: str
+
+
+def _first(query: Mapping[str, Sequence[str]], name: str) -> str | None:
+    values = query.get(name) or []
+    return values[0] if values and values[0] != "" else None
+
+
+def _valid(value: str | None, exists: Callable[[str], bool], probe: Callable[[str], str]) -> bool:
+    return value is None or (bool(VALUE_RE.match(value)) and exists(probe(value)))
+
+
+def _services(query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
+    category, status = _first(query, "category"), _first(query, "status")
+    if not _valid(category, exists, lambda c: services_file(c, None)):
+        return Resolved(400, error_file("400-category"))
+    if not _valid(status, exists, lambda s: services_file(None, s)):
+        return Resolved(400, error_file("400-status"))
+    return Resolved(200, services_file(category, status))
+
+
+def _history(slug: str, query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
+    if not SLUG_RE.match(slug) or not exists(service_file(slug)):
+        return Resolved(404, error_file("404-service"))
+    rng = _first(query, "range") or DEFAULT_RANGE
+    if rng not in RANGES:
+        return Resolved(400, error_file("400-range"))
+    return Resolved(200, history_file(slug, rng))
+
+
+def _incidents(query: Mapping[str, Sequence[str]]) -> Resolved:
+    active = _first(query, "active")
+    if active is not None and active not in ACTIVE_VALUES:
+        return Resolved(400, error_file("400-active"))
+    return Resolved(200, incidents_file(active))
+
+
+def _service(slug: str, exists: Callable[[str], bool]) -> Resolved:
+    if SLUG_RE.match(slug) and exists(service_file(slug)):
+        return Resolved(200, service_file(slug))
+    return Resolved(404, error_file("404-service"))
+
+
+def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
+    rel = path.lstrip("/")
+    if rel == "" or rel.endswith("/"):
+        rel += "index.html"
+    parts = rel.split("/")
+    if any(p.startswith(".") or p == "" for p in parts) or posixpath.normpath(rel) != rel:
+        return Resolved(404, error_file("404"))
+    if exists(rel):
+        return Resolved(200, rel)
+    if exists(rel + "/index.html"):
+        return Resolved(301, rel + "/")
+    return Resolved(404, error_file("404"))
+
+
+def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
+    """Map a request path and its parsed query onto a file of the tree.
+
+    ``exists(rel)`` tells whether a file of the tree exists; it is only asked
+    about names built here from validated parts.
+    """
+    parts = path.strip("/").split("/")
+    if parts[:2] == ["api", "v1"] and len(parts) >= 3:
+        name, rest = parts[2], parts[3:]
+        if name in ("snapshot", "health") and not rest:
+            return Resolved(200, f"{API}/{name}.json")
+        if name == "services" and not rest:
+            return _services(query, exists)
+        if name == "services" and len(rest) == 1:
+            return _service(rest[0], exists)
+        if name == "services" and len(rest) == 2 and rest[1] == "history":
+            return _history(rest[0], query, exists)
+        if name == "incidents" and not rest:
+            return _incidents(query)
+    return _static(path, exists)

@@ -1,0 +1,224 @@
+"""The preview server: serves the tree with every HTTP rule of the API.
+
+It maps public URLs (query strings included) onto the pre-rendered files
+through ``routes.resolve``, and applies the same rules as the generated nginx
+configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
+``Cache-Control: max-age=15``, GET and HEAD only (405 with Allow), 120
+requests per minute per client address (a bucket of 120 that refills at
+2 per second, like nginx's limit_req; past it 429 with Retry-After), JSON
+error bodies, CORS, and precompressed ``.gz`` copies. It never serves a file
+outside the tree: names are built from validated parts, and the resolved
+path must stay inside the current generation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from . import routes
+
+RATE_PER_MINUTE = 120
+MAX_AGE = 15
+CONTENT_TYPES = {
+    ".json": "application/json; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+ATOM = "application/atom+xml; charset=utf-8"
+
+
+def content_type(rel: str) -> str:
+    if rel.endswith(".xml"):
+        return ATOM if rel.startswith("feed/") else "application/xml; charset=utf-8"
+    return CONTENT_TYPES.get(os.path.splitext(rel)[1], "application/octet-stream")
+
+
+def etag_of(data: bytes) -> str:
+    return '"' + hashlib.blake2b(data, digest_size=12).hexdigest() + '"'
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    if not header:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
+
+
+class RateLimiter:
+    """Per-client token bucket: ``capacity`` at once, refilled at capacity per minute."""
+
+    def __init__(self, per_minute: int = RATE_PER_MINUTE, clock=time.monotonic):  # type: ignore[no-untyped-def]
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self.clock = clock
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, client: str) -> float:
+        """0 when the request may go; else the seconds until it could."""
+        with self.lock:
+            now = self.clock()
+            tokens, last = self.buckets.get(client, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self.buckets[client] = (tokens - 1.0, now)
+                return 0.0
+            self.buckets[client] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
+def safe_log_text(text: str) -> str:
+    """Untrusted text (paths, headers) made safe for a log line."""
+    return text.encode("unicode_escape", "backslashreplace").decode("ascii")[:500]
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: PreviewServer
+    server_version = "statusgen"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    # -- dispatch --------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._answer(head=False)
+
+    def do_HEAD(self) -> None:
+        self._answer(head=True)
+
+    def _not_allowed(self) -> None:
+        self.root = Path(os.path.realpath(self.server.site))   # this request's generation
+        if self._limited():
+            return
+        self._send_file(405, routes.error_file("405"), head=False, extra={"Allow": routes.ALLOW})
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
+
+    def _answer(self, head: bool) -> None:
+        self.root = Path(os.path.realpath(self.server.site))   # this request's generation
+        if self._limited():
+            return
+        url = urlsplit(self.path)
+        path = unquote(url.path)
+        if "\x00" in path or not path.startswith("/"):
+            self._send_file(404, routes.error_file("404"), head)
+            return
+        found = routes.resolve(path, parse_qs(url.query, keep_blank_values=True), self._exists)
+        if found.status == 301:
+            self._redirect("/" + found.file, head)
+        else:
+            self._send_file(found.status, found.file, head)
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _inside(self, rel: str) -> Path | None:
+        root = self.root
+        full = Path(os.path.realpath(root / rel))
+        if full == root or root not in full.parents:
+            return None
+        return full
+
+    def _exists(self, rel: str) -> bool:
+        full = self._inside(rel)
+        return full is not None and full.is_file()
+
+    def _limited(self) -> bool:
+        wait = self.server.limiter.take(self.client_address[0])
+        if wait <= 0:
+            return False
+        retry = str(max(1, math.ceil(wait)))
+        self._send_file(429, routes.error_file("429"), head=self.command == "HEAD",
+                        extra={"Retry-After": retry}, cache="no-store")
+        return True
+
+    def _common_headers(self, cache: str) -> None:
+        self.send_header("Cache-Control", cache)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Expose-Headers", "ETag, Retry-After")
+        self.send_header("X-Content-Type-Options", "nosniff")
+
+    def _read(self, rel: str) -> tuple[bytes, bool] | None:
+        full = self._inside(rel)
+        if full is None:
+            return None
+        gz = full.with_name(full.name + ".gz")
+        try:
+            if "gzip" in (self.headers.get("Accept-Encoding") or "") and gz.is_file():
+                return gz.read_bytes(), True
+            return full.read_bytes(), False
+        except OSError:
+            return None
+
+    def _send_file(self, status: int, rel: str, head: bool, extra: dict[str, str] | None = None,
+                   cache: str = f"public, max-age={MAX_AGE}") -> None:
+        got = self._read(rel)
+        if got is None:   # the tree lacks even its error file: answer plainly
+            status, rel, got = 404, "404.json", (b'{"error":{"status":404,"code":"not_found",'
+                                                  b'"message":"No resource at this path."}}\n', False)
+        body, gzipped = got
+        etag = etag_of(body)
+        if status == 200 and etag_matches(self.headers.get("If-None-Match"), etag):
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self._common_headers(cache)
+            self.end_headers()
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", content_type(rel))
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
+        self.send_header("Vary", "Accept-Encoding")
+        if gzipped:
+            self.send_header("Content-Encoding", "gzip")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self._common_headers(cache)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _redirect(self, location: str, head: bool) -> None:
+        self.send_response(301)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self._common_headers(f"public, max-age={MAX_AGE}")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib signature)
+        if self.server.quiet:
+            return
+        line = format % args
+        sys.stderr.write(f"{self.address_string()} {safe_log_text(line)}\n")
+
+
+class PreviewServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, site: Path, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
+                 per_minute: int = RATE_PER_MINUTE):
+        self.site = site
+        self.quiet = quiet
+        self.limiter = RateLimiter(per_minute)
+        super().__init__((host, port), Handler)
+
+
+def serve(site: Path, host: str, port: int, quiet: bool = False) -> None:
+    server = PreviewServer(site, host, port, quiet)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

@@ -1,0 +1,61 @@
+"""Gather: everything a build needs, read from the store in one place.
+
+``gather`` is the only I/O of a build before the write; the documents,
+feeds and pages are pure functions of the ``SiteData`` it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .config import Config, ServiceConfig
+from .health import RunRecord
+from .history import RANGES
+from .incidents import Incident
+from .state import ServiceState
+from .store import BucketRow, Store, StoredResult
+from .timeutil import to_epoch
+
+
+@dataclass(frozen=True)
+class SiteData:
+    config: Config
+    now: datetime                                  # used only to judge staleness
+    states: dict[str, ServiceState]
+    incidents: list[Incident]                      # newest first
+    last_run: RunRecord | None                     # the last finished run
+    last_day: dict[str, list[StoredResult]]        # raw results of the last day, per service
+    buckets: dict[str, dict[str, list[BucketRow]]]  # range name -> service -> rows
+    epoch: datetime                                # when this site first ran; dates the feed ids
+    vendors: dict[str, dict[str, Any]] = field(default_factory=dict)  # service -> vendor view JSON
+
+    def state(self, slug: str) -> ServiceState:
+        return self.states.get(slug) or ServiceState()
+
+    def incidents_of(self, slug: str) -> list[Incident]:
+        return [i for i in self.incidents if i.service == slug]
+
+    def service(self, slug: str) -> ServiceConfig:
+        return self.config.by_slug[slug]
+
+
+def data_time(data: SiteData) -> datetime:
+    """The time the data holds as of: the last finished run, else the newest observation."""
+    if data.last_run and data.last_run.finished_at:
+        return data.last_run.finished_at
+    observed = [s.observed_at for s in data.states.values() if s.observed_at]
+    return max(observed) if observed else data.now
+
+
+def gather(store: Store, config: Config, now: datetime) -> SiteData:
+    last_run = store.last_finished_run()
+    anchor = last_run.finished_at if last_run and last_run.finished_at else now
+    buckets = {name: store.buckets(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets)
+               for name, r in RANGES.items()}
+    return SiteData(
+        config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
+        last_day=store.recent_results(anchor - timedelta(days=1)), buckets=buckets,
+        epoch=store.first_run_started() or now,
+    )

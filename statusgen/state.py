@@ -1,0 +1,270 @@
+"""Decision: a service's status and state from its own checks.
+
+Pure functions with the clock passed in. ``decide`` takes the previous state
+and one cycle's observation and returns the next state:
+
+* a cycle is ``down`` (every check failed), ``partial`` (some failed), ``slow``
+  (all answered, some above their latency threshold) or ``ok``;
+* an outage is declared after ``failures_to_open`` failed cycles in a row
+  (``major_outage`` when every check fails, else ``partial_outage``) and
+  resolved after ``successes_to_resolve`` good cycles in a row;
+* ``degraded`` (slow) needs ``failures_to_open`` slow cycles in a row and
+  ``successes_to_resolve`` fast ones to clear: the same hysteresis;
+* before the first good cycle, or while failures have not yet reached the
+  threshold on a never-measured service, the status is ``unknown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit
+
+from .config import CheckConfig, MaintenanceWindow, ServiceConfig
+from .outcomes import DESCRIPTIONS, Outcome
+from .probe import CheckResult
+from .timeutil import iso, parse_iso
+
+
+class Status(StrEnum):
+    OPERATIONAL = "operational"
+    DEGRADED = "degraded"
+    PARTIAL_OUTAGE = "partial_outage"
+    MAJOR_OUTAGE = "major_outage"
+    MAINTENANCE = "maintenance"
+    UNKNOWN = "unknown"
+
+
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
+OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
+STATUS_WORDS = {
+    Status.OPERATIONAL: "operational", Status.DEGRADED: "degraded performance",
+    Status.PARTIAL_OUTAGE: "partial outage", Status.MAJOR_OUTAGE: "major outage",
+    Status.MAINTENANCE: "under maintenance", Status.UNKNOWN: "status unknown",
+}
+
+
+class Verdict(StrEnum):
+    """What one cycle of a service's own checks says."""
+
+    OK = "ok"
+    SLOW = "slow"
+    PARTIAL = "partial"
+    DOWN = "down"
+    NONE = "none"        # no check ran
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The latest result of one check, as published."""
+
+    check: int
+    method: str
+    url: str
+    outcome: str
+    latency_ms: float | None
+    http_status: int | None
+    slow: bool
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "method": self.method, "url": self.url, "outcome": self.outcome,
+                "latency_ms": self.latency_ms, "http_status": self.http_status, "slow": self.slow,
+                "at": iso(self.at)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Evidence:
+        return cls(d["check"], d["method"], d["url"], d["outcome"], d["latency_ms"], d["http_status"],
+                   d["slow"], parse_iso(d["at"]))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    status: Status = Status.UNKNOWN
+    since: datetime | None = None
+    reason: str = "Not measured yet."
+    sources: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    observed_at: datetime | None = None
+    # streaks of the own-check state machine
+    fail_streak: int = 0
+    slow_streak: int = 0
+    good_streak: int = 0
+    streak_since: datetime | None = None
+    own_status: Status = Status.UNKNOWN
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value, "since": iso(self.since), "reason": self.reason,
+            "sources": list(self.sources), "evidence": [e.to_json() for e in self.evidence],
+            "observed_at": iso(self.observed_at), "fail_streak": self.fail_streak,
+            "slow_streak": self.slow_streak, "good_streak": self.good_streak,
+            "streak_since": iso(self.streak_since), "own_status": self.own_status.value, "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ServiceState:
+        return cls(
+            status=Status(d["status"]), since=parse_iso(d["since"]), reason=d["reason"],
+            sources=tuple(d["sources"]), evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
+            observed_at=parse_iso(d["observed_at"]), fail_streak=d["fail_streak"],
+            slow_streak=d["slow_streak"], good_streak=d["good_streak"],
+            streak_since=parse_iso(d["streak_since"]), own_status=Status(d["own_status"]),
+            extra=d.get("extra", {}),
+        )
+
+
+# -- one cycle ----------------------------------------------------------------
+
+def verdict(results: Sequence[CheckResult]) -> Verdict:
+    if not results:
+        return Verdict.NONE
+    failed = sum(1 for r in results if not r.up)
+    if failed == len(results):
+        return Verdict.DOWN
+    if failed:
+        return Verdict.PARTIAL
+    return Verdict.SLOW if any(r.slow for r in results) else Verdict.OK
+
+
+def evidence_for(service: ServiceConfig, results: Sequence[CheckResult]) -> tuple[Evidence, ...]:
+    out = []
+    for r in sorted(results, key=lambda r: r.check_index):
+        check = service.checks[r.check_index]
+        out.append(Evidence(r.check_index + 1, check.method, check.url, r.outcome.value, r.latency_ms,
+                            r.http_status, r.slow, r.ts))
+    return tuple(out)
+
+
+def _streaks(prev: ServiceState, v: Verdict, at: datetime) -> dict[str, Any]:
+    failing = v in (Verdict.DOWN, Verdict.PARTIAL)
+    slow = v is Verdict.SLOW
+    good = v is Verdict.OK
+    same_kind = (failing and prev.fail_streak) or (slow and prev.slow_streak) or (good and prev.good_streak)
+    return {
+        "fail_streak": prev.fail_streak + 1 if failing else 0,
+        "slow_streak": prev.slow_streak + 1 if slow else 0,
+        "good_streak": prev.good_streak + 1 if (good or (slow and prev.status in OUTAGES)) else 0,
+        "streak_since": prev.streak_since if same_kind else at,
+    }
+
+
+def next_own_status(prev: Status, v: Verdict, streaks: dict[str, Any], svc: ServiceConfig) -> Status:
+    """The state machine of own checks (see the module docstring)."""
+    failed_enough = streaks["fail_streak"] >= svc.failures_to_open
+    if v in (Verdict.DOWN, Verdict.PARTIAL):
+        if failed_enough or prev in OUTAGES:
+            return Status.MAJOR_OUTAGE if v is Verdict.DOWN else Status.PARTIAL_OUTAGE
+        return prev
+    if prev in OUTAGES:
+        return prev if streaks["good_streak"] < svc.successes_to_resolve else _good(v)
+    if v is Verdict.SLOW:
+        if prev is Status.DEGRADED or streaks["slow_streak"] >= svc.failures_to_open:
+            return Status.DEGRADED
+        return Status.OPERATIONAL if prev is Status.UNKNOWN else prev
+    if prev is Status.DEGRADED and streaks["good_streak"] < svc.successes_to_resolve:
+        return Status.DEGRADED
+    return Status.OPERATIONAL
+
+
+def _good(v: Verdict) -> Status:
+    return Status.OPERATIONAL if v is Verdict.OK else Status.DEGRADED
+
+
+def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult], now: datetime) -> ServiceState:
+    """The service's next state from its previous one and this cycle's results."""
+    v = verdict(results)
+    if v is Verdict.NONE:
+        return prev
+    at = min(r.ts for r in results)
+    streaks = _streaks(prev, v, at)
+    own = next_own_status(prev.own_status, v, streaks, svc)
+    evidence = evidence_for(svc, results)
+    state = replace(prev, status=own, own_status=own, since=_since(prev, own, streaks, at),
+                    evidence=evidence, observed_at=max(r.ts for r in results), sources=("checks",), **streaks)
+    return replace(state, reason=explain(state, svc))
+
+
+def _since(prev: ServiceState, own: Status, streaks: dict[str, Any], at: datetime) -> datetime:
+    """When the current status began: the start of the streak that justified it."""
+    if own is prev.own_status:
+        return prev.since or at
+    if prev.own_status in OUTAGES and own in OUTAGES:
+        return at                      # a change of severity within one outage
+    return streaks["streak_since"]
+
+
+# -- the reason, in words ------------------------------------------------------
+
+def _target(check_method: str, url: str) -> str:
+    parts = urlsplit(url)
+    scheme = "HTTPS" if parts.scheme == "https" else "HTTP"
+    path = parts.path if parts.path not in ("", "/") else ""
+    return f"{scheme} {check_method} check of {parts.netloc}{path}"
+
+
+def _describe(e: Evidence, check: CheckConfig) -> str:
+    outcome = Outcome(e.outcome)
+    what = DESCRIPTIONS[outcome]
+    if outcome is Outcome.TIMEOUT:
+        what += f" ({check.timeout:g} s)"
+    elif outcome is Outcome.HTTP_STATUS and e.http_status:
+        what = f"answered HTTP {e.http_status} (expected {', '.join(map(str, check.expect_status))})"
+    elif outcome is Outcome.KEYWORD:
+        what = f'answer lacked the keyword "{check.keyword}"'
+    return what
+
+
+def explain(state: ServiceState, svc: ServiceConfig) -> str:
+    """A human reason for the state, worded to stay the same while nothing changes.
+
+    e.g. "HTTPS GET check of api.example.com timed out (10 s), 2 of 3 failed cycles needed
+    to declare an outage." then "HTTPS GET check of api.example.com timed out (10 s);
+    failing since 2026-11-22T20:02:00Z."
+    """
+    failing = [e for e in state.evidence if e.outcome != Outcome.OK.value]
+    slow = [e for e in state.evidence if e.slow]
+    since = iso(state.since)
+    if failing:
+        what = "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
+        if state.own_status in OUTAGES:
+            return f"{what}; failing since {since}."
+        return f"{what}, {state.fail_streak} of {svc.failures_to_open} failed cycles needed to declare an outage."
+    if state.own_status in OUTAGES:
+        return (f"Recovering: checks answer again, {state.good_streak} of {svc.successes_to_resolve} "
+                f"good cycles needed to resolve.")
+    if slow:
+        e = slow[0]
+        what = f"{_target(e.method, e.url)} answers slower than its {svc.checks[e.check - 1].degraded_ms:.0f} ms threshold"
+        if state.own_status is Status.DEGRADED:
+            return f"{what}, since {since}."
+        return f"{what}, {state.slow_streak} of {svc.failures_to_open} slow cycles needed to declare it degraded."
+    if state.own_status is Status.DEGRADED:
+        return (f"Latency back under the threshold, {state.good_streak} of {svc.successes_to_resolve} "
+                f"fast cycles needed to clear.")
+    n = len(state.evidence)
+    return f"All {n} checks answer as expected." if n > 1 else "The check answers as expected."
+
+
+# -- states set by the operator -------------------------------------------------
+
+def under_maintenance(prev: ServiceState, svc: ServiceConfig, window: MaintenanceWindow,
+                      results: Sequence[CheckResult]) -> ServiceState:
+    """A maintenance window is open: status maintenance; the streaks start afresh after it."""
+    since = prev.since if prev.status is Status.MAINTENANCE and prev.since else window.start
+    observed = max((r.ts for r in results), default=prev.observed_at)
+    return ServiceState(
+        status=Status.MAINTENANCE, since=since, sources=("schedule",),
+        reason=f"Scheduled maintenance: {window.title} (until {iso(window.end)}).",
+        evidence=evidence_for(svc, results) or prev.evidence, observed_at=observed)
+
+
+def paused(prev: ServiceState, now: datetime) -> ServiceState:
+    since = prev.since if prev.status is Status.UNKNOWN and prev.since else now
+    return ServiceState(status=Status.UNKNOWN, since=since, reason="Checks are paused by the operator.",
+                        evidence=prev.evidence, observed_at=prev.observed_at)

@@ -1,0 +1,298 @@
+"""The embedded store: one SQLite file, in WAL mode.
+
+The schema is built by numbered migrations (``MIGRATIONS``), each applied in
+its own transaction and recorded in ``schema_migrations``, so an old store
+upgrades in place. A run's writes (its results, the buckets they feed, the
+decided states, incidents and the run record) go in one transaction.
+
+Tables:
+  runs            one row per collection run
+  results         raw check results, kept for RAW_RETENTION_S (the service record shows the last day)
+  buckets         aggregates per service at each published resolution, kept only for its range
+  service_state   the decided state of each service (JSON)
+  incidents       statusgen's own incidents (JSON record, plus columns to query by)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+from . import latency
+from .errors import StoreError
+from .health import RunRecord
+from .incidents import Incident
+from .outcomes import Outcome
+from .probe import CheckResult
+from .state import ServiceState
+from .timeutil import floor_to, from_epoch, to_epoch
+
+# resolution (seconds) -> how long its buckets are kept (seconds)
+RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 86400, 86400: 91 * 86400}
+RAW_RETENTION_S = 2 * 86400
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "initial schema", [
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, started_at REAL NOT NULL, finished_at REAL,
+            checks_attempted INTEGER NOT NULL DEFAULT 0, checks_failed INTEGER NOT NULL DEFAULT 0,
+            vendors_attempted INTEGER NOT NULL DEFAULT 0, vendors_failed INTEGER NOT NULL DEFAULT 0,
+            probe_ms REAL NOT NULL DEFAULT 0, note TEXT)""",
+        """CREATE TABLE results (
+            service TEXT NOT NULL, check_index INTEGER NOT NULL, ts INTEGER NOT NULL,
+            outcome TEXT NOT NULL, latency_ms REAL, http_status INTEGER, slow INTEGER NOT NULL,
+            flag TEXT, run_id INTEGER)""",
+        "CREATE INDEX results_by_time ON results (ts)",
+        """CREATE TABLE buckets (
+            res INTEGER NOT NULL, start INTEGER NOT NULL, service TEXT NOT NULL,
+            up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
+            maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
+            PRIMARY KEY (res, start, service)) WITHOUT ROWID""",
+        "CREATE TABLE service_state (service TEXT PRIMARY KEY, state TEXT NOT NULL)",
+        """CREATE TABLE incidents (
+            id TEXT PRIMARY KEY, service TEXT NOT NULL, started_at INTEGER NOT NULL,
+            ended_at INTEGER, updated_at INTEGER NOT NULL, record TEXT NOT NULL)""",
+        "CREATE INDEX incidents_open ON incidents (service) WHERE ended_at IS NULL",
+    ]),
+]
+
+
+@dataclass
+class BucketRow:
+    start: int
+    up: int = 0
+    down: int = 0
+    slow: int = 0
+    maintenance: int = 0
+    excluded: int = 0
+    hist: latency.Histogram = field(default_factory=dict)
+
+    def add(self, other: BucketRow) -> None:
+        self.up += other.up
+        self.down += other.down
+        self.slow += other.slow
+        self.maintenance += other.maintenance
+        self.excluded += other.excluded
+        latency.merge(self.hist, other.hist)
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A result as read back, with the flag set on it by the decisions."""
+
+    result: CheckResult
+    flag: str | None      # None | "maintenance" | "excluded"
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """Everything one run writes, in one transaction."""
+
+    run: RunRecord
+    results: Sequence[StoredResult]
+    states: dict[str, ServiceState]
+    incidents: Sequence[Incident]
+
+
+def bucket_of(r: StoredResult, res: int) -> BucketRow:
+    row = BucketRow(floor_to(to_epoch(r.result.ts), res))
+    if r.flag == "maintenance":
+        row.maintenance = 1
+    elif r.flag == "excluded":
+        row.excluded = 1
+    elif r.result.up:
+        row.up, row.slow = 1, int(r.result.slow)
+    else:
+        row.down = 1
+    if r.flag is None and r.result.latency_ms is not None and r.result.up:
+        latency.add(row.hist, [r.result.latency_ms])
+    return row
+
+
+def aggregate(results: Iterable[StoredResult], res: int) -> dict[tuple[str, int], BucketRow]:
+    out: dict[tuple[str, int], BucketRow] = {}
+    for r in results:
+        row = bucket_of(r, res)
+        key = (r.result.service, row.start)
+        if key in out:
+            out[key].add(row)
+        else:
+            out[key] = row
+    return out
+
+
+class Store:
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            migrate(self.db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open the store: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot create the store's folder: {exc}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- writing ------------------------------------------------------------
+
+    def save_cycle(self, cycle: Cycle) -> int:
+        with self.transaction() as db:
+            run_id = _insert_run(db, cycle.run)
+            db.executemany("INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?)",
+                           [_result_row(r, run_id) for r in cycle.results])
+            for res in RESOLUTIONS:
+                _upsert_buckets(db, res, aggregate(cycle.results, res))
+            db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
+                           [(k, orjson.dumps(v.to_json()).decode()) for k, v in cycle.states.items()])
+            db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
+                           [_incident_row(i) for i in cycle.incidents])
+        return run_id
+
+    def record_failed_run(self, run: RunRecord) -> None:
+        with self.transaction() as db:
+            _insert_run(db, run)
+
+    def prune(self, now: datetime) -> None:
+        """Drop raw results and buckets past their retention."""
+        t = to_epoch(now)
+        with self.transaction() as db:
+            db.execute("DELETE FROM results WHERE ts < ?", (t - RAW_RETENTION_S,))
+            for res, keep in RESOLUTIONS.items():
+                db.execute("DELETE FROM buckets WHERE res = ? AND start < ?", (res, t - keep))
+
+    # -- reading ------------------------------------------------------------
+
+    def states(self) -> dict[str, ServiceState]:
+        rows = self.db.execute("SELECT service, state FROM service_state")
+        return {s: ServiceState.from_json(orjson.loads(j)) for s, j in rows}
+
+    def incidents(self) -> list[Incident]:
+        rows = self.db.execute("SELECT record FROM incidents ORDER BY started_at DESC, id DESC")
+        return [Incident.from_json(orjson.loads(j)) for (j,) in rows]
+
+    def open_incidents(self) -> dict[str, Incident]:
+        rows = self.db.execute("SELECT record FROM incidents WHERE ended_at IS NULL")
+        found = (Incident.from_json(orjson.loads(j)) for (j,) in rows)
+        return {i.service: i for i in found}
+
+    def last_run(self) -> RunRecord | None:
+        row = self.db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        return _run_from_row(row) if row else None
+
+    def last_finished_run(self) -> RunRecord | None:
+        row = self.db.execute(
+            "SELECT * FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
+        return _run_from_row(row) if row else None
+
+    def first_run_started(self) -> datetime | None:
+        row = self.db.execute("SELECT MIN(started_at) FROM runs").fetchone()
+        return from_epoch(row[0]) if row and row[0] is not None else None
+
+    def recent_results(self, since: datetime) -> dict[str, list[StoredResult]]:
+        rows = self.db.execute(
+            "SELECT service, check_index, ts, outcome, latency_ms, http_status, slow, flag FROM results "
+            "WHERE ts >= ? ORDER BY ts", (to_epoch(since),))
+        out: dict[str, list[StoredResult]] = defaultdict(list)
+        for svc, idx, ts, outcome, lat, status, slow, flag in rows:
+            out[svc].append(StoredResult(
+                CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag))
+        return out
+
+    def buckets(self, res: int, since: int) -> dict[str, list[BucketRow]]:
+        rows = self.db.execute(
+            "SELECT service, start, up, down, slow, maintenance, excluded, hist FROM buckets "
+            "WHERE res = ? AND start >= ? ORDER BY start", (res, since))
+        out: dict[str, list[BucketRow]] = defaultdict(list)
+        for svc, start, up, down, slow, maint, excl, hist in rows:
+            out[svc].append(BucketRow(start, up, down, slow, maint, excl, latency.decode(hist)))
+        return out
+
+    def schema_version(self) -> int:
+        return current_version(self.db)
+
+
+# -- helpers ----------------------------------------------------------------------
+
+def current_version(db: sqlite3.Connection) -> int:
+    db.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
+               "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    (v,) = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(v)
+
+
+def migrate(db: sqlite3.Connection, upto: int | None = None) -> None:
+    """Apply every migration newer than the store, each in its own transaction."""
+    have = current_version(db)
+    for version, name, statements in MIGRATIONS:
+        if version <= have or (upto is not None and version > upto):
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql in statements:
+                db.execute(sql)
+            db.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (version, name))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+
+def _insert_run(db: sqlite3.Connection, run: RunRecord) -> int:
+    cur = db.execute(
+        "INSERT INTO runs (started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, "
+        "vendors_failed, probe_ms, note) VALUES (?,?,?,?,?,?,?,?)",
+        (run.started_at.timestamp(), run.finished_at.timestamp() if run.finished_at else None,
+         run.checks_attempted, run.checks_failed, run.vendors_attempted, run.vendors_failed,
+         run.probe_ms, run.note))
+    return int(cur.lastrowid or 0)
+
+
+def _run_from_row(row: tuple) -> RunRecord:  # type: ignore[type-arg]
+    rid, started, finished, ca, cf, va, vf, probe_ms, note = row
+    return RunRecord(rid, from_epoch(started), from_epoch(finished) if finished else None,
+                     ca, cf, va, vf, probe_ms, note)
+
+
+def _result_row(r: StoredResult, run_id: int) -> tuple:  # type: ignore[type-arg]
+    c = r.result
+    return (c.service, c.check_index, to_epoch(c.ts), c.outcome.value, c.latency_ms, c.http_status,
+            int(c.slow), r.flag, run_id)
+
+
+def _incident_row(i: Incident) -> tuple:  # type: ignore[type-arg]
+    return (i.id, i.service, to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None,
+            to_epoch(i.updated_at), orjson.dumps(i.to_json()).decode())
+
+
+def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
+    for (svc, start), row in rows.items():
+        old = db.execute("SELECT up, down, slow, maintenance, excluded, hist FROM buckets "
+                         "WHERE res = ? AND start = ? AND service = ?", (res, start, svc)).fetchone()
+        if old:
+            row.add(BucketRow(start, *old[:5], latency.decode(old[5])))
+        db.execute("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?)",
+                   (res, start, svc, row.up, row.down, row.slow, row.maintenance, row.excluded,
+                    latency.encode(row.hist)))

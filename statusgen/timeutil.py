@@ -1,0 +1,51 @@
+"""Time helpers: UTC only, RFC 3339 with ``Z``, seconds precision."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(dt: datetime | None) -> str | None:
+    """RFC 3339 in UTC with Z, whole seconds (``2026-11-22T20:02:00Z``)."""
+    if dt is None:
+        return None
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def to_epoch(dt: datetime) -> int:
+    return int(dt.timestamp())
+
+
+def from_epoch(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+def floor_to(ts: int, step: int) -> int:
+    return ts - ts % step
+
+
+def minutes(delta: timedelta) -> int:
+    return int(delta.total_seconds() // 60)
+
+
+def human_duration(delta: timedelta) -> str:
+    """"14 min", "2 h 5 min", "3 d 4 h": how a person says a duration."""
+    total = max(0, int(delta.total_seconds()))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    mins = rest // 60
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    return f"{mins} min" if mins else f"{total} s"

@@ -1,0 +1,193 @@
+"""The pure decisions: state machine, incidents, health index, history. Fixed clock, no I/O."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.cycle import service_decision
+from statusgen.health import RunRecord, collection_state, health_index, is_stale
+from statusgen.history import RANGES, build_history, incident_seconds
+from statusgen.incidents import Incident, advance
+from statusgen.outcomes import Outcome
+from statusgen.probe import CheckResult
+from statusgen.state import ServiceState, Status, decide, verdict
+from statusgen.store import BucketRow
+from statusgen import latency
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+MIN = timedelta(minutes=1)
+SVC = ServiceConfig("api", "Example API", "cloud",
+                    (CheckConfig("https://api.example.com/health", timeout=10, degraded_ms=500),
+                     CheckConfig("https://www.example.com/")),
+                    failures_to_open=3, successes_to_resolve=2)
+
+
+def result(i: int, at: datetime, outcome: Outcome = Outcome.OK, ms: float = 40.0) -> CheckResult:
+    up = outcome is Outcome.OK
+    return CheckResult("api", i, at, outcome, ms if outcome is not Outcome.TIMEOUT else None,
+                       200 if up else None, up and ms > 500)
+
+
+def cycle(at: datetime, a: Outcome = Outcome.OK, b: Outcome = Outcome.OK, ms: float = 40.0) -> list[CheckResult]:
+    return [result(0, at, a, ms), result(1, at, b, ms)]
+
+
+def run(pattern: list[tuple[Outcome, Outcome]], ms: float = 40.0, svc: ServiceConfig = SVC):
+    """Feed cycles one minute apart; return the states and incidents after each."""
+    state, incident, seen = ServiceState(), None, []
+    for n, (a, b) in enumerate(pattern):
+        at = T0 + n * MIN
+        new = decide(state, svc, cycle(at, a, b, ms), at)
+        incident = advance(incident if incident and incident.open else None, state, new, svc) or incident
+        state = new
+        seen.append((state, incident))
+    return seen
+
+
+OK, TO, HS = Outcome.OK, Outcome.TIMEOUT, Outcome.HTTP_STATUS
+
+
+def test_verdict_of_a_cycle():
+    assert verdict([]) .value == "none"
+    assert verdict(cycle(T0)).value == "ok"
+    assert verdict(cycle(T0, TO)).value == "partial"
+    assert verdict(cycle(T0, TO, HS)).value == "down"
+    assert verdict(cycle(T0, ms=900)).value == "slow"
+
+
+def test_first_good_cycle_is_operational():
+    (state, inc), = run([(OK, OK)])
+    assert state.status is Status.OPERATIONAL
+    assert state.since == T0
+    assert state.reason == "All 2 checks answer as expected."
+    assert inc is None
+
+
+def test_outage_needs_three_failed_cycles_and_starts_at_the_first():
+    seen = run([(OK, OK), (TO, TO), (TO, TO), (TO, TO)])
+    assert [s.status for s, _ in seen] == [Status.OPERATIONAL, Status.OPERATIONAL, Status.OPERATIONAL,
+                                           Status.MAJOR_OUTAGE]
+    state, inc = seen[-1]
+    assert state.since == T0 + MIN
+    assert seen[1][0].reason.endswith("1 of 3 failed cycles needed to declare an outage.")
+    assert "HTTPS GET check of api.example.com/health timed out (10 s)" in state.reason
+    assert inc is not None and inc.open and inc.severity == "critical"
+    assert inc.started_at == T0 + MIN
+    assert inc.title == "Example API: major outage"
+    assert inc.id == "api-20261122t120100"
+
+
+def test_partial_outage_when_some_checks_fail():
+    state, inc = run([(OK, OK), (OK, HS), (OK, HS), (OK, HS)])[-1]
+    assert state.status is Status.PARTIAL_OUTAGE
+    assert inc.severity == "major"
+
+
+def test_isolated_failures_never_open_an_incident():
+    pattern = [(TO, OK) if n % 3 == 1 else (OK, OK) for n in range(30)]
+    seen = run(pattern)
+    assert {s.status for s, _ in seen} == {Status.OPERATIONAL}
+    assert all(i is None for _, i in seen)
+
+
+def test_recovery_needs_two_good_cycles_and_resolves_the_incident():
+    seen = run([(OK, OK)] + [(TO, TO)] * 3 + [(OK, OK), (OK, OK), (OK, OK)])
+    statuses = [s.status for s, _ in seen]
+    assert statuses[4] is Status.MAJOR_OUTAGE            # one good cycle is not enough
+    assert statuses[4] is Status.MAJOR_OUTAGE and "1 of 2 good cycles" in seen[4][0].reason
+    assert statuses[5] is Status.OPERATIONAL
+    state, inc = seen[5]
+    assert state.since == T0 + 4 * MIN                  # recovery began at the first good cycle
+    assert not inc.open and inc.ended_at == T0 + 4 * MIN
+    assert inc.updates[-1].message == "Recovered after 3 min."
+    assert [u.kind for u in inc.updates] == ["opened", "resolved"]
+
+
+def test_severity_change_adds_an_update():
+    seen = run([(OK, OK), (OK, TO), (OK, TO), (OK, TO), (TO, TO)])
+    inc = seen[-1][1]
+    assert [u.kind for u in inc.updates] == ["opened", "severity"]
+    assert inc.severity == "critical" and inc.title == "Example API: major outage"
+
+
+def test_degraded_by_latency_has_hysteresis():
+    slow, fast = (OK, OK), (OK, OK)
+    state = ServiceState()
+    statuses = []
+    for n, ms in enumerate([40, 900, 900, 900, 40, 900, 40, 40]):
+        at = T0 + n * MIN
+        state = decide(state, SVC, cycle(at, *slow, ms=ms) if ms > 500 else cycle(at, *fast), at)
+        statuses.append(state.status)
+    assert statuses == [Status.OPERATIONAL] * 3 + [Status.DEGRADED] * 4 + [Status.OPERATIONAL]
+
+
+def test_unknown_until_threshold_for_a_never_measured_failing_service():
+    seen = run([(TO, TO), (TO, TO), (TO, TO)])
+    assert [s.status for s, _ in seen] == [Status.UNKNOWN, Status.UNKNOWN, Status.MAJOR_OUTAGE]
+
+
+def test_maintenance_and_paused():
+    window = MaintenanceWindow(T0, T0 + 60 * MIN, "Upgrade")
+    svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(window,))
+    state = service_decision(ServiceState(), svc, cycle(T0 + MIN, TO, TO), T0 + MIN)
+    assert state.status is Status.MAINTENANCE and state.since == T0
+    assert state.reason == "Scheduled maintenance: Upgrade (until 2026-11-22T13:00:00Z)."
+    assert advance(None, ServiceState(), state, svc) is None
+    paused = service_decision(state, ServiceConfig("api", "A", "cloud", SVC.checks, paused=True), [], T0)
+    assert paused.status is Status.UNKNOWN and paused.reason == "Checks are paused by the operator."
+
+
+def test_state_round_trips_through_json():
+    state, _ = run([(OK, OK), (TO, TO), (TO, TO), (TO, TO)])[-1]
+    assert ServiceState.from_json(state.to_json()) == state
+
+
+@pytest.mark.parametrize("statuses, expected", [
+    ([], None),
+    ([Status.UNKNOWN, Status.MAINTENANCE], None),
+    ([Status.OPERATIONAL] * 3, 100.0),
+    ([Status.OPERATIONAL, Status.MAJOR_OUTAGE], 50.0),
+    ([Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.UNKNOWN], 70.0),
+])
+def test_health_index(statuses, expected):
+    assert health_index(statuses) == expected
+
+
+def test_collection_goes_stale_after_three_intervals():
+    run_ = RunRecord(1, T0, T0 + timedelta(seconds=2), 10, 1)
+    assert not is_stale(run_, 60, T0 + 3 * MIN)
+    assert is_stale(run_, 60, T0 + 3 * MIN + timedelta(seconds=3))
+    assert collection_state(run_, 60, T0 + MIN)["last_run"]["duration_ms"] == 2000.0
+    assert collection_state(None, 60, T0)["state"] == "stale"
+
+
+def test_history_gives_every_bucket_with_null_gaps():
+    rng = RANGES["24h"]
+    rows = [BucketRow(int((T0 - 10 * MIN).timestamp()), up=4, down=1, hist=latency.add({}, [40, 50, 60, 70]))]
+    doc = build_history("api", rng, rows, [], T0)
+    assert doc["count"] == 288 == len(doc["points"])
+    assert doc["points"][-1]["start"] == "2026-11-22T12:00:00Z"
+    measured = [p for p in doc["points"] if p["availability"] is not None]
+    assert len(measured) == 1 and measured[0]["availability"] == 80.0
+    assert measured[0]["start"] == "2026-11-22T11:50:00Z"
+    assert abs(measured[0]["latency_p50_ms"] - 50) / 50 < 0.05
+    assert doc["summary"]["availability"] == 80.0 and doc["resolution"] == "5m"
+    starts = [p["start"] for p in doc["points"]]
+    assert starts == sorted(starts)
+
+
+def test_incident_minutes_per_bucket():
+    start = int(T0.timestamp())
+    inc = Incident("x", "api", "t", "major", T0 + 2 * MIN, T0 + 12 * MIN, ())
+    assert incident_seconds([inc], start, 300, 4, start + 3600) == [180, 300, 120, 0]
+
+
+def test_latency_histogram_is_within_five_percent():
+    values = [float(v) for v in range(1, 2001)]
+    hist = latency.add({}, values)
+    assert latency.decode(latency.encode(hist)) == hist
+    for q, true in ((0.5, 1000.0), (0.95, 1900.0)):
+        assert abs(latency.percentile(hist, q) - true) / true < 0.05
