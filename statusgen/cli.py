@@ -55,6 +55,14 @@ def check_config(config_path: Path) -> None:
                f"{len(cfg.categories)} categories")
 
 
+@main.command("config-docs")
+def config_docs() -> None:
+    """Print the configuration reference (docs/configuration.md) generated from the schema."""
+    from .config import config_reference
+
+    click.echo(config_reference(), nl=False)
+
+
 @main.command()
 @config_option
 def run(config_path: Path) -> None:

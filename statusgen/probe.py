@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -103,9 +103,10 @@ async def _attempt(client: httpx.AsyncClient, check: CheckConfig) -> tuple[Outco
         return judge(check, response.status_code, body, too_large), response.status_code
 
 
-async def probe_one(client: httpx.AsyncClient, target: CheckTarget) -> CheckResult:
+async def probe_one(client: httpx.AsyncClient, target: CheckTarget,
+                    clock: Callable[[], datetime] = utcnow) -> CheckResult:
     check = target.check
-    sent = utcnow()
+    sent = clock()
     start = time.perf_counter()
     status: int | None = None
     try:
@@ -130,12 +131,13 @@ def make_client(user_agent: str, concurrency: int) -> httpx.AsyncClient:
     )
 
 
-async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None) -> list[CheckResult]:
+async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None,
+                    clock: Callable[[], datetime] = utcnow) -> list[CheckResult]:
     """Run every check concurrently, at most ``site.concurrency`` at a time."""
     todo = list(only) if only is not None else targets(config)
     gate = asyncio.Semaphore(config.site.concurrency)
     async with make_client(config.site.user_agent, config.site.concurrency) as client:
         async def gated(t: CheckTarget) -> CheckResult:
             async with gate:
-                return await probe_one(client, t)
+                return await probe_one(client, t, clock)
         return list(await asyncio.gather(*(gated(t) for t in todo)))

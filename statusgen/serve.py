@@ -4,8 +4,7 @@ It maps public URLs (query strings included) onto the pre-rendered files
 through ``routes.resolve``, and applies the same rules as the generated nginx
 configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
 ``Cache-Control: max-age=15``, GET and HEAD only (405 with Allow), 120
-requests per minute per client address (a bucket of 120 that refills at
-2 per second, like nginx's limit_req; past it 429 with Retry-After), JSON
+requests in any minute per client address (past it 429 with Retry-After), JSON
 error bodies, CORS, and precompressed ``.gz`` copies. It never serves a file
 outside the tree: names are built from validated parts, and the resolved
 path must stay inside the current generation.
@@ -18,6 +17,8 @@ import math
 import os
 import sys
 import threading
+from collections import deque
+from collections.abc import Callable
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,26 +59,37 @@ def etag_matches(header: str | None, etag: str) -> bool:
 
 
 class RateLimiter:
-    """Per-client token bucket: ``capacity`` at once, refilled at capacity per minute."""
+    """At most ``per_minute`` requests from one client in any 60 seconds (a sliding window).
 
-    def __init__(self, per_minute: int = RATE_PER_MINUTE, clock=time.monotonic):  # type: ignore[no-untyped-def]
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
+    A burst of ``per_minute`` at once is answered; the next is refused until the
+    oldest request of the window is a minute old, which is what Retry-After says.
+    """
+
+    WINDOW = 60.0
+
+    def __init__(self, per_minute: int = RATE_PER_MINUTE, clock: Callable[[], float] = time.monotonic):
+        self.limit = per_minute
         self.clock = clock
-        self.buckets: dict[str, tuple[float, float]] = {}
+        self.seen: dict[str, deque[float]] = {}
         self.lock = threading.Lock()
 
     def take(self, client: str) -> float:
         """0 when the request may go; else the seconds until it could."""
         with self.lock:
             now = self.clock()
-            tokens, last = self.buckets.get(client, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - last) * self.rate)
-            if tokens >= 1.0:
-                self.buckets[client] = (tokens - 1.0, now)
+            times = self.seen.setdefault(client, deque())
+            while times and now - times[0] >= self.WINDOW:
+                times.popleft()
+            if len(times) < self.limit:
+                times.append(now)
                 return 0.0
-            self.buckets[client] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            self._forget_idle(now)
+            return self.WINDOW - (now - times[0])
+
+    def _forget_idle(self, now: float) -> None:
+        if len(self.seen) > 10_000:
+            for client in [c for c, t in self.seen.items() if not t or now - t[-1] >= self.WINDOW]:
+                del self.seen[client]
 
 
 def safe_log_text(text: str) -> str:
@@ -90,6 +102,7 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "statusgen"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # headers and body go out at once, no 40 ms delayed-ACK stall
 
     # -- dispatch --------------------------------------------------------------
 

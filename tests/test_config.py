@@ -1,0 +1,119 @@
+"""Configuration: a table of broken files, each with the exact messages it must produce."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from statusgen.cli import main
+from statusgen.config import config_reference, documented_keys, load_config
+from statusgen.errors import ConfigError
+
+GOOD_SERVICE = '''
+[[services]]
+slug = "github"
+name = "GitHub"
+category = "dev"
+[[services.checks]]
+url = "https://api.github.com/"
+'''
+CATS = '[categories]\ndev = "Developer tools"\n'
+
+
+def messages(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "services.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return info.value.problems
+
+
+BROKEN = [
+    ("no services", CATS, ["services.toml: no services declared; add at least one [[services]] table"]),
+    ("not toml", "[site\n", None),
+    ("timeout words", CATS + GOOD_SERVICE + 'timeout = "ten"\n',
+     ['services.toml: service "github", check 1: timeout must be a number of seconds greater than 0, got "ten"']),
+    ("second check", CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
+     ['services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
+      'services.toml: service "github", check 2: timeout must be a number of seconds greater than 0, got -1']),
+    ("unknown key", CATS + GOOD_SERVICE + "retries = 3\n",
+     ['services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, method, '
+      'expect_status, keyword, timeout, degraded_ms, max_bytes']),
+    ("undeclared category", CATS + GOOD_SERVICE.replace('"dev"', '"cloud"'),
+     ['services.toml: service "github": category "cloud" is not declared; declared: dev']),
+    ("bad slug and missing name", CATS + '[[services]]\nslug = "Git Hub"\ncategory = "dev"\n'
+     '[[services.checks]]\nurl = "https://x.org"\n',
+     ['services.toml: service "Git Hub": slug must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$, got "Git Hub"',
+      'services.toml: service "Git Hub": name is required (Display name.)']),
+    ("duplicate slug", CATS + GOOD_SERVICE + GOOD_SERVICE,
+     ['services.toml: service "github": slug is used by more than one service; slugs must be unique']),
+    ("no checks", CATS + '[[services]]\nslug = "a"\nname = "A"\ncategory = "dev"\n',
+     ['services.toml: service "a": needs at least one check ([[services.checks]] with a url) or a vendor source']),
+    ("site keys", '[site]\ninterval = 0\nbase_url = "status.example.org"\ncolour = "red"\n' + CATS + GOOD_SERVICE,
+     ['services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
+      'services.toml: [site]: interval must be a number of seconds greater than 0, got 0',
+      'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, store, '
+      'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact']),
+    ("no categories", GOOD_SERVICE,
+     ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"']),
+    ("expect status", CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",
+     ['services.toml: service "github", check 1: expect_status must be an HTTP status code or a list of them '
+      '(100-599), got [200, 999]']),
+    ("maintenance backwards", CATS + GOOD_SERVICE + '[[services.maintenance]]\nstart = 2026-11-22T10:00:00Z\n'
+     'end = 2026-11-22T09:00:00Z\n',
+     ['services.toml: service "github", maintenance 1: end must be after start']),
+    ("vendor format", CATS + GOOD_SERVICE + '[services.vendor]\nurl = "https://www.githubstatus.com/api/v2/'
+     'summary.json"\nformat = "atlassian"\n',
+     ['services.toml: service "github", vendor: format must be one of auto, statuspage, statusio, slack, heroku, '
+      'cachet, gcp, feed, got "atlassian"']),
+    ("top level", 'sites = 1\n' + CATS + GOOD_SERVICE,
+     ['services.toml: unknown top-level key "sites"; allowed: site, categories, services']),
+]
+
+
+@pytest.mark.parametrize("name, text, expected", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_configuration_messages(tmp_path, name, text, expected):
+    got = messages(tmp_path, text)
+    if expected is None:
+        assert len(got) == 1 and got[0].startswith("services.toml: not valid TOML: ")
+    else:
+        assert got == expected
+
+
+def test_good_configuration_defaults(tmp_path):
+    path = tmp_path / "services.toml"
+    path.write_text(CATS + GOOD_SERVICE, encoding="utf-8")
+    cfg = load_config(path)
+    svc = cfg.services[0]
+    assert svc.failures_to_open == 3 and svc.successes_to_resolve == 2
+    assert svc.checks[0].expect_status == (200,) and svc.checks[0].timeout == 10.0
+    assert cfg.site.store == (tmp_path / "data/statusgen.db").resolve()
+
+
+def test_check_config_and_run_report_every_problem_and_change_nothing(tmp_path):
+    path = tmp_path / "services.toml"
+    path.write_text(CATS + GOOD_SERVICE + 'timeout = "ten"\nretries = 1\n', encoding="utf-8")
+    runner = CliRunner()
+    for args in (["check-config", str(path)], ["run", "--config", str(path)]):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 2
+        assert 'check 1: timeout must be a number of seconds greater than 0, got "ten"' in res.output
+        assert 'check 1: unknown key "retries"' in res.output
+        assert "Traceback" not in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["services.toml"]
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    res = CliRunner().invoke(main, ["check-config", str(tmp_path / "nope.toml")])
+    assert res.exit_code == 2 and "file not found" in res.output
+
+
+def test_configuration_reference_is_generated_and_current():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    assert doc == config_reference(), "run: statusgen config-docs > docs/configuration.md"
+    for section, keys in documented_keys().items():
+        for key in keys:
+            assert f"`{key.name}`" in doc, f"{section}.{key.name} is missing from docs/configuration.md"
+            assert key.doc, f"{section}.{key.name} has no doc line"

@@ -1,0 +1,297 @@
+"""End to end: real loopback targets that change between runs, several real runs,
+then every endpoint asserted over HTTP through the preview server."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import feedparser
+import httpx
+import pytest
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator
+
+from statusgen.cli import main
+from statusgen.config import load_config
+from statusgen.cycle import run_cycle
+from statusgen.history import RANGES
+from statusgen.shapes import SCHEMAS, schema_for
+from statusgen.state import STATUSES
+
+from .conftest import Targets, start_preview, write_config
+
+SERVICES = """
+[categories]
+cloud = "Cloud"
+payments = "Payments"
+
+[[services]]
+slug = "alpha"
+name = "Alpha <Cloud> & Co"
+category = "cloud"
+[[services.checks]]
+url = "{a}"
+keyword = "OK"
+
+[[services]]
+slug = "beta"
+name = "Beta"
+category = "cloud"
+[[services.checks]]
+url = "{b}"
+
+[[services]]
+slug = "gamma"
+name = "Gamma Pay"
+category = "payments"
+[[services.checks]]
+url = "{c}"
+timeout = 0.5
+"""
+
+
+class Clock:
+    """An injected clock: a minute per run, starting two hours ago."""
+
+    def __init__(self) -> None:
+        self.t = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+
+    def __call__(self) -> datetime:
+        return self.t
+
+    def tick(self) -> None:
+        self.t += timedelta(minutes=1)
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    """Runs: all up (2); beta fails (3) and recovers (2); gamma times out (3); one real CLI run."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    targets = Targets()
+    threading.Thread(target=targets.serve_forever, daemon=True).start()
+    for p in ("/a", "/b", "/c"):
+        targets.set(p)
+    path = write_config(tmp, SERVICES.format(a=targets.url("/a"), b=targets.url("/b"), c=targets.url("/c")))
+    cfg = load_config(path)
+    clock = Clock()
+    feeds_after: dict[str, list[str]] = {}
+
+    def runs(n: int) -> None:
+        for _ in range(n):
+            run_cycle(cfg, clock)
+            clock.tick()
+
+    runs(2)
+    targets.set("/b", 500, b"Internal <b>Error</b>")
+    runs(3)
+    targets.set("/b")
+    runs(2)
+    feeds_after["middle"] = [e.id for e in feedparser.parse((cfg.site.output / "feed/incidents.xml").read_bytes()).entries]
+    targets.set("/c", delay=2.0)
+    runs(3)
+    res = CliRunner().invoke(main, ["run", "--config", str(path)])
+    assert res.exit_code == 0, res.output
+    served = start_preview(cfg.site.output)
+    yield {"cfg": cfg, "base": served.base, "site": cfg.site.output, "feeds": feeds_after, "cli": res.output}
+    served.server.shutdown()
+    targets.shutdown()
+
+
+def raw_get(base: str, path: str) -> tuple[int, bytes]:
+    """A request whose path goes on the wire exactly as given (no client normalization)."""
+    host, port = base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.putrequest("GET", path, skip_accept_encoding=True)
+    conn.endheaders()
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, body
+
+
+def get(scenario, path: str, **kw) -> httpx.Response:
+    return httpx.get(scenario["base"] + path, **kw)
+
+
+def test_cli_run_prints_one_line(scenario):
+    assert scenario["cli"].startswith("run 11: 3 checks (1 failed) probed in ")
+
+
+def test_snapshot_counts_equal_the_lists(scenario):
+    snap = get(scenario, "/api/v1/snapshot").json()
+    assert snap["count"] == 3 == len(snap["services"])
+    statuses = {s["slug"]: s["status"] for s in snap["services"]}
+    assert statuses == {"alpha": "operational", "beta": "operational", "gamma": "major_outage"}
+    for status in STATUSES:
+        listed = get(scenario, f"/api/v1/services?status={status}").json()
+        assert listed["count"] == snap["counts"]["by_status"][status] == len(listed["services"])
+        assert all(s["status"] == status for s in listed["services"])
+    for cat, counts in snap["counts"]["by_category"].items():
+        listed = get(scenario, f"/api/v1/services?category={cat}").json()
+        assert listed["count"] == counts["total"]
+        for status in STATUSES:
+            pair = get(scenario, f"/api/v1/services?status={status}&category={cat}").json()
+            assert pair["count"] == counts["by_status"][status]
+            assert pair["filters"] == {"category": cat, "status": status}
+    assert snap["health_index"] == round((100 + 100 + 0) / 3, 1)
+    assert snap["open_incidents"] == 1
+
+
+def test_service_records(scenario):
+    for slug in ("alpha", "beta", "gamma"):
+        doc = get(scenario, f"/api/v1/services/{slug}").json()
+        svc = doc["service"]
+        assert svc["slug"] == slug and svc["checks"][0]["last_result"] is not None
+        assert svc["last_day"]["count"] == 11 == len(svc["last_day"]["rows"])
+    gamma = get(scenario, "/api/v1/services/gamma").json()["service"]
+    assert gamma["status"] == "major_outage"
+    assert "timed out (0.5 s)" in gamma["reason"]
+    assert gamma["open_incident"]["id"].startswith("gamma-")
+    assert get(scenario, "/api/v1/services/alpha").json()["service"]["name"] == "Alpha <Cloud> & Co"
+
+
+def test_history_ranges(scenario):
+    for name, rng in RANGES.items():
+        doc = get(scenario, f"/api/v1/services/beta/history?range={name}").json()
+        assert doc["range"] == name and doc["count"] == rng.buckets == len(doc["points"])
+        assert doc["resolution_s"] == rng.resolution_s
+        measured = [p for p in doc["points"] if p["checks"]]
+        assert sum(p["checks"] for p in measured) == doc["summary"]["checks"] == 11
+        assert doc["summary"]["failed"] == 3
+        assert doc["summary"]["availability"] == round(100 * 8 / 11, 3)
+        assert any(p["availability"] is None for p in doc["points"])
+    default = get(scenario, "/api/v1/services/beta/history")
+    assert default.json() == get(scenario, "/api/v1/services/beta/history?range=24h").json()
+    day = get(scenario, "/api/v1/services/beta/history?range=24h").json()
+    assert day["summary"]["incident_minutes"] == 3   # opened at the first failure, resolved at the first success
+
+
+def test_incidents_active_filters(scenario):
+    every = get(scenario, "/api/v1/incidents").json()
+    open_ = get(scenario, "/api/v1/incidents?active=1").json()
+    closed = get(scenario, "/api/v1/incidents?active=0").json()
+    assert every["count"] == 2 and open_["count"] == 1 and closed["count"] == 1
+    assert [i["service"] for i in every["incidents"]] == ["gamma", "beta"]       # newest first
+    assert open_["incidents"][0]["open"] is True and open_["incidents"][0]["ended_at"] is None
+    beta = closed["incidents"][0]
+    assert beta["duration_s"] == 180 and beta["updates"][-1]["message"] == "Recovered after 3 min."
+    assert [u["kind"] for u in beta["updates"]] == ["opened", "resolved"]
+
+
+def test_errors_are_json_with_allowed_values(scenario):
+    cases = [
+        ("/api/v1/services/nope", 404, "unknown_service"),
+        ("/api/v1/services/nope/history", 404, "unknown_service"),
+        ("/api/v1/nothing-here", 404, "not_found"),
+        ("/api/v1/services?category=space", 400, "invalid_parameter"),
+        ("/api/v1/services?status=fine", 400, "invalid_parameter"),
+        ("/api/v1/services/beta/history?range=1y", 400, "invalid_parameter"),
+        ("/api/v1/incidents?active=yes", 400, "invalid_parameter"),
+    ]
+    for path, status, code in cases:
+        r = get(scenario, path)
+        assert r.status_code == status, path
+        assert r.headers["content-type"] == "application/json; charset=utf-8"
+        body = r.json()["error"]
+        assert body["code"] == code and body["status"] == status and body["message"]
+        assert "etag" in r.headers
+    assert get(scenario, "/api/v1/services/beta/history?range=1y").json()["error"]["allowed"] == list(RANGES)
+    assert get(scenario, "/api/v1/services?category=space").json()["error"]["allowed"] == ["cloud", "payments"]
+
+
+def test_unknown_parameters_are_ignored_and_order_does_not_matter(scenario):
+    a = get(scenario, "/api/v1/services?status=operational&category=cloud&utm=x")
+    b = get(scenario, "/api/v1/services?category=cloud&status=operational")
+    assert a.status_code == 200 and a.content == b.content
+
+
+def test_caching_headers_etag_and_304(scenario):
+    r = get(scenario, "/api/v1/snapshot")
+    assert r.headers["cache-control"] == "public, max-age=15"
+    assert r.headers["access-control-allow-origin"] == "*"
+    etag = r.headers["etag"]
+    again = get(scenario, "/api/v1/snapshot", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    other = get(scenario, "/api/v1/health", headers={"If-None-Match": etag})
+    assert other.status_code == 200
+
+
+def test_methods_other_than_get_and_head(scenario):
+    head = httpx.head(scenario["base"] + "/api/v1/snapshot")
+    assert head.status_code == 200 and head.content == b""
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+        r = httpx.request(method, scenario["base"] + "/api/v1/snapshot")
+        assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
+        assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_no_file_outside_the_tree(scenario):
+    for path in ("/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/api/v1/services/..%2f..%2f..%2fetc%2fpasswd",
+                 "/.manifest.json", "//etc/passwd", "/api/v1/services/%00"):
+        status, body = raw_get(scenario["base"], path)
+        assert status == 404, path
+        assert b"root:" not in body
+
+
+def test_feeds_read_by_a_real_feed_parser(scenario):
+    r = get(scenario, "/feed/incidents.xml")
+    assert r.headers["content-type"] == "application/atom+xml; charset=utf-8"
+    feed = feedparser.parse(r.content)
+    assert not feed.bozo, feed.get("bozo_exception")
+    titles = [e.title for e in feed.entries]
+    assert titles == ["Gamma Pay: major outage", "Beta: major outage (resolved)"]
+    updated = [e.updated_parsed for e in feed.entries]
+    assert updated == sorted(updated, reverse=True)
+    ids = [e.id for e in feed.entries]
+    assert ids[1] in scenario["feeds"]["middle"] and scenario["feeds"]["middle"] == ids[1:]
+    assert all(i.startswith("tag:status.example.org,") for i in ids)
+    beta = feedparser.parse(get(scenario, "/feed/services/beta.xml").content)
+    assert [e.id for e in beta.entries] == ids[1:]
+    assert "Recovered after 3 min." in beta.entries[0].content[0].value
+
+
+def test_rate_limit_429_with_retry_after(scenario):
+    served = start_preview(scenario["site"])
+    try:
+        with httpx.Client() as client:
+            codes = [client.get(served.base + "/api/v1/health").status_code for _ in range(120)]
+            assert codes == [200] * 120
+            r = client.get(served.base + "/api/v1/health")
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+        assert r.json()["error"]["code"] == "rate_limited" and r.headers["cache-control"] == "no-store"
+    finally:
+        served.server.shutdown()
+
+
+def test_every_json_file_matches_its_shape(scenario):
+    root = Path(scenario["site"])
+    checked = 0
+    for path in root.rglob("*.json"):
+        rel = path.relative_to(root).as_posix()
+        name = schema_for(rel)
+        if name is None:
+            continue
+        schema = {"$ref": f"#/components/schemas/{name}", "components": {"schemas": SCHEMAS}}
+        Draft202012Validator(schema).validate(json.loads(path.read_bytes()))
+        checked += 1
+    assert checked > 40
+
+
+def test_openapi_document_lists_every_endpoint(scenario):
+    doc = get(scenario, "/api/v1/openapi.json").json()
+    assert doc["openapi"] == "3.1.0"
+    assert set(doc["paths"]) == {"/api/v1/snapshot", "/api/v1/services", "/api/v1/services/{slug}",
+                                 "/api/v1/services/{slug}/history", "/api/v1/incidents", "/api/v1/health",
+                                 "/feed/incidents.xml", "/feed/services/{slug}.xml"}
+    params = doc["paths"]["/api/v1/services"]["get"]["parameters"]
+    assert params[0]["schema"]["enum"] == ["cloud", "payments"]
+
+
+def test_index_links_the_api_and_escapes_vendor_text(scenario):
+    html = get(scenario, "/").text
+    assert "/api/v1/snapshot" in html and "/feed/incidents.xml" in html
+    assert "Alpha &lt;Cloud&gt; &amp; Co" in html and "<Cloud>" not in html
