@@ -50,7 +50,7 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # the client gave up (timeout or size cap), as tested
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.seen.headers.setdefault(self.path, []).append(dict(self.headers.items()))
         route = getattr(self, "route_" + self.path.strip("/").replace("-", "_"), None)
         if route is None:
@@ -117,7 +117,12 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     async def go() -> FetchResult:
         async with httpx.AsyncClient(max_redirects=3, transport=transport) as client:
             return await fetch_source(
-                client, url, etag=etag, last_modified=last_modified, timeout=timeout, max_bytes=max_bytes
+                client,
+                url,
+                etag=etag,
+                last_modified=last_modified,
+                timeout=timeout,
+                max_bytes=max_bytes,
             )
 
     return asyncio.run(go())
@@ -221,7 +226,10 @@ def test_dns_failure_is_dns() -> None:
         except socket.gaierror as exc:
             raise httpx.ConnectError(str(exc), request=request) from exc
 
-    assert fetch("http://status.example.invalid/", transport=httpx.MockTransport(refuse)).outcome == Outcome.DNS
+    assert (
+        fetch("http://status.example.invalid/", transport=httpx.MockTransport(refuse)).outcome
+        == Outcome.DNS
+    )
 
 
 def test_certificate_failure_is_tls() -> None:
@@ -231,7 +239,10 @@ def test_certificate_failure_is_tls() -> None:
         except ssl.SSLError as exc:
             raise httpx.ConnectError(str(exc), request=request) from exc
 
-    assert fetch("https://status.example.com/", transport=httpx.MockTransport(refuse)).outcome == Outcome.TLS
+    assert (
+        fetch("https://status.example.com/", transport=httpx.MockTransport(refuse)).outcome
+        == Outcome.TLS
+    )
 
 
 def test_unsupported_scheme_is_error() -> None:
@@ -248,7 +259,7 @@ def test_html_answer_is_a_parse_error(server: tuple[str, Seen]) -> None:
         parse_vendor(result.body, "statuspage")
 
 
-# -- local files ----------------------------------------------------------------------------
+# -- local files ------------------------------------------------------------
 
 
 def test_read_local_path_and_file_url(tmp_path: Path) -> None:

@@ -6,15 +6,26 @@ them), not by printing what the adapters return.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 import pytest
 
 from statusgen.errors import VendorParseError
-from statusgen.vendors import FORMATS, VendorView, detect_format, parse_vendor
-from statusgen.vendors import cachet, feed, gcp, heroku, slack, statusio, statuspage
+from statusgen.vendors import (
+    FORMATS,
+    VendorView,
+    cachet,
+    detect_format,
+    feed,
+    gcp,
+    heroku,
+    parse_vendor,
+    slack,
+    statusio,
+    statuspage,
+)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
 
@@ -41,7 +52,7 @@ def sample(name: str) -> bytes:
 
 def at(text: str) -> datetime:
     """A UTC moment written as ``2026-07-31 03:29:01``."""
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def by_name(view: VendorView) -> dict[str, str]:
@@ -50,7 +61,9 @@ def by_name(view: VendorView) -> dict[str, str]:
 
 def test_every_sample_is_covered() -> None:
     on_disk = {
-        str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md"
+        str(p.relative_to(SAMPLES))
+        for p in SAMPLES.rglob("*")
+        if p.is_file() and p.name != "SOURCES.md"
     }
     assert on_disk == set(EXPECTED_FORMAT)
 
@@ -64,10 +77,21 @@ def test_detects_format(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED_FORMAT))
 def test_every_view_is_well_formed(name: str) -> None:
     view = parse_vendor(sample(name))
-    assert view.status in ("operational", "maintenance", "degraded", "partial_outage", "major_outage", "unknown")
-    moments = [view.updated_at] + [i.started_at for i in view.incidents] + [i.updated_at for i in view.incidents]
+    assert view.status in (
+        "operational",
+        "maintenance",
+        "degraded",
+        "partial_outage",
+        "major_outage",
+        "unknown",
+    )
+    moments = (
+        [view.updated_at]
+        + [i.started_at for i in view.incidents]
+        + [i.updated_at for i in view.incidents]
+    )
     for moment in filter(None, moments):
-        assert moment.tzinfo is timezone.utc and moment.microsecond == 0
+        assert moment.tzinfo is UTC and moment.microsecond == 0
     assert orjson.loads(orjson.dumps(view.to_json())) == view.to_json()
 
 
@@ -75,7 +99,7 @@ def test_formats_are_the_documented_names() -> None:
     assert set(FORMATS) == {"statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed"}
 
 
-# -- Statuspage ---------------------------------------------------------------------------
+# -- Statuspage -------------------------------------------------------------
 
 
 def test_github_summary_all_operational() -> None:
@@ -86,7 +110,9 @@ def test_github_summary_all_operational() -> None:
     assert set(by_name(view).values()) == {"operational"}
     assert view.components[0].name == "Git Operations"
     assert view.components[-1].name == "Copilot AI Model Providers"
-    assert view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
+    assert (
+        view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
+    )
     assert view.updated_at == at("2026-07-31 03:29:01")
     assert view.page_url == "https://www.githubstatus.com"
 
@@ -126,9 +152,13 @@ def test_cloudamqp_maintenance_in_progress() -> None:
     assert sum(s == "operational" for s in by_name(view).values()) == 22
     assert view.incidents == () and view.maintenance_upcoming == ()
     (window,) = view.maintenance_active
-    assert window.title == "Upgrade of shared servers \u201cjellyfish\u201d, \u201cwildboar\u201d, and \u201creindeer\u201d"
+    quoted = "\u201cjellyfish\u201d, \u201cwildboar\u201d, and \u201creindeer\u201d"
+    assert window.title == f"Upgrade of shared servers {quoted}"
     assert window.status == "in_progress"
-    assert (window.starts_at, window.ends_at) == (at("2020-07-16 21:00:00"), at("2020-07-16 23:00:00"))
+    assert (window.starts_at, window.ends_at) == (
+        at("2020-07-16 21:00:00"),
+        at("2020-07-16 23:00:00"),
+    )
     assert window.components == ("m9jl6sdbs4vb",)
     assert window.url == "http://stspg.io/3crfld0dxr87"
     assert view.updated_at == at("2020-07-16 21:10:37")
@@ -139,7 +169,10 @@ def test_claude_scheduled_maintenances_all_completed() -> None:
     assert view.status == "operational"
     assert view.description is None
     assert view.maintenance_active == () and view.maintenance_upcoming == ()
-    assert by_name(view) == {"claude.ai": "operational", "Claude Console (platform.claude.com)": "operational"}
+    assert by_name(view) == {
+        "claude.ai": "operational",
+        "Claude Console (platform.claude.com)": "operational",
+    }
     assert view.updated_at == at("2026-09-15 11:14:48")
     assert view.page_url == "https://status.claude.com"
 
@@ -188,7 +221,9 @@ def test_openai_incident_io_compatible_summary() -> None:
     assert operational == ["Ads API", "Decisions", "dots"]
     assert sum(s == "degraded" for s in by_name(view).values()) == 22
     first, second = view.incidents
-    assert first.title == "Elevated errors across ChatGPT, Codex, and the API including the Agents API"
+    assert (
+        first.title == "Elevated errors across ChatGPT, Codex, and the API including the Agents API"
+    )
     assert (first.impact, first.status) == ("degraded", "investigating")
     assert first.started_at == at("2026-09-29 17:52:52")  # no started_at: created_at
     assert first.updated_at == at("2026-09-29 18:24:17")
@@ -199,7 +234,7 @@ def test_openai_incident_io_compatible_summary() -> None:
     assert view.updated_at == at("2026-09-29 18:29:41")
 
 
-# -- other vendors --------------------------------------------------------------------------
+# -- other vendors ----------------------------------------------------------
 
 
 def test_gitlab_statusio_planned_maintenance() -> None:
@@ -217,7 +252,10 @@ def test_gitlab_statusio_planned_maintenance() -> None:
     assert incident.components == ("5b36dc6502d06804c0834a07",)
     (window,) = view.maintenance_active
     assert window.title == "Maintenance on dashboards.gitlab.com"
-    assert (window.starts_at, window.ends_at) == (at("2020-09-02 17:55:00"), at("2020-09-07 17:55:00"))
+    assert (window.starts_at, window.ends_at) == (
+        at("2020-09-02 17:55:00"),
+        at("2020-09-07 17:55:00"),
+    )
     assert window.components == ("5f4e8819413cdd04b6882c94",)
     assert view.maintenance_upcoming == ()
     assert view.updated_at == at("2020-09-05 09:45:32")
@@ -249,7 +287,10 @@ def test_heroku_yellow_systems_and_open_incident() -> None:
     (incident,) = view.incidents
     assert incident.id == "1918"
     assert incident.title == "Connection timeouts to applications and Heroku Postgres"
-    assert (incident.impact, incident.status) == ("degraded", "issue")  # newest update: issue, yellow
+    assert (incident.impact, incident.status) == (
+        "degraded",
+        "issue",
+    )  # newest update: issue, yellow
     assert incident.started_at == at("2019-10-24 18:39:30")
     assert incident.updated_at == at("2019-10-24 18:49:50")
     assert incident.url == "https://status.heroku.com/incidents/1918"
@@ -337,7 +378,9 @@ def test_github_atom_feed_with_unresolved_entry() -> None:
 def test_parse_rss_feed_all_resolved_including_postmortem() -> None:
     view = feed.parse(sample("feeds/parse_statuspage_history_2014.rss"))
     assert view.status == "operational"
-    assert view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
+    assert (
+        view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
+    )
     assert view.updated_at == at("2014-01-10 00:00:23")  # Thu, 09 Jan 2014 16:00:23 -0800
     assert view.page_url == "http://status.parse.com"
 
@@ -364,18 +407,23 @@ def test_feed_maintenance_entries() -> None:
     assert view.updated_at == at("2026-11-22 19:00:00")
 
 
-# -- narrowing to components ------------------------------------------------------------------
+# -- narrowing to components ------------------------------------------------
 
 
 def test_narrow_to_a_group_selects_its_members() -> None:
-    view = parse_vendor(sample("statuspage/sendgrid_summary_active_incident_groups.json"), components=["Mail Sending"])
+    view = parse_vendor(
+        sample("statuspage/sendgrid_summary_active_incident_groups.json"),
+        components=["Mail Sending"],
+    )
     assert [c.name for c in view.components] == ["API v3", "SMTP", "API v2"]
     assert view.status == "operational"
     assert view.incidents == ()  # the incident affects Partners only
 
 
 def test_narrow_by_name_case_insensitive_keeps_its_incident() -> None:
-    view = parse_vendor(sample("statuspage/sendgrid_summary_active_incident_groups.json"), components=["partners"])
+    view = parse_vendor(
+        sample("statuspage/sendgrid_summary_active_incident_groups.json"), components=["partners"]
+    )
     assert [c.name for c in view.components] == ["Partners"]
     assert view.status == "degraded"
     assert [i.id for i in view.incidents] == ["wpm5jsqj24px"]
@@ -384,7 +432,12 @@ def test_narrow_by_name_case_insensitive_keeps_its_incident() -> None:
 def test_narrow_by_id_and_mixed_names() -> None:
     body = sample("statuspage/sendgrid_summary_active_incident_groups.json")
     view = parse_vendor(body, "statuspage", ["vgl8t6wflyjt", "WEBHOOKS", "Marketing Campaigns"])
-    assert [c.name for c in view.components] == ["Marketing Campaigns", "Event Webhook", "Parse API", "API"]
+    assert [c.name for c in view.components] == [
+        "Marketing Campaigns",
+        "Event Webhook",
+        "Parse API",
+        "API",
+    ]
 
 
 def test_narrow_unknown_names_lists_available() -> None:
@@ -398,7 +451,9 @@ def test_narrow_unknown_names_lists_available() -> None:
 
 
 def test_narrow_whole_page_incidents_still_count() -> None:
-    view = parse_vendor(sample("incidentio/openai_summary_compat_active_incidents.json"), components=["Ads API"])
+    view = parse_vendor(
+        sample("incidentio/openai_summary_compat_active_incidents.json"), components=["Ads API"]
+    )
     assert [c.status for c in view.components] == ["operational"]
     assert len(view.incidents) == 2  # they name no components, so they affect the whole page
     assert view.status == "degraded"
@@ -423,19 +478,30 @@ def test_narrow_slack_heroku_cachet_gcp() -> None:
     assert parse_vendor(slack_body, components=["Messaging"]).status == "operational"
     narrowed = parse_vendor(slack_body, components=["notifications"])
     assert (narrowed.status, [i.id for i in narrowed.incidents]) == ("degraded", ["878"])
-    assert parse_vendor(sample("heroku/heroku_current_status_incident.json"), components=["Data"]).status == "degraded"
-    doc_scan = parse_vendor(sample("cachet/yoti_cachet_v1_components.json"), components=["Yoti Doc Scan"])
+    assert (
+        parse_vendor(
+            sample("heroku/heroku_current_status_incident.json"), components=["Data"]
+        ).status
+        == "degraded"
+    )
+    doc_scan = parse_vendor(
+        sample("cachet/yoti_cachet_v1_components.json"), components=["Yoti Doc Scan"]
+    )
     assert [c.id for c in doc_scan.components] == ["9", "6"]
-    gce = parse_vendor(sample("gcp/gcp_status_incidents_json_2022.json"), components=["Google Compute Engine"])
+    gce = parse_vendor(
+        sample("gcp/gcp_status_incidents_json_2022.json"), components=["Google Compute Engine"]
+    )
     assert [c.id for c in gce.components] == ["L3ggmi3Jy4xJmgodFA9K"]
 
 
 def test_narrow_feed_has_no_components() -> None:
     with pytest.raises(VendorParseError, match="available: none"):
-        parse_vendor(sample("feeds/githubstatus_history_active_incident.atom"), components=["Actions"])
+        parse_vendor(
+            sample("feeds/githubstatus_history_active_incident.atom"), components=["Actions"]
+        )
 
 
-# -- the JSON shape ---------------------------------------------------------------------------
+# -- the JSON shape ---------------------------------------------------------
 
 
 def test_to_json_snake_case_and_utc_z() -> None:
@@ -447,7 +513,12 @@ def test_to_json_snake_case_and_utc_z() -> None:
     assert doc["updated_at"] == "2023-10-11T15:30:44Z"
     assert doc["incidents"][0]["started_at"] == "2023-10-11T15:30:44Z"
     assert doc["incidents"][0]["components"] == ["ylw5fnzv1r15"]
-    assert doc["components"][0] == {"id": "0srpdt598t37", "name": "Marketing Campaigns", "status": "operational", "group": "Marketing Campaigns"}
+    assert doc["components"][0] == {
+        "id": "0srpdt598t37",
+        "name": "Marketing Campaigns",
+        "status": "operational",
+        "group": "Marketing Campaigns",
+    }
 
 
 def test_unknown_format_name() -> None:

@@ -18,7 +18,13 @@ from typing import Any, NoReturn
 import orjson
 
 from statusgen.errors import VendorParseError
-from statusgen.vendors._text import ID_LIMIT, TEXT_LIMIT, WORD_LIMIT, clean_text, parse_iso
+from statusgen.vendors._text import (
+    ID_LIMIT,
+    TEXT_LIMIT,
+    WORD_LIMIT,
+    clean_text,
+    parse_iso,
+)
 
 ERROR_LIMIT = 1000
 
@@ -85,7 +91,8 @@ class Node:
         return self.value
 
     def obj(self) -> dict[str, Any]:
-        return self._expect(dict, "an object")
+        mapping: dict[str, Any] = self._expect(dict, "an object")
+        return mapping
 
     def is_null(self) -> bool:
         return self.value is None
@@ -133,7 +140,7 @@ class Node:
         return clean_text(self._expect(str, "a string"), limit) or None
 
     def word(self) -> str:
-        """A required enum-like word, lowercased: ``Degraded Performance`` -> ``degraded performance``."""
+        """A required enum-like word, lowercased: ``Minor`` reads ``minor``."""
         return self.text(WORD_LIMIT).lower()
 
     def word_or_none(self) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from dateutil.parser import isoparse
@@ -20,7 +20,7 @@ ID_LIMIT = 200
 WORD_LIMIT = 64
 
 #: Sorts before any real timestamp.
-LONG_AGO = datetime.min.replace(tzinfo=timezone.utc)
+LONG_AGO = datetime.min.replace(tzinfo=UTC)
 
 _WHITESPACE = re.compile(r"\s+")
 _TAG = re.compile(r"<[^<>]{0,2000}>")
@@ -51,8 +51,8 @@ def utc(moment: datetime) -> datetime:
     Raises OverflowError or ValueError when the moment has no UTC equivalent.
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).replace(microsecond=0)
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def parse_iso(raw: str) -> datetime | None:

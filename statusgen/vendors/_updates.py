@@ -13,7 +13,7 @@ back to the first status word their text uses.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from statusgen.vendors._text import html_to_text
 
@@ -82,6 +82,6 @@ def _stamp(text: str, entry_time: datetime) -> datetime | None:
                           int(day), int(hour), int(minute), tzinfo=offset)  # fmt: skip
         if not year and moment > entry_time + timedelta(days=2):
             moment = moment.replace(year=moment.year - 1)
-        return moment.astimezone(timezone.utc)
+        return moment.astimezone(UTC)
     except (ValueError, OverflowError):
         return None

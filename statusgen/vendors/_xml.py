@@ -56,5 +56,5 @@ def parse_xml(fmt: str, data: bytes | str) -> Element:
         fail(fmt, str(exc))
     except expat.ExpatError as exc:
         fail(fmt, f"is not well-formed XML ({exc})")
-    except ValueError as exc:
+    except (ValueError, LookupError) as exc:
         fail(fmt, f"cannot be decoded as XML ({exc})")

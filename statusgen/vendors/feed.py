@@ -23,10 +23,21 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from statusgen.vendors._payload import fail
-from statusgen.vendors._text import ID_LIMIT, clean_text, html_to_text, parse_iso, parse_rfc822
+from statusgen.vendors._text import (
+    ID_LIMIT,
+    clean_text,
+    html_to_text,
+    parse_iso,
+    parse_rfc822,
+)
 from statusgen.vendors._updates import first_update, latest_status
 from statusgen.vendors._xml import parse_xml
-from statusgen.vendors.model import VendorIncident, VendorMaintenance, VendorView, computed_status
+from statusgen.vendors.model import (
+    VendorIncident,
+    VendorMaintenance,
+    VendorView,
+    computed_status,
+)
 
 FORMAT = "feed"
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -86,7 +97,7 @@ def _channel(root: Element) -> Channel:
     fail(FORMAT, f"is not an Atom or RSS 2.0 feed (root element {clean_text(root.tag, 80)!r})")
 
 
-# -- entries into incidents and maintenance -------------------------------------------
+# -- entries into incidents and maintenance ---------------------------------
 
 
 def _status(entry: Entry) -> str | None:
@@ -123,7 +134,7 @@ def _window(entry: Entry) -> VendorMaintenance | None:
     )  # fmt: skip
 
 
-# -- reading the XML -----------------------------------------------------------------
+# -- reading the XML --------------------------------------------------------
 
 
 def _text(parent: Element, tag: str) -> str | None:
@@ -134,7 +145,9 @@ def _text(parent: Element, tag: str) -> str | None:
     return clean_text("".join(child.itertext())) or None
 
 
-def _entry(entry_id: str | None, title: str | None, link: str | None, updated: datetime | None, markup: str) -> Entry:
+def _entry(
+    entry_id: str | None, title: str | None, link: str | None, updated: datetime | None, markup: str
+) -> Entry:
     key = entry_id or link or title
     if key is None:
         fail(FORMAT, "has an entry with no id, link or title")

@@ -95,7 +95,9 @@ async def _answer(response: httpx.Response, sent: dict[str, str], max_bytes: int
     return FetchResult(Outcome.OK, code, body, etag, modified, False, 0.0)
 
 
-async def _get(client: httpx.AsyncClient, url: str, headers: dict[str, str], timeout: float, max_bytes: int) -> FetchResult:
+async def _get(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], timeout: float, max_bytes: int
+) -> FetchResult:
     request = client.stream("GET", url, headers=headers, timeout=timeout, follow_redirects=True)
     async with request as response:
         return await _answer(response, headers, max_bytes)
@@ -124,7 +126,7 @@ async def fetch_source(
     return replace(result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
 
 
-# -- exceptions into outcomes ---------------------------------------------------------
+# -- exceptions into outcomes -----------------------------------------------
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -139,7 +141,11 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 def _looks_like_dns(exc: BaseException) -> bool:
     text = str(exc).lower()
-    return isinstance(exc, socket.gaierror) or "name or service not known" in text or "getaddrinfo" in text
+    return (
+        isinstance(exc, socket.gaierror)
+        or "name or service not known" in text
+        or "getaddrinfo" in text
+    )
 
 
 def _connect_outcome(exc: BaseException) -> Outcome:
@@ -155,7 +161,16 @@ _OUTCOMES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Ou
     ((httpx.TimeoutException, TimeoutError), Outcome.TIMEOUT),
     (httpx.TooManyRedirects, Outcome.REDIRECTS),
     (httpx.ProxyError, Outcome.CONNECT),
-    ((httpx.ProtocolError, httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.DecodingError), Outcome.PROTOCOL),
+    (
+        (
+            httpx.ProtocolError,
+            httpx.ReadError,
+            httpx.WriteError,
+            httpx.CloseError,
+            httpx.DecodingError,
+        ),
+        Outcome.PROTOCOL,
+    ),
 )
 
 
@@ -169,7 +184,7 @@ def outcome_of(exc: BaseException) -> Outcome:
     return Outcome.ERROR
 
 
-# -- local files --------------------------------------------------------------------------
+# -- local files ------------------------------------------------------------
 
 
 def _local_path(location: str | os.PathLike[str]) -> Path:

@@ -31,7 +31,12 @@ from statusgen.vendors.model import (
 FORMAT = "heroku"
 PAGE_URL = "https://status.heroku.com"
 
-COLOUR = {"green": "operational", "yellow": "degraded", "red": "major_outage", "blue": "maintenance"}
+COLOUR = {
+    "green": "operational",
+    "yellow": "degraded",
+    "red": "major_outage",
+    "blue": "maintenance",
+}
 IMPACT = {"green": "none", "yellow": "degraded", "red": "major_outage", "blue": "none"}
 
 
@@ -56,7 +61,9 @@ def parse(data: Any) -> VendorView:
 
 def _system(node: Node) -> VendorComponent:
     name = node["system"].text()
-    return VendorComponent(id=name, name=name, status=COLOUR.get(node["status"].word(), "unknown"), group=None)
+    return VendorComponent(
+        id=name, name=name, status=COLOUR.get(node["status"].word(), "unknown"), group=None
+    )
 
 
 def _is_open(event: Node) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 #: Our status scale, from best to worst; ``unknown`` stands apart.
@@ -51,7 +51,7 @@ def rfc3339(moment: datetime | None) -> str | None:
     """``2026-11-22T20:02:00Z``: UTC, whole seconds, or None."""
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from statusgen.errors import VendorParseError
 from statusgen.vendors._text import clean_text
 from statusgen.vendors.model import VendorComponent, VendorView, computed_status
 
-LISTED_NAMES = 60
+LISTED_CHARS = 600
 
 
 def _key(text: str) -> str:
@@ -28,10 +28,15 @@ def _matches(component: VendorComponent, key: str) -> bool:
 
 
 def _available(view: VendorView) -> str:
-    names = sorted({c.name for c in view.components} | {c.group for c in view.components if c.group})
-    shown = ", ".join(f'"{n}"' for n in names[:LISTED_NAMES])
-    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
-    return (shown + more) or "none"
+    """The names to pick from, as many as fit in one readable line."""
+    names = sorted(
+        {c.name for c in view.components} | {c.group for c in view.components if c.group}
+    )
+    shown: list[str] = []
+    while len(shown) < len(names) and sum(len(n) + 4 for n in shown) < LISTED_CHARS:
+        shown.append(f'"{names[len(shown)]}"')
+    more = f" and {len(names) - len(shown)} more" if len(shown) < len(names) else ""
+    return (", ".join(shown) + more) or "none"
 
 
 def _unknown(view: VendorView, missing: Iterable[str]) -> VendorParseError:

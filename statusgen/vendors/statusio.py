@@ -21,7 +21,12 @@ from typing import Any
 
 from statusgen.vendors._payload import Node, load_json
 from statusgen.vendors._text import LONG_AGO
-from statusgen.vendors.model import VendorComponent, VendorIncident, VendorMaintenance, VendorView
+from statusgen.vendors.model import (
+    VendorComponent,
+    VendorIncident,
+    VendorMaintenance,
+    VendorView,
+)
 
 FORMAT = "statusio"
 
@@ -33,7 +38,14 @@ STATUS_CODE = {
     500: "major_outage",
     600: "partial_outage",
 }
-IMPACT_CODE = {100: "none", 200: "none", 300: "degraded", 400: "partial_outage", 500: "major_outage", 600: "partial_outage"}
+IMPACT_CODE = {
+    100: "none",
+    200: "none",
+    300: "degraded",
+    400: "partial_outage",
+    500: "major_outage",
+    600: "partial_outage",
+}
 STATE_CODE = {100: "investigating", 200: "identified", 300: "monitoring"}
 
 
@@ -87,7 +99,11 @@ def _latest_message(event: Node) -> tuple[Node | None, datetime | None]:
 
 def _incident(event: Node) -> VendorIncident:
     message, when = _latest_message(event)
-    impact = "degraded" if message is None else IMPACT_CODE.get(message.get("status").code() or 0, "degraded")
+    impact = (
+        "degraded"
+        if message is None
+        else IMPACT_CODE.get(message.get("status").code() or 0, "degraded")
+    )
     state = None if message is None else STATE_CODE.get(message.get("state").code() or 0)
     return VendorIncident(
         id=event["_id"].ident(),

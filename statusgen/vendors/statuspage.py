@@ -14,8 +14,9 @@ Mapping to our scale:
   anything else -> unknown.
 * page indicator: none -> operational, minor -> degraded,
   major -> partial_outage, critical -> major_outage, maintenance;
-  any other indicator -> unknown. Without an indicator (incidents.json...) the status is computed from
-  components, open incidents and active maintenance.
+  any other indicator -> unknown. Without an indicator (incidents.json...)
+  the status is computed from components, open incidents and active
+  maintenance.
 * incident impact: none, minor -> degraded, major -> partial_outage,
   critical -> major_outage (anything else -> degraded).
 * open incidents: status not resolved / postmortem / completed.
@@ -53,9 +54,18 @@ INDICATOR = {
     "critical": "major_outage",
     "maintenance": "maintenance",
 }
-IMPACT = {"none": "none", "minor": "degraded", "major": "partial_outage", "critical": "major_outage"}
+IMPACT = {
+    "none": "none",
+    "minor": "degraded",
+    "major": "partial_outage",
+    "critical": "major_outage",
+}
 CLOSED = frozenset({"resolved", "postmortem", "completed", "cancelled"})
-MAINTENANCE_STATUS = {"in_progress": "in_progress", "verifying": "in_progress", "scheduled": "scheduled"}
+MAINTENANCE_STATUS = {
+    "in_progress": "in_progress",
+    "verifying": "in_progress",
+    "scheduled": "scheduled",
+}
 TOP_KEYS = ("components", "incidents", "scheduled_maintenances", "status")
 
 
@@ -91,7 +101,7 @@ def _page_status(node: Node) -> tuple[str | None, str | None]:
     return status, node.get("description").text_or_none()
 
 
-# -- components ------------------------------------------------------------------
+# -- components -------------------------------------------------------------
 
 
 def _components(root: Node) -> tuple[VendorComponent, ...]:
@@ -129,7 +139,7 @@ def _component(node: Node, groups: dict[str, str]) -> VendorComponent:
     )
 
 
-# -- incidents and maintenance -----------------------------------------------------
+# -- incidents and maintenance ----------------------------------------------
 
 
 def _component_ids(event: Node) -> tuple[str, ...]:
