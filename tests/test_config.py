@@ -117,3 +117,9 @@ def test_configuration_reference_is_generated_and_current():
         for key in keys:
             assert f"`{key.name}`" in doc, f"{section}.{key.name} is missing from docs/configuration.md"
             assert key.doc, f"{section}.{key.name} has no doc line"
+
+
+def test_the_bundled_example_is_valid():
+    cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "public-services.toml")
+    assert len(cfg.services) == 20
+    assert sum(1 for s in cfg.services if s.vendor) >= 8

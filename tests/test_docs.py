@@ -1,0 +1,33 @@
+"""Docs that cannot rot: every command, endpoint and status is documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from statusgen.cli import main
+from statusgen.state import STATUSES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_command_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for name in main.commands:
+        assert f"statusgen {name}" in readme, f"command {name} is not documented in README.md"
+
+
+def test_every_endpoint_and_status_is_in_the_api_doc():
+    from statusgen.openapi import openapi_document
+    from statusgen.config import parse_config
+    cfg = parse_config('[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n'
+                       '[[services.checks]]\nurl = "https://a.example"\n', ROOT / "x.toml")
+    doc = (ROOT / "docs" / "api.md").read_text()
+    for path in openapi_document(cfg)["paths"]:
+        assert f"`{path}" in doc, f"{path} is missing from docs/api.md"
+    for status in STATUSES:
+        assert f"`{status}`" in doc
+
+
+def test_readme_opens_with_the_two_commands():
+    head = "\n".join((ROOT / "README.md").read_text().splitlines()[:20])
+    assert "make run" in head and "make test" in head

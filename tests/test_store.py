@@ -1,0 +1,81 @@
+"""The SQLite store: migrations, one transaction per run, retention. Real files."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from statusgen.health import RunRecord
+from statusgen.incidents import Incident, IncidentUpdate
+from statusgen.outcomes import Outcome
+from statusgen.probe import CheckResult
+from statusgen.state import ServiceState, Status
+from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store, StoredResult
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def cycle_at(at: datetime, outcome: Outcome = Outcome.OK, incidents=()) -> Cycle:
+    results = [StoredResult(CheckResult("api", 0, at, outcome, 42.0 if outcome is Outcome.OK else None,
+                                        200, False), None)]
+    return Cycle(RunRecord(0, at, at + timedelta(seconds=1), 1, int(outcome is not Outcome.OK)), results,
+                 {"api": ServiceState(Status.OPERATIONAL, at, "fine", ("checks",))}, list(incidents))
+
+
+def test_new_store_is_migrated_and_in_wal_mode(tmp_path):
+    store = Store(tmp_path / "s.db")
+    assert store.schema_version() == MIGRATIONS[-1][0]
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+    again = Store(tmp_path / "s.db")                      # reopening applies nothing twice
+    assert again.db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_a_cycle_is_written_and_read_back(tmp_path):
+    store = Store(tmp_path / "s.db")
+    inc = Incident("api-1", "api", "API: major outage", "critical", T0, None,
+                   (IncidentUpdate(T0, "opened", "major_outage", "Opened"),))
+    store.save_cycle(cycle_at(T0, incidents=[inc]))
+    store.save_cycle(cycle_at(T0 + timedelta(minutes=1), Outcome.TIMEOUT))
+    assert store.states()["api"].status is Status.OPERATIONAL
+    assert store.open_incidents() == {"api": inc}
+    rows = store.buckets(300, 0)["api"]
+    assert [(r.up, r.down) for r in rows] == [(1, 1)]
+    assert [(r.up, r.down) for r in store.buckets(86400, 0)["api"]] == [(1, 1)]
+    assert len(store.recent_results(T0)["api"]) == 2
+    assert store.last_finished_run().checks_failed == 1
+
+
+def test_a_failing_cycle_writes_nothing(tmp_path):
+    store = Store(tmp_path / "s.db")
+    bad = cycle_at(T0)
+    broken = Cycle(bad.run, bad.results, {"api": "not a state"}, [])  # type: ignore[dict-item]
+    with pytest.raises(AttributeError):
+        store.save_cycle(broken)
+    assert store.db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
+    assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    assert store.buckets(300, 0) == {}
+
+
+def test_retention_keeps_each_resolution_for_its_range(tmp_path):
+    store = Store(tmp_path / "s.db")
+    old = T0 - timedelta(days=10)
+    store.save_cycle(cycle_at(old))
+    store.save_cycle(cycle_at(T0))
+    store.prune(T0)
+    assert len(store.recent_results(old - timedelta(days=1))["api"]) == 1
+    assert RAW_RETENTION_S >= 86400
+    assert len(store.buckets(300, 0)["api"]) == 1          # 5-min buckets: only the last day
+    assert len(store.buckets(3600, 0)["api"]) == 1         # 1-h buckets: 8 days
+    assert len(store.buckets(21600, 0)["api"]) == 2        # 6-h buckets: 31 days
+    assert len(store.buckets(86400, 0)["api"]) == 2
+
+
+def test_an_unopenable_store_is_a_clear_error(tmp_path):
+    from statusgen.errors import StoreError
+    (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError) as info:
+        Store(tmp_path / "s.db")
+    assert "s.db: cannot open the store" in str(info.value)

@@ -1,0 +1,76 @@
+"""The output tree: atomic swap, untouched unchanged files, mtimes that move, gzip copies in step."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from statusgen.errors import RenderError
+from statusgen.tree import gens_dir, write_tree
+
+BIG = b'{"a": "' + b"x" * 400 + b'"}\n'
+
+
+def test_unchanged_files_keep_inode_and_mtime(tmp_path):
+    out = tmp_path / "site"
+    files = {"api/v1/a.json": BIG, "index.html": b"<p>hi</p>"}
+    first = write_tree(out, files)
+    st1 = os.stat(out / "api/v1/a.json")
+    second = write_tree(out, files)
+    st2 = os.stat(out / "api/v1/a.json")
+    assert (first.written, second.written, second.unchanged) == (2, 0, 2)
+    assert (st1.st_ino, st1.st_mtime) == (st2.st_ino, st2.st_mtime)
+    assert out.is_symlink() and first.generation != second.generation
+
+
+def test_changed_file_of_same_size_gets_a_later_second(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": BIG})
+    before = os.stat(out / "a.json")
+    changed = BIG.replace(b"x", b"y")
+    write_tree(out, {"a.json": changed})
+    after = os.stat(out / "a.json")
+    assert after.st_size == before.st_size
+    assert int(after.st_mtime) > int(before.st_mtime)
+    gz = out / "a.json.gz"
+    assert gzip.decompress(gz.read_bytes()) == changed
+    assert int(os.stat(gz).st_mtime) == int(after.st_mtime)
+
+
+def test_a_reader_of_the_old_tree_keeps_a_complete_tree(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"old a", "b.json": b"old b"})
+    old_root = out.resolve()
+    write_tree(out, {"a.json": b"new a", "b.json": b"new b"})
+    assert (old_root / "a.json").read_bytes() == b"old a" and (old_root / "b.json").read_bytes() == b"old b"
+    assert (out / "a.json").read_bytes() == b"new a"
+    write_tree(out, {"a.json": b"newer"})
+    assert len(list(gens_dir(out).iterdir())) == 2          # current and previous only
+    assert not (out / "b.json").exists()                    # files no longer rendered are gone
+
+
+def test_a_plain_directory_is_migrated_to_a_link(tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    write_tree(out, {"a.json": b"1"})
+    assert out.is_symlink() and (out / "a.json").read_bytes() == b"1"
+
+
+def test_a_failed_write_leaves_the_last_site(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"good"})
+    current = out.resolve()
+    kept = tmp_path / "kept"
+    current.rename(kept)                        # keep the current generation elsewhere...
+    out.unlink()
+    out.symlink_to(kept)
+    gens = gens_dir(out)
+    gens.rmdir()
+    gens.write_text("a file where the generations folder should be")   # ...so the next write must fail
+    with pytest.raises(RenderError) as info:
+        write_tree(out, {"a.json": b"bad"})
+    assert "the last complete site is left in place" in str(info.value)
+    assert (out / "a.json").read_bytes() == b"good"
