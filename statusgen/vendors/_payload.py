@@ -151,6 +151,8 @@ class Node:
         """A required identifier: a string or a whole number."""
         if type(self.value) is int:
             return str(self.value)
+        if type(self.value) is not str:
+            self.fail(f"must be a string or a whole number, got {kind(self.value)}")
         return self.text(ID_LIMIT)
 
     def code(self) -> int | None:

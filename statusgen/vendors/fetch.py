@@ -114,8 +114,10 @@ async def fetch_source(
 ) -> FetchResult:
     """GET ``url`` within ``timeout`` seconds in all, reading at most ``max_bytes``.
 
-    A 304 answer is ``ok`` with ``not_modified`` and no body (the validators
-    sent are kept unless the server sends new ones).
+    Redirects are followed (up to the client's ``max_redirects``). A 304
+    answer is ``ok`` with ``not_modified`` and no body (the validators sent
+    are kept unless the server sends new ones). Any other non-2xx answer is
+    ``http_status`` with no body.
     """
     started = time.perf_counter()
     try:

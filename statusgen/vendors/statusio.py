@@ -7,9 +7,11 @@ Mapping to our scale (status.io status codes):
   partial_outage, 500 Service Disruption -> major_outage,
   600 Security Event -> partial_outage; any other code -> unknown.
 * page status: ``status_overall.status_code``, mapped as above.
-* incident impact: the status code of its latest message (100 -> none);
-  incident status word: the state of its latest message (100 investigating,
-  200 identified, 300 monitoring). Every incident in the payload is open.
+* incident impact: the status code of its latest message, mapped as above
+  except 100 and 200 -> none (no message, or another code -> degraded).
+  Incident status word: the state of its latest message (100 investigating,
+  200 identified, 300 monitoring; otherwise "open"). Every incident in the
+  payload is open.
 * maintenance: ``maintenance.active`` is in progress, ``maintenance.upcoming``
   is scheduled.
 """
@@ -97,19 +99,22 @@ def _latest_message(event: Node) -> tuple[Node | None, datetime | None]:
     return message, when
 
 
+def _impact_and_state(message: Node | None) -> tuple[str, str]:
+    """What the newest message says: impact on our scale, and the incident's status word."""
+    if message is None:
+        return "degraded", "open"
+    impact = IMPACT_CODE.get(message.get("status").code() or 0, "degraded")
+    return impact, STATE_CODE.get(message.get("state").code() or 0, "open")
+
+
 def _incident(event: Node) -> VendorIncident:
     message, when = _latest_message(event)
-    impact = (
-        "degraded"
-        if message is None
-        else IMPACT_CODE.get(message.get("status").code() or 0, "degraded")
-    )
-    state = None if message is None else STATE_CODE.get(message.get("state").code() or 0)
+    impact, state = _impact_and_state(message)
     return VendorIncident(
         id=event["_id"].ident(),
         title=event["name"].text(),
         impact=impact,
-        status=state or "open",
+        status=state,
         started_at=event.get("datetime_open").time_or_none(),
         updated_at=when,
         url=None,
