@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8080
 STAMP  := $(VENV)/.installed
+SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run test bench setup clean lint
+.PHONY: run test bench setup system clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,18 +14,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+$(SYSPKG): scripts/system-packages.sh | $(STAMP)
+	bash scripts/system-packages.sh
+	touch $(SYSPKG)
+
 setup: $(STAMP)
+
+## system: Debian packages for tests and benchmarks (nginx, chromium, xmllint, rclone, wrk)
+system: $(SYSPKG)
 
 ## run: start the bundled demo targets on loopback, run cycles against them, serve at http://127.0.0.1:$(PORT)
 run: setup
 	PORT=$(PORT) $(BIN)/python -m statusgen.demo
 
 ## test: every test
-test: setup
+test: setup system
 	$(BIN)/python -m pytest -q
 
 ## bench: the benchmarks (not part of test)
-bench: setup
+bench: setup system
 	$(BIN)/python -m bench
 
 clean:
