@@ -103,5 +103,8 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
     run_server(site, host, port, quiet)
 
 
+# -- further commands: one block each, below this line ---------------------------
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -35,10 +35,11 @@ def environment() -> Environment:
 def render_files(data: SiteData) -> dict[str, bytes]:
     """Every file of the tree, by path, as bytes."""
     env = environment()
-    files = {path: jsonout.dump(doc) for path, doc in api_documents(data).items()}
+    docs = api_documents(data)
+    files = {path: jsonout.dump(doc) for path, doc in docs.items()}
     files["api/v1/openapi.json"] = jsonout.dump_pretty(openapi_document(data.config))
     files.update(feed_files(env, data))
-    files.update(page_files(env, data))
+    files.update(page_files(env, data, docs))   # pages show only what the JSON documents hold
     return files
 
 
