@@ -8,7 +8,6 @@ once; nothing past this module sees an exception string.
 from __future__ import annotations
 
 import asyncio
-import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from datetime import datetime
 import httpx
 
 from .config import CheckConfig, Config
+from .neterrors import outcome_of
 from .outcomes import Outcome
 from .timeutil import utcnow
 
@@ -50,29 +50,8 @@ def targets(config: Config) -> list[CheckTarget]:
 
 
 def classify_exception(exc: BaseException) -> Outcome:
-    """Map an httpx (or socket) exception to our vocabulary."""
-    if isinstance(exc, httpx.TimeoutException | asyncio.TimeoutError):
-        return Outcome.TIMEOUT
-    if isinstance(exc, httpx.TooManyRedirects):
-        return Outcome.REDIRECTS
-    if isinstance(exc, httpx.ConnectError):
-        return _classify_connect(exc)
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.LocalProtocolError | httpx.ReadError):
-        return Outcome.PROTOCOL
-    if isinstance(exc, ssl.SSLError):
-        return Outcome.TLS
-    return Outcome.ERROR
-
-
-def _classify_connect(exc: httpx.ConnectError) -> Outcome:
-    cause = exc.__context__ or exc.__cause__
-    chain = f"{exc} {cause!r}".lower()
-    if isinstance(cause, ssl.SSLError) or "ssl" in chain or "certificate" in chain:
-        return Outcome.TLS
-    if "name or service not known" in chain or "nodename nor servname" in chain or "getaddrinfo" in chain \
-            or "name resolution" in chain or "no address associated" in chain:
-        return Outcome.DNS
-    return Outcome.CONNECT
+    """Map an httpx (or socket) exception to our vocabulary (see ``neterrors``)."""
+    return outcome_of(exc)
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import ssl
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,10 +28,10 @@ from urllib.request import url2pathname
 import httpx
 
 from statusgen.errors import StatusgenError
+from statusgen.neterrors import outcome_of
 from statusgen.outcomes import Outcome
 
 HEADER_LIMIT = 512
-CHAIN_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -126,64 +124,6 @@ async def fetch_source(
     except (httpx.HTTPError, httpx.InvalidURL, TimeoutError, OSError, ValueError) as exc:
         result = _failed(outcome_of(exc))
     return replace(result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
-
-
-# -- exceptions into outcomes -----------------------------------------------
-
-
-def _causes(exc: BaseException) -> list[BaseException]:
-    """The exception and what it was raised from, outermost first."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and len(chain) < CHAIN_LIMIT:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _looks_like_dns(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return (
-        isinstance(exc, socket.gaierror)
-        or "name or service not known" in text
-        or "getaddrinfo" in text
-    )
-
-
-def _connect_outcome(exc: BaseException) -> Outcome:
-    chain = _causes(exc)
-    if any(_looks_like_dns(e) for e in chain):
-        return Outcome.DNS
-    if any(isinstance(e, ssl.SSLError) for e in chain):
-        return Outcome.TLS
-    return Outcome.CONNECT
-
-
-_OUTCOMES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Outcome], ...] = (
-    ((httpx.TimeoutException, TimeoutError), Outcome.TIMEOUT),
-    (httpx.TooManyRedirects, Outcome.REDIRECTS),
-    (httpx.ProxyError, Outcome.CONNECT),
-    (
-        (
-            httpx.ProtocolError,
-            httpx.ReadError,
-            httpx.WriteError,
-            httpx.CloseError,
-            httpx.DecodingError,
-        ),
-        Outcome.PROTOCOL,
-    ),
-)
-
-
-def outcome_of(exc: BaseException) -> Outcome:
-    """Our word for what went wrong, from an exception httpx (or the OS) raised."""
-    if isinstance(exc, (httpx.ConnectError, ConnectionError, socket.gaierror, ssl.SSLError)):
-        return _connect_outcome(exc)
-    for kinds, outcome in _OUTCOMES:
-        if isinstance(exc, kinds):
-            return outcome
-    return Outcome.ERROR
 
 
 # -- local files ------------------------------------------------------------
