@@ -103,6 +103,21 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
     run_server(site, host, port, quiet)
 
 
+@main.command()
+@click.argument("source")
+@click.option("--format", "fmt", type=click.Choice(["auto", "statuspage", "statusio", "slack", "heroku", "cachet",
+                                                    "gcp", "feed"]), default="auto", show_default=True)
+@click.option("--components", "-c", multiple=True, help="Narrow to these components or groups (repeatable).")
+@click.option("--timeout", type=float, default=10.0, show_default=True)
+def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -> None:
+    """Print the normalized view of a vendor status source (a file or a URL) as JSON."""
+    from .jsonout import dump_pretty
+    from .vendorstage import read_vendor_source
+
+    view = read_vendor_source(source, None if fmt == "auto" else fmt, list(components) or None, timeout)
+    click.echo(dump_pretty(view.to_json()).decode(), nl=False)
+
+
 # -- further commands: one block each, below this line ---------------------------
 
 

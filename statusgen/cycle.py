@@ -9,17 +9,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .incidents import Incident, advance
+from .incidents import Incident, advance, link_vendor
+from .merge import VendorObservation, merge
+from .outcomes import Outcome
 from .probe import CheckResult, probe_all, targets
 from .render import BuildResult, build
 from .state import ServiceState, decide, paused, under_maintenance
-from .store import Cycle, Store, StoredResult
+from .store import Cycle, Store, StoredResult, VendorRow
+from .vendorstage import fetch_vendors
 from .timeutil import utcnow
 
 
@@ -31,7 +34,10 @@ class Decisions:
 
 
 def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_incidents: dict[str, Incident],
-                 results: Sequence[CheckResult], now: datetime) -> Decisions:
+                 results: Sequence[CheckResult], now: datetime,
+                 vendors: Mapping[str, VendorObservation] | None = None) -> Decisions:
+    """Every decision of a cycle: each service's state, merged with its vendor, and its incident."""
+    vendors = vendors or {}
     by_service: dict[str, list[CheckResult]] = defaultdict(list)
     for r in results:
         by_service[r.service].append(r)
@@ -42,10 +48,13 @@ def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_inci
         prev = prev_states.get(svc.slug) or ServiceState()
         mine = by_service.get(svc.slug, [])
         flagged += [StoredResult(r, "maintenance" if svc.maintenance_at(r.ts) else None) for r in mine]
-        new = service_decision(prev, svc, mine, now)
+        obs = vendors.get(svc.slug)
+        new = merge(prev, service_decision(prev, svc, mine, now), svc, obs, now)
         states[svc.slug] = new
         current = open_incidents.get(svc.slug)
         after = advance(current, prev, new, svc)
+        if after is not None and after.open and obs is not None and obs.view is not None:
+            after = link_vendor(after, obs.view, now)
         if after is not None and after != current:
             changed.append(after)
     return Decisions(states, changed, flagged)
@@ -78,19 +87,28 @@ class CycleReport:
                 f"{b.stats.written} written in {b.write_ms / 1000:.2f} s")
 
 
+async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime]
+                  ) -> tuple[list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
+    """Our checks and the vendor sources, all at once."""
+    active = [t for t in targets(config) if not config.by_slug[t.service].paused]
+    return await asyncio.gather(probe_all(config, active, clock), fetch_vendors(config, vendor_rows, clock))
+
+
 def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow) -> CycleReport:
     store = Store(config.site.store)
     try:
         started = clock()
         t0 = time.perf_counter()
-        active = [t for t in targets(config) if not config.by_slug[t.service].paused]
-        results = asyncio.run(probe_all(config, active, clock))
+        results, fetched = asyncio.run(collect(config, store.vendor_rows(), clock))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
-        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now)
+        observations = {slug: obs for slug, (_, obs) in fetched.items()}
+        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now, observations)
         failed = sum(1 for r in results if not r.up)
-        run = RunRecord(0, started, now, len(results), failed, 0, 0, round(probe_ms, 1), None)
-        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents))
+        vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
+        run = RunRecord(0, started, now, len(results), failed, len(fetched), vendor_failed, round(probe_ms, 1), None)
+        rows = [row for row, _ in fetched.values()]
+        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows))
         store.prune(now)
         built = build(store, config, now)
         return CycleReport(run_id, len(results), failed, probe_ms, built, len(decisions.incidents))

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from . import routes
 from .config import CheckConfig, ServiceConfig
 from .errors_doc import error_documents
@@ -69,11 +71,26 @@ def service_document(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
             "thresholds": {"failures_to_open": svc.failures_to_open,
                            "successes_to_resolve": svc.successes_to_resolve},
             "checks": checks,
-            "vendor": data.vendors.get(svc.slug),
+            "vendor": vendor_record(data, svc),
             "open_incident": _incident_ref(open_inc),
             "last_day": _last_day(data, svc),
         },
     }
+
+
+def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
+    """The vendor source of a service: where, how the last fetch went, and the last good view."""
+    if svc.vendor is None:
+        return None
+    row = data.vendors.get(svc.slug)
+    if row is not None and row.url != svc.vendor.url:
+        row = None
+    stale = row is None or row.last_ok_at is None or \
+        (data.now - row.last_ok_at).total_seconds() > svc.vendor.stale_after
+    return {"source": svc.vendor.url, "format": svc.vendor.format, "components": list(svc.vendor.components),
+            "outcome": row.outcome if row else None, "detail": row.detail if row else None,
+            "fetched_at": iso(row.fetched_at) if row else None, "last_ok_at": iso(row.last_ok_at) if row else None,
+            "stale": stale, "view": orjson.loads(row.view_json) if row and row.view_json else None}
 
 
 def _last_result(st: Any, index: int) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from .config import ServiceConfig
+from .vendors import VendorView
 from .state import BAD, STATUS_WORDS, ServiceState, Status
 from .timeutil import human_duration, iso, parse_iso
 
@@ -30,16 +31,20 @@ SEVERITIES = ("minor", "major", "critical")
 @dataclass(frozen=True)
 class IncidentUpdate:
     at: datetime
-    kind: str            # opened | severity | resolved | note
+    kind: str            # opened | severity | vendor | resolved | note
     status: str          # the service status the update reports
     message: str
+    link: str | None = None   # for "vendor": the vendor's incident page
+    ref: str | None = None    # for "vendor": the vendor's incident id
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": iso(self.at), "kind": self.kind, "status": self.status, "message": self.message}
+        return {"at": iso(self.at), "kind": self.kind, "status": self.status, "message": self.message,
+                "link": self.link, "ref": self.ref}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> IncidentUpdate:
-        return cls(parse_iso(d["at"]), d["kind"], d["status"], d["message"])  # type: ignore[arg-type]
+        return cls(parse_iso(d["at"]), d["kind"], d["status"], d["message"],  # type: ignore[arg-type]
+                   d.get("link"), d.get("ref"))
 
 
 @dataclass(frozen=True)
@@ -86,11 +91,12 @@ def title_for(service_name: str, status: Status) -> str:
 def advance(current: Incident | None, prev: ServiceState, new: ServiceState,
             service: ServiceConfig) -> Incident | None:
     """The incident after this decision; None when there is none (and was none)."""
+    basis, before = new.incident_basis, prev.incident_basis
     if current is None:
-        return _open(new, service) if new.status in BAD else None
-    if new.status in BAD and new.status is not prev.status:
+        return _open(new, service) if basis in BAD else None
+    if basis in BAD and basis is not before:
         return _escalate(current, new, service.name)
-    if new.status not in BAD and new.status is not Status.UNKNOWN:
+    if basis not in BAD and basis is not Status.UNKNOWN:
         return _resolve(current, new)
     return current
 
@@ -98,18 +104,19 @@ def advance(current: Incident | None, prev: ServiceState, new: ServiceState,
 def _open(new: ServiceState, service: ServiceConfig) -> Incident:
     start = new.since or new.observed_at
     assert start is not None
-    update = IncidentUpdate(start, "opened", new.status.value, f"Opened: {new.reason}")
-    return Incident(incident_id(service.slug, start), service.slug, title_for(service.name, new.status),
-                    SEVERITY[new.status], start, None, (update,))
+    basis = new.incident_basis
+    update = IncidentUpdate(start, "opened", basis.value, f"Opened: {new.reason}")
+    return Incident(incident_id(service.slug, start), service.slug, title_for(service.name, basis),
+                    SEVERITY[basis], start, None, (update,))
 
 
 def _escalate(current: Incident, new: ServiceState, service_name: str) -> Incident:
     at = new.since or new.observed_at
     assert at is not None
-    word = STATUS_WORDS[new.status]
-    update = IncidentUpdate(at, "severity", new.status.value, f"Now {word}: {new.reason}")
-    worst = max(current.severity, SEVERITY[new.status], key=SEVERITIES.index)
-    return replace(current, severity=worst, title=title_for(service_name, new.status),
+    basis = new.incident_basis
+    update = IncidentUpdate(at, "severity", basis.value, f"Now {STATUS_WORDS[basis]}: {new.reason}")
+    worst = max(current.severity, SEVERITY[basis], key=SEVERITIES.index)
+    return replace(current, severity=worst, title=title_for(service_name, basis),
                    updates=current.updates + (update,))
 
 
@@ -117,7 +124,16 @@ def _resolve(current: Incident, new: ServiceState) -> Incident:
     end = new.since or new.observed_at
     assert end is not None
     lasted = human_duration(end - current.started_at)
-    message = (f"Closed after {lasted}: scheduled maintenance began." if new.status is Status.MAINTENANCE
+    message = (f"Closed after {lasted}: maintenance began." if new.incident_basis is Status.MAINTENANCE
                else f"Recovered after {lasted}.")
-    update = IncidentUpdate(end, "resolved", new.status.value, message)
+    update = IncidentUpdate(end, "resolved", new.incident_basis.value, message)
     return replace(current, ended_at=end, updates=current.updates + (update,))
+
+
+def link_vendor(incident: Incident, view: VendorView, at: datetime) -> Incident:
+    """Add a "vendor" update for each vendor incident not yet linked to our open incident."""
+    linked = {u.ref for u in incident.updates if u.kind == "vendor"}
+    new = [IncidentUpdate(at, "vendor", incident.updates[-1].status,
+                          f"The vendor acknowledged it: {v.title} ({v.status}).", v.url, v.id)
+           for v in view.incidents if v.id not in linked]
+    return replace(incident, updates=incident.updates + tuple(new)) if new else incident

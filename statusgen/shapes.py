@@ -60,6 +60,26 @@ CHECK = obj({"check": {"type": "integer"}, "method": {"type": "string"}, "url": 
              "timeout_s": {"type": "number"}, "degraded_ms": {"type": "number"},
              "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]}})
 
+VENDOR_VIEW = obj({
+    "format": {"type": "string"}, "status": STATUS, "description": OPT_STR,
+    "components": {"type": "array", "items": obj({"id": {"type": "string"}, "name": {"type": "string"},
+                                                  "status": STATUS, "group": OPT_STR})},
+    "incidents": {"type": "array", "items": obj({
+        "id": {"type": "string"}, "title": {"type": "string"},
+        "impact": {"type": "string", "enum": ["none", "degraded", "partial_outage", "major_outage"]},
+        "status": {"type": "string"}, "started_at": OPT_TIME, "updated_at": OPT_TIME, "url": OPT_STR,
+        "components": {"type": "array", "items": {"type": "string"}}})},
+    "maintenance_active": {"type": "array"}, "maintenance_upcoming": {"type": "array"},
+    "updated_at": OPT_TIME, "page_url": OPT_STR,
+}, description="What the vendor says, normalized to our status scale; open incidents only.")
+
+VENDOR = obj({
+    "source": {"type": "string"}, "format": {"type": "string"}, "components": {"type": "array"},
+    "outcome": OPT_STR, "detail": OPT_STR, "fetched_at": OPT_TIME, "last_ok_at": OPT_TIME,
+    "stale": {"type": "boolean"}, "view": {"oneOf": [{"type": "null"}, VENDOR_VIEW]},
+}, description="A service's vendor source: the last fetch's outcome and the last good view. A stale view "
+               "(no successful fetch within stale_after) is set aside by the merge.")
+
 INCIDENT_REF = {"oneOf": [{"type": "null"}, obj({"id": {"type": "string"}, "title": {"type": "string"},
                                                   "severity": {"type": "string"}, "started_at": TIME,
                                                   "page": {"type": "string"}})]}
@@ -69,7 +89,7 @@ SERVICE_DETAIL = obj({"as_of": TIME, "service": {"allOf": [SERVICE_SUMMARY, obj(
                   "sources": {"type": "array"}, "own_checks": STATUS, "evidence": {"type": "array", "items": EVIDENCE}}),
     "thresholds": obj({"failures_to_open": INT, "successes_to_resolve": INT}),
     "checks": {"type": "array", "items": CHECK},
-    "vendor": {"type": ["object", "null"], "description": "The vendor's own view, normalized (null without a vendor source)."},
+    "vendor": {"oneOf": [{"type": "null"}, VENDOR]},
     "open_incident": INCIDENT_REF,
     "last_day": obj({"columns": {"type": "array", "items": {"type": "string"}}, "count": INT,
                      "rows": {"type": "array", "items": {"type": "array", "minItems": 7, "maxItems": 7}},
@@ -88,7 +108,7 @@ HISTORY = obj({"service": {"type": "string"}, "range": {"type": "string", "enum"
                           "Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, 90d 1 day.")
 
 UPDATE = obj({"at": TIME, "kind": {"type": "string", "enum": ["opened", "severity", "vendor", "resolved", "note"]},
-              "status": STATUS, "message": {"type": "string"}})
+              "status": STATUS, "message": {"type": "string"}, "link": OPT_STR, "ref": OPT_STR})
 
 INCIDENT = obj({"id": {"type": "string"}, "service": {"type": "string"}, "service_name": {"type": "string"},
                 "title": {"type": "string"}, "severity": {"type": "string", "enum": list(SEVERITIES)},

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
 from .history import RANGES
 from .incidents import Incident
 from .state import ServiceState
-from .store import BucketRow, Store, StoredResult
+from .store import BucketRow, Store, StoredResult, VendorRow
 from .timeutil import to_epoch
 
 
@@ -29,7 +28,7 @@ class SiteData:
     last_day: dict[str, list[StoredResult]]        # raw results of the last day, per service
     buckets: dict[str, dict[str, list[BucketRow]]]  # range name -> service -> rows
     epoch: datetime                                # when this site first ran; dates the feed ids
-    vendors: dict[str, dict[str, Any]] = field(default_factory=dict)  # service -> vendor view JSON
+    vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -57,5 +56,5 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
         last_day=store.recent_results(anchor - timedelta(days=1)), buckets=buckets,
-        epoch=store.first_run_started() or now,
+        epoch=store.first_run_started() or now, vendors=store.vendor_rows(),
     )

@@ -17,7 +17,7 @@ and one cycle's observation and returns the next state:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -96,7 +96,7 @@ class ServiceState:
     good_streak: int = 0
     streak_since: datetime | None = None
     own_status: Status = Status.UNKNOWN
-    extra: dict[str, Any] = field(default_factory=dict)
+    incident_basis: Status = Status.UNKNOWN   # the status our incidents follow (see merge.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,7 +104,8 @@ class ServiceState:
             "sources": list(self.sources), "evidence": [e.to_json() for e in self.evidence],
             "observed_at": iso(self.observed_at), "fail_streak": self.fail_streak,
             "slow_streak": self.slow_streak, "good_streak": self.good_streak,
-            "streak_since": iso(self.streak_since), "own_status": self.own_status.value, "extra": self.extra,
+            "streak_since": iso(self.streak_since), "own_status": self.own_status.value,
+            "incident_basis": self.incident_basis.value,
         }
 
     @classmethod
@@ -115,7 +116,7 @@ class ServiceState:
             observed_at=parse_iso(d["observed_at"]), fail_streak=d["fail_streak"],
             slow_streak=d["slow_streak"], good_streak=d["good_streak"],
             streak_since=parse_iso(d["streak_since"]), own_status=Status(d["own_status"]),
-            extra=d.get("extra", {}),
+            incident_basis=Status(d.get("incident_basis", d["status"])),
         )
 
 
@@ -185,7 +186,7 @@ def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult
     streaks = _streaks(prev, v, at)
     own = next_own_status(prev.own_status, v, streaks, svc)
     evidence = evidence_for(svc, results)
-    state = replace(prev, status=own, own_status=own, since=_since(prev, own, streaks, at),
+    state = replace(prev, status=own, own_status=own, incident_basis=own, since=_since(prev, own, streaks, at),
                     evidence=evidence, observed_at=max(r.ts for r in results), sources=("checks",), **streaks)
     return replace(state, reason=explain(state, svc))
 
@@ -259,7 +260,7 @@ def under_maintenance(prev: ServiceState, svc: ServiceConfig, window: Maintenanc
     since = prev.since if prev.status is Status.MAINTENANCE and prev.since else window.start
     observed = max((r.ts for r in results), default=prev.observed_at)
     return ServiceState(
-        status=Status.MAINTENANCE, since=since, sources=("schedule",),
+        status=Status.MAINTENANCE, since=since, sources=("schedule",), incident_basis=Status.MAINTENANCE,
         reason=f"Scheduled maintenance: {window.title} (until {iso(window.end)}).",
         evidence=evidence_for(svc, results) or prev.evidence, observed_at=observed)
 

@@ -61,6 +61,11 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             ended_at INTEGER, updated_at INTEGER NOT NULL, record TEXT NOT NULL)""",
         "CREATE INDEX incidents_open ON incidents (service) WHERE ended_at IS NULL",
     ]),
+    (2, "vendor sources", [
+        """CREATE TABLE vendor_sources (
+            service TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, last_modified TEXT, body BLOB,
+            last_ok_at REAL, fetched_at REAL, outcome TEXT, detail TEXT, view TEXT)""",
+    ]),
 ]
 
 
@@ -92,6 +97,22 @@ class StoredResult:
 
 
 @dataclass(frozen=True)
+class VendorRow:
+    """What the store keeps per service's vendor source."""
+
+    service: str
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+    body: bytes | None = None          # the last body that parsed
+    last_ok_at: datetime | None = None
+    fetched_at: datetime | None = None
+    outcome: str | None = None
+    detail: str | None = None
+    view_json: str | None = None       # the last good view, as published
+
+
+@dataclass(frozen=True)
 class Cycle:
     """Everything one run writes, in one transaction."""
 
@@ -99,6 +120,7 @@ class Cycle:
     results: Sequence[StoredResult]
     states: dict[str, ServiceState]
     incidents: Sequence[Incident]
+    vendors: Sequence[VendorRow] = ()
 
 
 def bucket_of(r: StoredResult, res: int) -> BucketRow:
@@ -169,6 +191,8 @@ class Store:
                            [(k, orjson.dumps(v.to_json()).decode()) for k, v in cycle.states.items()])
             db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
                            [_incident_row(i) for i in cycle.incidents])
+            db.executemany("INSERT OR REPLACE INTO vendor_sources VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           [_vendor_row(v) for v in cycle.vendors])
         return run_id
 
     def record_failed_run(self, run: RunRecord) -> None:
@@ -230,6 +254,12 @@ class Store:
             out[svc].append(BucketRow(start, up, down, slow, maint, excl, latency.decode(hist)))
         return out
 
+    def vendor_rows(self) -> dict[str, VendorRow]:
+        rows = self.db.execute("SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
+                               "detail, view FROM vendor_sources")
+        return {r[0]: VendorRow(r[0], r[1], r[2], r[3], r[4], _time(r[5]), _time(r[6]), r[7], r[8], r[9])
+                for r in rows}
+
     def schema_version(self) -> int:
         return current_version(self.db)
 
@@ -280,6 +310,15 @@ def _result_row(r: StoredResult, run_id: int) -> tuple:  # type: ignore[type-arg
     c = r.result
     return (c.service, c.check_index, to_epoch(c.ts), c.outcome.value, c.latency_ms, c.http_status,
             int(c.slow), r.flag, run_id)
+
+
+def _time(value: float | None) -> datetime | None:
+    return from_epoch(value) if value is not None else None
+
+
+def _vendor_row(v: VendorRow) -> tuple:  # type: ignore[type-arg]
+    return (v.service, v.url, v.etag, v.last_modified, v.body, v.last_ok_at.timestamp() if v.last_ok_at else None,
+            v.fetched_at.timestamp() if v.fetched_at else None, v.outcome, v.detail, v.view_json)
 
 
 def _incident_row(i: Incident) -> tuple:  # type: ignore[type-arg]

@@ -1,0 +1,121 @@
+"""Decision: merge our own checks with what the vendor says. Pure.
+
+Inputs: the service's state from its own checks (``state.decide``), and a
+``VendorObservation`` (the last good view, the outcome of this cycle's fetch,
+and whether the view is stale). The rules:
+
+1. No usable vendor view (none configured, never read, or stale): our own
+   checks alone; a failing or stale source adds a note to the reason.
+2. Vendor maintenance in progress: ``maintenance``; our failing checks are
+   expected then and open no incident.
+3. Our checks fail while the vendor says operational: we report what we see,
+   and the reason says the vendor has not acknowledged it.
+4. The vendor reports trouble while our checks pass: the status follows the
+   vendor's impact, the reason quotes the vendor; no incident of ours opens
+   (we have not confirmed it).
+5. Both agree (both fine, or both in trouble): the worse of the two; the
+   reason gives both.
+6. A service with no checks of its own follows the vendor, and its incidents
+   follow the vendor's status.
+
+A view is stale when the last successful fetch is older than the source's
+``stale_after``: it is set aside, with a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from .config import ServiceConfig
+from .outcomes import DESCRIPTIONS, Outcome
+from .state import BAD, STATUS_WORDS, ServiceState, Status
+from .vendors import VendorView
+
+ORDER = (Status.OPERATIONAL, Status.MAINTENANCE, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)
+
+
+@dataclass(frozen=True)
+class VendorObservation:
+    view: VendorView | None          # the last view read successfully (None: never)
+    outcome: Outcome                 # this cycle's fetch (or parse) outcome
+    last_ok_at: datetime | None      # when a fetch last succeeded (200 or 304, and parsed)
+    detail: str | None = None        # a parse error's message, for the note
+
+    def stale(self, now: datetime, stale_after_s: float) -> bool:
+        return self.last_ok_at is None or now - self.last_ok_at > timedelta(seconds=stale_after_s)
+
+
+def worse(a: Status, b: Status) -> Status:
+    return max(a, b, key=ORDER.index) if a in ORDER and b in ORDER else (a if b is Status.UNKNOWN else b)
+
+
+def vendor_says(view: VendorView) -> str:
+    """'Vendor reports: Elevated error rates (partial outage, identified)' and the like."""
+    if view.maintenance_active:
+        return f"Vendor reports maintenance in progress: {view.maintenance_active[0].title}"
+    if view.incidents:
+        inc = max(view.incidents, key=lambda i: ORDER.index(Status(i.impact)) if i.impact in ORDER else 0)
+        impact = STATUS_WORDS[Status(inc.impact)] if inc.impact in ORDER else "no visible impact"
+        more = f" and {len(view.incidents) - 1} more" if len(view.incidents) > 1 else ""
+        return f"Vendor reports: {inc.title} ({impact}, {inc.status}){more}"
+    status = Status(view.status) if view.status in Status.__members__.values() else Status.UNKNOWN
+    if status is Status.OPERATIONAL:
+        return "Vendor reports all systems operational"
+    return f"Vendor reports {STATUS_WORDS[status]}" + (f": {view.description}" if view.description else "")
+
+
+def _note(obs: VendorObservation, stale: bool) -> str:
+    if obs.outcome is not Outcome.OK:
+        what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else DESCRIPTIONS[obs.outcome]
+        return f" The vendor status page could not be read ({what})" + (
+            "; its last view is too old and is set aside." if stale or obs.view is None else "; its last view is used.")
+    return " The vendor's view is too old and is set aside." if stale else ""
+
+
+def _since(prev: ServiceState, status: Status, candidate: datetime | None, now: datetime) -> datetime:
+    if prev.status is status and prev.since:
+        return prev.since
+    return candidate or now
+
+
+def merge(prev: ServiceState, own: ServiceState, svc: ServiceConfig, obs: VendorObservation | None,
+          now: datetime) -> ServiceState:
+    """The published state: ``own`` (our checks, just decided) merged with the vendor's view."""
+    if obs is None or svc.vendor is None:
+        return replace(own, incident_basis=own.status)
+    stale = obs.stale(now, svc.vendor.stale_after)
+    view = None if stale else obs.view
+    if view is None:
+        return replace(own, reason=own.reason + _note(obs, stale), incident_basis=own.status)
+    vstatus = Status(view.status) if view.status in [s.value for s in Status] else Status.UNKNOWN
+    note = _note(obs, stale)
+    said = vendor_says(view)
+    if not svc.checks or svc.paused:
+        status = vstatus
+        return replace(own, status=status, since=_since(prev, status, _vendor_start(view), now),
+                       reason=f"{said}.{note}", sources=("vendor",), incident_basis=status)
+    if vstatus is Status.MAINTENANCE:
+        reason = f"{said}." + (" Our checks fail, as expected during maintenance." if own.status in BAD else "")
+        return replace(own, status=Status.MAINTENANCE, since=_since(prev, Status.MAINTENANCE, _vendor_start(view), now),
+                       reason=reason + note, sources=("checks", "vendor"), incident_basis=Status.MAINTENANCE)
+    if own.status in BAD and vstatus is Status.OPERATIONAL:
+        return replace(own, reason=f"{own.reason} The vendor has not acknowledged a problem.{note}",
+                       sources=("checks", "vendor"), incident_basis=own.status)
+    if vstatus in BAD and own.status not in BAD:
+        basis = own.status
+        status = vstatus if own.status is not Status.MAINTENANCE else own.status
+        return replace(own, status=status, since=_since(prev, status, _vendor_start(view), now),
+                       reason=f"{said}; our checks pass.{note}", sources=("checks", "vendor"),
+                       incident_basis=basis)
+    status = worse(own.status, vstatus)
+    reason = own.reason if vstatus is Status.OPERATIONAL else f"{own.reason} {said}."
+    since = own.since if status is own.status else _since(prev, status, _vendor_start(view), now)
+    return replace(own, status=status, since=since, reason=reason + note, sources=("checks", "vendor"),
+                   incident_basis=own.status)
+
+
+def _vendor_start(view: VendorView) -> datetime | None:
+    starts = [i.started_at for i in view.incidents if i.started_at] + \
+             [m.starts_at for m in view.maintenance_active if m.starts_at]
+    return min(starts) if starts else None

@@ -1,0 +1,114 @@
+"""Vendor fetch: each run reads every service's vendor source, politely.
+
+Conditional requests (If-None-Match, If-Modified-Since) with the validators
+the store kept; a 304 re-reads the stored body. A source that is down, slow,
+too large or not in the expected shape is marked with its outcome and its
+last good view is kept (until it goes stale, see ``merge``); nothing here
+ever breaks the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+import httpx
+
+from .config import Config, ServiceConfig, VendorConfig
+from .errors import StatusgenError, VendorParseError
+from .jsonout import dump
+from .merge import VendorObservation
+from .outcomes import Outcome
+from .store import VendorRow
+from .vendors import VendorView, fetch_source, parse_vendor, read_local
+from .vendors.fetch import FetchResult
+
+DETAIL_LIMIT = 300
+
+
+def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:
+    if body is None:
+        return None
+    fmt = None if source.format == "auto" else source.format
+    return parse_vendor(body, fmt, list(source.components) or None)
+
+
+def _safe_detail(text: str) -> str:
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
+    return cleaned[:DETAIL_LIMIT]
+
+
+def _last_view(prev: VendorRow, source: VendorConfig) -> VendorView | None:
+    try:
+        return _parse(prev.body, source)
+    except VendorParseError:
+        return None
+
+
+def settle(prev: VendorRow, source: VendorConfig, got: FetchResult, now: datetime) -> tuple[VendorRow, VendorObservation]:
+    """The stored row and the observation after one fetch. Pure but for parsing."""
+    row = replace(prev, fetched_at=now, outcome=got.outcome.value, detail=None)
+    if got.outcome is not Outcome.OK:
+        return row, VendorObservation(_last_view(prev, source), got.outcome, prev.last_ok_at)
+    body = prev.body if got.not_modified else got.body
+    try:
+        view = _parse(body, source)
+    except VendorParseError as exc:
+        detail = _safe_detail(str(exc))
+        row = replace(row, outcome=Outcome.PARSE.value, detail=detail)
+        return row, VendorObservation(_last_view(prev, source), Outcome.PARSE, prev.last_ok_at, detail)
+    if view is None:   # a 304 with nothing stored: ask again without validators next time
+        row = replace(row, etag=None, last_modified=None, outcome=Outcome.PARSE.value, detail="no body kept")
+        return row, VendorObservation(None, Outcome.PARSE, prev.last_ok_at, "no body kept")
+    row = replace(row, body=body, etag=got.etag or prev.etag, last_modified=got.last_modified or prev.last_modified,
+                  last_ok_at=now, view_json=dump(view.to_json()).decode())
+    return row, VendorObservation(view, Outcome.OK, now)
+
+
+async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfig, max_bytes: int) -> FetchResult:
+    if source.url.startswith(("http://", "https://")):
+        return await fetch_source(client, source.url, etag=prev.etag, last_modified=prev.last_modified,
+                                  timeout=source.timeout, max_bytes=max_bytes)
+    try:
+        body = await asyncio.to_thread(read_local, source.url, max_bytes=max_bytes)
+    except StatusgenError:
+        return FetchResult(Outcome.ERROR, None, None, None, None, False, 0.0)
+    return FetchResult(Outcome.OK, None, body, None, None, False, 0.0)
+
+
+async def fetch_vendors(config: Config, previous: dict[str, VendorRow], clock: Callable[[], datetime]
+                        ) -> dict[str, tuple[VendorRow, VendorObservation]]:
+    """Fetch every vendor source of the configuration concurrently."""
+    sourced = [s for s in config.services if s.vendor is not None]
+    if not sourced:
+        return {}
+    headers = {"User-Agent": config.site.user_agent, "Accept": "application/json, application/atom+xml, */*"}
+    async with httpx.AsyncClient(headers=headers, max_redirects=5) as client:
+        async def one(svc: ServiceConfig) -> tuple[str, tuple[VendorRow, VendorObservation]]:
+            assert svc.vendor is not None
+            prev = previous.get(svc.slug)
+            if prev is None or prev.url != svc.vendor.url:
+                prev = VendorRow(svc.slug, svc.vendor.url)
+            got = await _fetch(client, prev, svc.vendor, config.site.max_bytes)
+            return svc.slug, settle(prev, svc.vendor, got, clock())
+        return dict(await asyncio.gather(*(one(s) for s in sourced)))
+
+
+def read_vendor_source(source: str, fmt: str | None, components: list[str] | None, timeout: float,
+                       max_bytes: int = 5 * 1_048_576) -> VendorView:
+    """One source read once, for ``statusgen vendor``: a URL or a local file."""
+    if source.startswith(("http://", "https://")):
+        async def get() -> FetchResult:
+            async with httpx.AsyncClient(max_redirects=5) as client:
+                return await fetch_source(client, source, etag=None, last_modified=None, timeout=timeout,
+                                          max_bytes=max_bytes)
+        got = asyncio.run(get())
+        if got.outcome is not Outcome.OK or got.body is None:
+            code = f" (HTTP {got.status_code})" if got.status_code else ""
+            raise StatusgenError(f"{source}: could not fetch: {got.outcome.value}{code}")
+        body = got.body
+    else:
+        body = read_local(source, max_bytes=max_bytes)
+    return parse_vendor(body, fmt, components)
