@@ -17,7 +17,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -138,6 +138,21 @@ def url_or_path(value: Any) -> str:
     return text(value)
 
 
+def ratio(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise Invalid(f"must be a number above 0 and at most 1, got {_show(value)}")
+    return float(value)
+
+
+def cron(value: Any) -> str:
+    from .schedule import CronError, parse_cron
+    try:
+        parse_cron(value if isinstance(value, str) else "")
+    except CronError as exc:
+        raise Invalid(f"must be a cron expression (minute hour day month weekday), got {_show(value)}: {exc}") from None
+    return str(value)
+
+
 def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise Invalid(f"must be true or false, got {_show(value)}")
@@ -172,6 +187,9 @@ SITE_KEYS = (
     Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
     Key("vantage_point", text, "a single host", "Where our checks run from, shown on the method page."),
     Key("contact", text, "the operator of this site", "Who to contact for a higher rate limit."),
+    Key("mass_failure_ratio", ratio, 0.6, "When more than this share of checks fail at once, the problem is "
+        "probably ours: results are set aside and no incident opens."),
+    Key("mass_failure_min_checks", count, 5, "The mass-failure rule applies only to runs with at least this many checks."),
 )
 
 CHECK_KEYS = (
@@ -204,8 +222,10 @@ SERVICE_KEYS = (
 )
 
 MAINTENANCE_KEYS = (
-    Key("start", timestamp, doc="When the window opens (date-time with offset)."),
-    Key("end", timestamp, doc="When it closes."),
+    Key("start", timestamp, None, "A one-off window: when it opens (date-time with offset)."),
+    Key("end", timestamp, None, "A one-off window: when it closes."),
+    Key("schedule", cron, None, 'A recurring window: when it opens, in cron form in UTC ("0 2 * * sun").'),
+    Key("duration", seconds, None, "A recurring window: how many seconds it lasts."),
     Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
 )
 
@@ -225,12 +245,26 @@ class CheckConfig:
 
 @dataclass(frozen=True)
 class MaintenanceWindow:
-    start: datetime
-    end: datetime
+    """One-off (start, end) or recurring (schedule, duration) maintenance."""
+
+    start: datetime | None = None
+    end: datetime | None = None
     title: str = "Scheduled maintenance"
+    schedule: str | None = None
+    duration: float | None = None
+
+    def occurrence(self, at: datetime) -> tuple[datetime, datetime] | None:
+        """The (start, end) of the occurrence that covers ``at``, if any."""
+        if self.start is not None and self.end is not None:
+            return (self.start, self.end) if self.start <= at < self.end else None
+        if self.schedule is None or self.duration is None:
+            return None
+        from .schedule import last_fire
+        began = last_fire(self.schedule, at, self.duration)
+        return (began, began + timedelta(seconds=self.duration)) if began else None
 
     def covers(self, at: datetime) -> bool:
-        return self.start <= at < self.end
+        return self.occurrence(at) is not None
 
 
 @dataclass(frozen=True)
@@ -257,7 +291,12 @@ class ServiceConfig:
     maintenance: tuple[MaintenanceWindow, ...] = ()
 
     def maintenance_at(self, at: datetime) -> MaintenanceWindow | None:
-        return next((w for w in self.maintenance if w.covers(at)), None)
+        """The occurrence of a maintenance window covering ``at``, as a one-off window."""
+        for window in self.maintenance:
+            occurrence = window.occurrence(at)
+            if occurrence:
+                return MaintenanceWindow(occurrence[0], occurrence[1], window.title)
+        return None
 
 
 @dataclass(frozen=True)
@@ -275,6 +314,8 @@ class SiteConfig:
     user_agent: str = "statusgen/0.1"
     vantage_point: str = "a single host"
     contact: str = "the operator of this site"
+    mass_failure_ratio: float = 0.6
+    mass_failure_min_checks: int = 5
 
 
 @dataclass(frozen=True)
@@ -283,6 +324,7 @@ class Config:
     site: SiteConfig
     categories: dict[str, str]          # slug -> display name, in declared order
     services: tuple[ServiceConfig, ...]
+    canaries: tuple[CheckConfig, ...] = ()
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -380,12 +422,30 @@ def _windows(raw: Any, where: str, problems: _Problems) -> tuple[MaintenanceWind
         here = f"{where}, maintenance {i}"
         values = _read_table(table, MAINTENANCE_KEYS, here, problems)
         _report_unknown(values, here, problems, [k.name for k in MAINTENANCE_KEYS])
-        if "start" in values and "end" in values:
-            if values["end"] <= values["start"]:
-                problems.add(here, "end must be after start")
-            else:
-                out.append(MaintenanceWindow(**values))
+        window = _window(values, table if isinstance(table, Mapping) else {}, here, problems)
+        if window:
+            out.append(window)
     return tuple(out)
+
+
+def _window(values: dict[str, Any], raw: Mapping[str, Any], where: str, problems: _Problems
+            ) -> MaintenanceWindow | None:
+    one_off = "start" in raw or "end" in raw
+    recurring = "schedule" in raw or "duration" in raw
+    if one_off == recurring:
+        problems.add(where, "give either start and end (one-off) or schedule and duration (recurring)")
+        return None
+    pair = ("start", "end") if one_off else ("schedule", "duration")
+    missing = [k for k in pair if k not in raw]
+    if missing:
+        problems.add(where, f"{missing[0]} is required with {pair[0] if missing[0] == pair[1] else pair[1]}")
+        return None
+    if any(k not in values for k in pair):
+        return None                     # already reported as invalid
+    if one_off and values["end"] <= values["start"]:
+        problems.add(where, "end must be after start")
+        return None
+    return MaintenanceWindow(**values)
 
 
 def _service_name(table: Any, index: int) -> str:
@@ -437,7 +497,16 @@ def _services(doc: Mapping[str, Any], site: SiteConfig, categories: dict[str, st
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "services")
+TOP_LEVEL = ("site", "categories", "services", "canaries")
+
+
+def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
+    raw = doc.get("canaries", [])
+    if not isinstance(raw, list):
+        problems.add("[[canaries]]", "must be a list of checks ([[canaries]] with a url)")
+        return ()
+    found = [_check(c, f"canary {i}", site, problems) for i, c in enumerate(raw, 1)]
+    return tuple(c for c in found if c)
 
 
 def parse_config(text_: str, path: Path) -> Config:
@@ -453,9 +522,10 @@ def parse_config(text_: str, path: Path) -> Config:
     site = _site(doc, path.parent, problems)
     categories = _categories(doc, problems)
     services = _services(doc, site, categories, problems)
+    canaries = _canaries(doc, site, problems)
     if problems.items:
         raise ConfigError(problems.items)
-    return Config(path=path.resolve(), site=site, categories=categories, services=services)
+    return Config(path=path.resolve(), site=site, categories=categories, services=services, canaries=canaries)
 
 
 def load_config(path: str | Path) -> Config:
@@ -472,7 +542,7 @@ def load_config(path: str | Path) -> Config:
 def documented_keys() -> dict[str, tuple[Key, ...]]:
     """Every section and its keys, for the generated configuration reference."""
     return {"site": SITE_KEYS, "services": SERVICE_KEYS, "services.checks": CHECK_KEYS,
-            "services.vendor": VENDOR_KEYS, "services.maintenance": MAINTENANCE_KEYS}
+            "services.vendor": VENDOR_KEYS, "services.maintenance": MAINTENANCE_KEYS, "canaries": CHECK_KEYS}
 
 
 def _default_text(key: Key) -> str:
@@ -493,7 +563,8 @@ def config_reference() -> str:
              "One TOML file (`services.toml` by default). Paths are relative to the file. "
              "`[categories]` maps each category slug to its display name, in the order pages show them.", ""]
     headings = {"site": "[site]", "services": "[[services]]", "services.checks": "[[services.checks]]",
-                "services.vendor": "[services.vendor]", "services.maintenance": "[[services.maintenance]]"}
+                "services.vendor": "[services.vendor]", "services.maintenance": "[[services.maintenance]]",
+                "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)"}
     for section, keys in documented_keys().items():
         lines += [f"## `{headings[section]}`", "", "| key | default | meaning |", "|---|---|---|"]
         lines += [f"| `{k.name}` | {_default_text(k)} | {k.doc} |" for k in keys]

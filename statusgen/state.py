@@ -96,7 +96,10 @@ class ServiceState:
     good_streak: int = 0
     streak_since: datetime | None = None
     own_status: Status = Status.UNKNOWN
+    own_since: datetime | None = None         # since when own_status holds
     incident_basis: Status = Status.UNKNOWN   # the status our incidents follow (see merge.py)
+    history: str = ""                         # recent cycle verdicts, oldest first: o(k) s(low) f(ailed)
+    flapping: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,7 +108,8 @@ class ServiceState:
             "observed_at": iso(self.observed_at), "fail_streak": self.fail_streak,
             "slow_streak": self.slow_streak, "good_streak": self.good_streak,
             "streak_since": iso(self.streak_since), "own_status": self.own_status.value,
-            "incident_basis": self.incident_basis.value,
+            "own_since": iso(self.own_since), "incident_basis": self.incident_basis.value,
+            "history": self.history, "flapping": self.flapping,
         }
 
     @classmethod
@@ -116,7 +120,8 @@ class ServiceState:
             observed_at=parse_iso(d["observed_at"]), fail_streak=d["fail_streak"],
             slow_streak=d["slow_streak"], good_streak=d["good_streak"],
             streak_since=parse_iso(d["streak_since"]), own_status=Status(d["own_status"]),
-            incident_basis=Status(d.get("incident_basis", d["status"])),
+            own_since=parse_iso(d.get("own_since")), incident_basis=Status(d.get("incident_basis", d["status"])),
+            history=d.get("history", ""), flapping=d.get("flapping", False),
         )
 
 
@@ -177,6 +182,26 @@ def _good(v: Verdict) -> Status:
     return Status.OPERATIONAL if v is Verdict.OK else Status.DEGRADED
 
 
+# -- flapping -------------------------------------------------------------------
+
+FLAP_WINDOW = 30        # cycles of history kept
+FLAP_CHANGES = 6        # changes between failing and not failing, within the window, to call it flapping
+FLAP_FAIL_SHARE = 0.25  # ...and at least this share of the window failed
+FLAP_CALM = 5           # good cycles in a row that end flapping
+LETTERS = {Verdict.OK: "o", Verdict.SLOW: "s", Verdict.PARTIAL: "f", Verdict.DOWN: "f"}
+
+
+def flap_changes(history: str) -> int:
+    return sum(1 for a, b in zip(history, history[1:]) if (a == "f") != (b == "f"))
+
+
+def is_flapping(was: bool, history: str, good_streak: int) -> bool:
+    """Flapping starts when a service keeps failing and recovering; it ends after FLAP_CALM good cycles."""
+    if was:
+        return good_streak < FLAP_CALM
+    return flap_changes(history) >= FLAP_CHANGES and history.count("f") >= FLAP_FAIL_SHARE * len(history)
+
+
 def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult], now: datetime) -> ServiceState:
     """The service's next state from its previous one and this cycle's results."""
     v = verdict(results)
@@ -184,17 +209,24 @@ def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult
         return prev
     at = min(r.ts for r in results)
     streaks = _streaks(prev, v, at)
+    history = (prev.history + LETTERS[v])[-FLAP_WINDOW:]
+    flapping = is_flapping(prev.flapping, history, streaks["good_streak"])
+    if prev.flapping and not flapping:
+        history = history[-streaks["good_streak"]:]      # calm again: forget the bounces
     own = next_own_status(prev.own_status, v, streaks, svc)
-    evidence = evidence_for(svc, results)
-    state = replace(prev, status=own, own_status=own, incident_basis=own, since=_since(prev, own, streaks, at),
-                    evidence=evidence, observed_at=max(r.ts for r in results), sources=("checks",), **streaks)
+    if flapping and own not in OUTAGES:
+        own = Status.DEGRADED
+    since = _since(prev, own, streaks, at)
+    state = replace(prev, status=own, own_status=own, own_since=since, incident_basis=own, since=since,
+                    evidence=evidence_for(svc, results), observed_at=max(r.ts for r in results),
+                    sources=("checks",), history=history, flapping=flapping, **streaks)
     return replace(state, reason=explain(state, svc))
 
 
 def _since(prev: ServiceState, own: Status, streaks: dict[str, Any], at: datetime) -> datetime:
     """When the current status began: the start of the streak that justified it."""
     if own is prev.own_status:
-        return prev.since or at
+        return prev.own_since or prev.since or at
     if prev.own_status in OUTAGES and own in OUTAGES:
         return at                      # a change of severity within one outage
     return streaks["streak_since"]
@@ -231,6 +263,8 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
     failing = [e for e in state.evidence if e.outcome != Outcome.OK.value]
     slow = [e for e in state.evidence if e.slow]
     since = iso(state.since)
+    if state.flapping and state.own_status not in OUTAGES:
+        return f"Flapping: its checks keep failing and recovering, since {since}."
     if failing:
         what = "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
         if state.own_status in OUTAGES:

@@ -55,7 +55,8 @@ BROKEN = [
      ['services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
       'services.toml: [site]: interval must be a number of seconds greater than 0, got 0',
       'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, store, '
-      'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact']),
+      'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, '
+      'mass_failure_ratio, mass_failure_min_checks']),
     ("no categories", GOOD_SERVICE,
      ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"']),
     ("expect status", CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",
@@ -69,7 +70,18 @@ BROKEN = [
      ['services.toml: service "github", vendor: format must be one of auto, statuspage, statusio, slack, heroku, '
       'cachet, gcp, feed, got "atlassian"']),
     ("top level", 'sites = 1\n' + CATS + GOOD_SERVICE,
-     ['services.toml: unknown top-level key "sites"; allowed: site, categories, services']),
+     ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries']),
+    ("recurring without duration", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * sun"\n',
+     ['services.toml: service "github", maintenance 1: duration is required with schedule']),
+    ("bad cron", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 25 * * sun"\nduration = 60\n',
+     ['services.toml: service "github", maintenance 1: schedule must be a cron expression (minute hour day month '
+      'weekday), got "0 25 * * sun": hour: \'25\' is outside 0-23']),
+    ("both kinds", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * *"\nduration = 60\n'
+     'start = 2026-11-22T10:00:00Z\n',
+     ['services.toml: service "github", maintenance 1: give either start and end (one-off) or schedule and '
+      'duration (recurring)']),
+    ("canary", CATS + GOOD_SERVICE + '[[canaries]]\nurl = "example.com"\n',
+     ['services.toml: canary 1: url must be an http:// or https:// URL, got "example.com"']),
 ]
 
 

@@ -87,7 +87,7 @@ def test_partial_outage_when_some_checks_fail():
 
 
 def test_isolated_failures_never_open_an_incident():
-    pattern = [(TO, OK) if n % 3 == 1 else (OK, OK) for n in range(30)]
+    pattern = [(TO, OK) if n % 10 == 1 else (OK, OK) for n in range(60)]
     seen = run(pattern)
     assert {s.status for s, _ in seen} == {Status.OPERATIONAL}
     assert all(i is None for _, i in seen)
@@ -122,6 +122,31 @@ def test_degraded_by_latency_has_hysteresis():
         state = decide(state, SVC, cycle(at, *slow, ms=ms) if ms > 500 else cycle(at, *fast), at)
         statuses.append(state.status)
     assert statuses == [Status.OPERATIONAL] * 3 + [Status.DEGRADED] * 4 + [Status.OPERATIONAL]
+
+
+def test_flapping_every_cycle_is_one_degraded_incident():
+    seen = run([(OK, OK)] + [(TO, TO), (OK, OK)] * 30)
+    incidents = {i.id for _, i in seen if i is not None}
+    assert len(incidents) == 1
+    state, inc = seen[-1]
+    assert state.status is Status.DEGRADED and state.flapping and inc.open and inc.severity == "minor"
+    assert state.reason.startswith("Flapping: its checks keep failing and recovering, since ")
+
+
+def test_flapping_ends_after_calm_cycles_and_resolves():
+    seen = run([(OK, OK)] + [(TO, TO), (OK, OK)] * 10 + [(OK, OK)] * 6)
+    statuses = [s.status for s, _ in seen]
+    assert Status.DEGRADED in statuses and statuses[-1] is Status.OPERATIONAL
+    state, inc = seen[-1]
+    assert not state.flapping and not inc.open
+    assert len({i.id for _, i in seen if i is not None}) == 1
+
+
+def test_a_hard_outage_while_flapping_escalates_the_same_incident():
+    seen = run([(OK, OK)] + [(TO, TO), (OK, OK)] * 6 + [(TO, TO)] * 3)
+    state, inc = seen[-1]
+    assert state.status is Status.MAJOR_OUTAGE
+    assert [u.kind for u in inc.updates] == ["opened", "severity"] and inc.severity == "critical"
 
 
 def test_unknown_until_threshold_for_a_never_measured_failing_service():
