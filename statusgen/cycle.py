@@ -18,9 +18,10 @@ from .health import RunRecord
 from .incidents import Incident, advance, link_vendor
 from .merge import VendorObservation, merge
 from .outcomes import Outcome
-from .probe import CheckResult, probe_all, targets
+from .probe import CheckResult, CheckTarget, probe_all, targets
 from .render import BuildResult, build
-from .state import ServiceState, decide, paused, under_maintenance
+from .state import ServiceState, Status, decide, paused, under_maintenance
+from .vantage import Vantage, judge_vantage
 from .store import Cycle, Store, StoredResult, VendorRow
 from .vendorstage import fetch_vendors
 from .timeutil import utcnow
@@ -35,9 +36,15 @@ class Decisions:
 
 def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_incidents: dict[str, Incident],
                  results: Sequence[CheckResult], now: datetime,
-                 vendors: Mapping[str, VendorObservation] | None = None) -> Decisions:
-    """Every decision of a cycle: each service's state, merged with its vendor, and its incident."""
+                 vendors: Mapping[str, VendorObservation] | None = None,
+                 vantage: Vantage | None = None) -> Decisions:
+    """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
+
+    When the vantage point is suspect, failed results are set aside: flagged
+    ``excluded`` and not shown to the state machine.
+    """
     vendors = vendors or {}
+    suspect = vantage is not None and vantage.suspect
     by_service: dict[str, list[CheckResult]] = defaultdict(list)
     for r in results:
         by_service[r.service].append(r)
@@ -47,9 +54,10 @@ def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_inci
     for svc in config.services:
         prev = prev_states.get(svc.slug) or ServiceState()
         mine = by_service.get(svc.slug, [])
-        flagged += [StoredResult(r, "maintenance" if svc.maintenance_at(r.ts) else None) for r in mine]
+        counted = [r for r in mine if r.up] if suspect else mine
         obs = vendors.get(svc.slug)
-        new = merge(prev, service_decision(prev, svc, mine, now), svc, obs, now)
+        new = merge(prev, service_decision(prev, svc, counted, now), svc, obs, now)
+        flagged += [StoredResult(r, result_flag(r, svc, new, suspect)) for r in mine]
         states[svc.slug] = new
         current = open_incidents.get(svc.slug)
         after = advance(current, prev, new, svc)
@@ -58,6 +66,15 @@ def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_inci
         if after is not None and after != current:
             changed.append(after)
     return Decisions(states, changed, flagged)
+
+
+def result_flag(r: CheckResult, svc: ServiceConfig, state: ServiceState, suspect: bool) -> str | None:
+    """How a result counts in history: None (counted), "maintenance" or "excluded" (both left out)."""
+    if svc.maintenance_at(r.ts) or state.status is Status.MAINTENANCE:
+        return "maintenance"
+    if suspect and not r.up:
+        return "excluded"
+    return None
 
 
 def service_decision(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult],
@@ -88,10 +105,12 @@ class CycleReport:
 
 
 async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime]
-                  ) -> tuple[list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
-    """Our checks and the vendor sources, all at once."""
+                  ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
+    """Our checks, the canaries and the vendor sources, all at once."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
-    return await asyncio.gather(probe_all(config, active, clock), fetch_vendors(config, vendor_rows, clock))
+    canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
+    return await asyncio.gather(probe_all(config, active, clock), probe_all(config, canaries, clock),
+                                fetch_vendors(config, vendor_rows, clock))
 
 
 def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow) -> CycleReport:
@@ -99,14 +118,17 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow) -> CycleRe
     try:
         started = clock()
         t0 = time.perf_counter()
-        results, fetched = asyncio.run(collect(config, store.vendor_rows(), clock))
+        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
+        vantage = judge_vantage(results, canaries, config.site)
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
-        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now, observations)
+        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now, observations, vantage)
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
-        run = RunRecord(0, started, now, len(results), failed, len(fetched), vendor_failed, round(probe_ms, 1), None)
+        excluded = sum(1 for r in decisions.results if r.flag == "excluded")
+        run = RunRecord(0, started, now, len(results), failed, len(fetched), vendor_failed, round(probe_ms, 1),
+                        vantage.reason, vantage.canaries_attempted, vantage.canaries_failed, excluded)
         rows = [row for row, _ in fetched.values()]
         run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows))
         store.prune(now)

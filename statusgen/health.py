@@ -45,7 +45,10 @@ class RunRecord:
     vendors_attempted: int = 0
     vendors_failed: int = 0
     probe_ms: float = 0.0
-    note: str | None = None
+    note: str | None = None          # set when our own vantage point looked at fault
+    canaries_attempted: int = 0
+    canaries_failed: int = 0
+    results_excluded: int = 0
 
     @property
     def duration_ms(self) -> float | None:
@@ -73,4 +76,5 @@ def collection_state(last: RunRecord | None, interval_s: float, now: datetime) -
             "last_run": {"started_at": iso(last.started_at), "finished_at": iso(last.finished_at),
                          "duration_ms": last.duration_ms, "checks_attempted": last.checks_attempted,
                          "checks_failed": last.checks_failed, "vendor_sources_attempted": last.vendors_attempted,
-                         "vendor_sources_failed": last.vendors_failed}}
+                         "vendor_sources_failed": last.vendors_failed, "canaries_attempted": last.canaries_attempted,
+                         "canaries_failed": last.canaries_failed, "results_excluded": last.results_excluded}}

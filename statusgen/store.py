@@ -37,6 +37,8 @@ from .timeutil import floor_to, from_epoch, to_epoch
 # resolution (seconds) -> how long its buckets are kept (seconds)
 RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 86400, 86400: 91 * 86400}
 RAW_RETENTION_S = 2 * 86400
+RUN_COLUMNS = ("id, started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, vendors_failed, "
+               "probe_ms, note, canaries_attempted, canaries_failed, results_excluded")
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "initial schema", [
@@ -65,6 +67,11 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         """CREATE TABLE vendor_sources (
             service TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, last_modified TEXT, body BLOB,
             last_ok_at REAL, fetched_at REAL, outcome TEXT, detail TEXT, view TEXT)""",
+    ]),
+    (3, "vantage point figures of a run", [
+        "ALTER TABLE runs ADD COLUMN canaries_attempted INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN canaries_failed INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN results_excluded INTEGER NOT NULL DEFAULT 0",
     ]),
 ]
 
@@ -223,12 +230,12 @@ class Store:
         return {i.service: i for i in found}
 
     def last_run(self) -> RunRecord | None:
-        row = self.db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        row = self.db.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT 1").fetchone()
         return _run_from_row(row) if row else None
 
     def last_finished_run(self) -> RunRecord | None:
         row = self.db.execute(
-            "SELECT * FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
         return _run_from_row(row) if row else None
 
     def first_run_started(self) -> datetime | None:
@@ -293,17 +300,18 @@ def migrate(db: sqlite3.Connection, upto: int | None = None) -> None:
 def _insert_run(db: sqlite3.Connection, run: RunRecord) -> int:
     cur = db.execute(
         "INSERT INTO runs (started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, "
-        "vendors_failed, probe_ms, note) VALUES (?,?,?,?,?,?,?,?)",
+        "vendors_failed, probe_ms, note, canaries_attempted, canaries_failed, results_excluded) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (run.started_at.timestamp(), run.finished_at.timestamp() if run.finished_at else None,
          run.checks_attempted, run.checks_failed, run.vendors_attempted, run.vendors_failed,
-         run.probe_ms, run.note))
+         run.probe_ms, run.note, run.canaries_attempted, run.canaries_failed, run.results_excluded))
     return int(cur.lastrowid or 0)
 
 
 def _run_from_row(row: tuple) -> RunRecord:  # type: ignore[type-arg]
-    rid, started, finished, ca, cf, va, vf, probe_ms, note = row
+    rid, started, finished, ca, cf, va, vf, probe_ms, note, kn, kf, ex = row
     return RunRecord(rid, from_epoch(started), from_epoch(finished) if finished else None,
-                     ca, cf, va, vf, probe_ms, note)
+                     ca, cf, va, vf, probe_ms, note, kn, kf, ex)
 
 
 def _result_row(r: StoredResult, run_id: int) -> tuple:  # type: ignore[type-arg]

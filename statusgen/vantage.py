@@ -1,0 +1,43 @@
+"""Decision: is our own vantage point at fault? Pure.
+
+statusgen checks from one host, so that host is a suspect too. A cycle is
+suspect when every canary (a few very reliable targets from the
+configuration) fails, or when more than ``mass_failure_ratio`` of the checks
+fail at once (with at least ``mass_failure_min_checks`` checks). Then the
+failed results are set aside (flagged ``excluded``, left out of
+availability), they count toward no incident, and the collection state is
+``degraded`` with this reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .config import SiteConfig
+from .probe import CheckResult
+
+
+@dataclass(frozen=True)
+class Vantage:
+    suspect: bool
+    reason: str | None
+    canaries_attempted: int = 0
+    canaries_failed: int = 0
+
+
+def judge_vantage(results: Sequence[CheckResult], canaries: Sequence[CheckResult], site: SiteConfig) -> Vantage:
+    failed = sum(1 for r in results if not r.up)
+    canaries_failed = sum(1 for r in canaries if not r.up)
+    all_canaries = bool(canaries) and canaries_failed == len(canaries)
+    mass = len(results) >= site.mass_failure_min_checks and failed > site.mass_failure_ratio * len(results)
+    if not (all_canaries or mass):
+        return Vantage(False, None, len(canaries), canaries_failed)
+    why = []
+    if mass:
+        why.append(f"{failed} of {len(results)} checks failed at once")
+    if all_canaries:
+        why.append(f"all {len(canaries)} canary checks failed")
+    reason = (f"Our own vantage point looks at fault: {' and '.join(why)}. "
+              f"{failed} failed results were set aside and no incident was opened for them.")
+    return Vantage(True, reason, len(canaries), canaries_failed)
