@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--interval", type=int, default=30, help="seconds between live cycles")
     parser.add_argument("--workdir", type=Path, default=ROOT / "demo-data")
     parser.add_argument("--output", type=Path, default=ROOT / "site")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds between the quick cycles")
     parser.add_argument("--no-serve", action="store_true", help="run the quick cycles and stop")
     args = parser.parse_args(argv)
 
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"demo targets on http://127.0.0.1:{targets.server_address[1]}; config {cfg_path}", flush=True)
     for _ in range(args.cycles):
         print(run_cycle(config).line(), flush=True)
-        time.sleep(1)
+        time.sleep(args.pause)
     if args.no_serve:
         return
     server = PreviewServer(args.output, "127.0.0.1", args.port, quiet=True)
