@@ -14,6 +14,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from . import jsonout
+from .badges import badge_files
 from .config import Config
 from .documents import api_documents
 from .feeds import feed_files
@@ -38,6 +39,8 @@ def render_files(data: SiteData) -> dict[str, bytes]:
     docs = api_documents(data)
     files = {path: jsonout.dump(doc) for path, doc in docs.items()}
     files["api/v1/openapi.json"] = jsonout.dump_pretty(openapi_document(data.config))
+    for path, badge in badge_files(docs["api/v1/snapshot.json"]["services"]).items():
+        files[path] = badge if isinstance(badge, bytes) else jsonout.dump(badge)
     files.update(feed_files(env, data))
     files.update(page_files(env, data, docs))   # pages show only what the JSON documents hold
     return files

@@ -78,3 +78,25 @@ def test_an_unopenable_store_is_a_clear_error(tmp_path):
     with pytest.raises(StoreError) as info:
         Store(tmp_path / "s.db")
     assert "s.db: cannot open the store" in str(info.value)
+
+
+def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_path):
+    from statusgen.store import migrate
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, upto=1)                                   # the store as the first release made it
+    db.execute("INSERT INTO runs (started_at, finished_at, checks_attempted, checks_failed) VALUES (1, 2, 5, 1)")
+    db.execute("INSERT INTO results VALUES ('api', 0, 100, 'ok', 12.5, 200, 0, NULL, 1)")
+    db.execute("INSERT INTO service_state VALUES ('api', ?)",
+               ('{"status": "operational", "since": null, "reason": "fine", "sources": ["checks"], '
+                '"evidence": [], "observed_at": null, "fail_streak": 0, "slow_streak": 0, "good_streak": 3, '
+                '"streak_since": null, "own_status": "operational"}',))
+    db.close()
+    store = Store(path)
+    assert store.schema_version() == MIGRATIONS[-1][0] > 1
+    run = store.last_finished_run()
+    assert (run.checks_attempted, run.checks_failed, run.canaries_attempted) == (5, 1, 0)
+    assert store.states()["api"].good_streak == 3
+    assert store.states()["api"].incident_basis is Status.OPERATIONAL
+    assert store.db.execute("SELECT latency_ms FROM results").fetchone() == (12.5,)
+    assert store.vendor_rows() == {}
