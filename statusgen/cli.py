@@ -120,6 +120,27 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
 
 # -- further commands: one block each, below this line ---------------------------
 
+@main.command("nginx-conf")
+@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="The output tree (the link): nginx's root, and where the query whitelists are read.")
+@click.option("--listen", default="80", show_default=True, help="nginx listen address: PORT or ADDR:PORT.")
+@click.option("--server-name", default="_", show_default=True, help="nginx server_name.")
+@click.option("--server-block", is_flag=True, help="Print only the http-level lines and the server block.")
+@click.option("--no-rate-limit", is_flag=True, help="Leave out the 120-per-minute limit (benchmarks, a CDN that limits).")
+@click.option("--real-ip-from", multiple=True, metavar="CIDR", help="A trusted proxy; repeat for several.")
+@click.option("--real-ip-header", default="X-Forwarded-For", show_default=True,
+              help="Header with the client address, set by the trusted proxies.")
+@click.option("--user", default=None, help='The user (and group) of nginx\'s workers, e.g. "www-data" (a complete file only).')
+@click.option("--access-log", default="access.log", show_default=True,
+              help="Access log path (relative to the prefix), or off (a complete file only).")
+def nginx_conf(site: Path, listen: str, server_name: str, server_block: bool, no_rate_limit: bool,
+               real_ip_from: tuple[str, ...], real_ip_header: str, user: str | None, access_log: str) -> None:
+    """Print the nginx configuration that serves the tree with every HTTP rule of the API."""
+    from .nginx import NginxOptions, nginx_config
+
+    click.echo(nginx_config(NginxOptions(site, listen, server_name, server_block, not no_rate_limit, real_ip_from,
+                                         real_ip_header, user, access_log)), nl=False)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

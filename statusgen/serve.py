@@ -120,6 +120,12 @@ class Handler(BaseHTTPRequestHandler):
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
 
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        """Any other method (PROPFIND, made-up ones) is 405 too, not the stdlib's 501."""
+        if name.startswith("do_"):
+            return self._not_allowed
+        raise AttributeError(name)
+
     def _answer(self, head: bool) -> None:
         self.root = Path(os.path.realpath(self.server.site))   # this request's generation
         if self._limited():
@@ -145,6 +151,8 @@ class Handler(BaseHTTPRequestHandler):
         return full
 
     def _exists(self, rel: str) -> bool:
+        if rel.split("/", 1)[0] == routes.ERROR_DIR:   # error bodies are sent as errors, never as a page
+            return False
         full = self._inside(rel)
         return full is not None and full.is_file()
 
