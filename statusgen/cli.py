@@ -118,6 +118,30 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
     click.echo(dump_pretty(view.to_json()).decode(), nl=False)
 
 
+@main.command()
+@click.option("--services", "n", type=click.IntRange(1, 100_000), required=True, help="How many services.")
+@click.option("--days", type=click.IntRange(1, 90), required=True, help="Days of history.")
+@click.option("--config-out", type=click.Path(dir_okay=False, path_type=Path), default=Path("simulated.toml"),
+              show_default=True, help="Where to write the matching configuration.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=Path("data/simulated.db"),
+              show_default=True, help="The store to fill (must not exist).")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("site"),
+              show_default=True, help="The output tree named in the configuration.")
+@click.option("--seed", type=int, default=1, show_default=True)
+def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: int) -> None:
+    """Fill a new store with realistic synthetic history, and write a matching configuration."""
+    from .simulate import config_text
+    from .simulate import simulate as fill
+    from .timeutil import utcnow
+
+    if db.exists():
+        raise click.UsageError(f"--db {db} exists; simulate fills a new store only (remove it or pick another path)")
+    config_out.write_text(config_text(n, db.resolve(), output.resolve()), encoding="utf-8")
+    with click.progressbar(length=n, label=f"simulating {n} services x {days} days") as bar:
+        fill(n, days, db, utcnow(), seed, bar.update)
+    click.echo(f"wrote {config_out} and {db}; now: statusgen build --config {config_out}")
+
+
 # -- further commands: one block each, below this line ---------------------------
 
 @main.command("nginx-conf")
@@ -140,6 +164,24 @@ def nginx_conf(site: Path, listen: str, server_name: str, server_block: bool, no
 
     click.echo(nginx_config(NginxOptions(site, listen, server_name, server_block, not no_rate_limit, real_ip_from,
                                          real_ip_header, user, access_log)), nl=False)
+
+
+@main.command()
+@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The tree to publish; default: the output of --config, else ./site.")
+@click.option("--remote", required=True, metavar="REMOTE:PATH",
+              help="An rclone remote and path (configured in rclone's config or RCLONE_CONFIG_* variables).")
+@click.option("--dry-run", is_flag=True, help="Show what would be uploaded and deleted; change nothing.")
+@click.option("--rclone", "rclone_bin", default="rclone", show_default=True, help="The rclone binary.")
+@config_option
+def publish(site: Path | None, remote: str, dry_run: bool, rclone_bin: str, config_path: Path) -> None:
+    """Copy the tree to object storage or another host with rclone: changed files, entry documents last."""
+    from .publish import publish_tree
+
+    if site is None:
+        site = load_config(config_path).site.output if config_path.exists() else Path("site")
+    for line in publish_tree(site, remote, rclone_bin, dry_run).lines():
+        click.echo(line)
 
 
 if __name__ == "__main__":  # pragma: no cover

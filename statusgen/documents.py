@@ -7,7 +7,6 @@ of a build against them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -17,11 +16,10 @@ from . import routes
 from .config import CheckConfig, ServiceConfig
 from .errors_doc import error_documents
 from .health import FORMULA, collection_state, health_index
-from .history import RANGES, build_history, summary
+from .history import RANGES, SUMMARY_RESOLUTION, build_history
 from .incidents import Incident
 from .sitedata import SiteData, data_time
 from .state import STATUSES, Status
-from .store import aggregate
 from .timeutil import iso
 
 Documents = dict[str, Any]   # tree path -> JSON-ready object
@@ -44,13 +42,14 @@ def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
             "timeout_s": check.timeout, "degraded_ms": check.degraded_ms}
 
 
-def _last_day(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
-    results = data.last_day.get(svc.slug, [])
-    rows = [[iso(r.result.ts), r.result.check_index + 1, r.result.outcome.value, r.result.latency_ms,
-             r.result.http_status, r.result.slow, r.flag] for r in results]
-    day = list(aggregate(results, 86400 * 2).values())
-    return {"columns": ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"],
-            "count": len(rows), "rows": rows, "summary": summary(day, 0) | {"incident_minutes": None}}
+LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"]
+
+
+def _last_day(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
+    """The raw results of the last day (rows serialized by the store) and the 24h summary."""
+    rows = data.last_day.get(svc.slug, "[]")
+    count = 0 if rows == "[]" else rows.count("],[") + 1
+    return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
 
 
 def _as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
@@ -58,7 +57,7 @@ def _as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
     return st.observed_at or data_time(data)
 
 
-def service_document(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
+def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.open), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
@@ -73,7 +72,7 @@ def service_document(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
             "checks": checks,
             "vendor": vendor_record(data, svc),
             "open_incident": _incident_ref(open_inc),
-            "last_day": _last_day(data, svc),
+            "last_day": _last_day(data, svc, day_summary),
         },
     }
 
@@ -178,12 +177,16 @@ def incidents_document(data: SiteData, active: str | None) -> dict[str, Any]:
             "incidents": [incident_document(data, i) for i in chosen]}
 
 
-def history_documents(data: SiteData, svc: ServiceConfig) -> Iterator[tuple[str, dict[str, Any]]]:
+def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
+    """The four history documents of a service, by range name."""
     incidents = data.incidents_of(svc.slug)
     as_of = _as_of_service(data, svc)
+    out = {}
     for name, rng in RANGES.items():
         rows = data.buckets[name].get(svc.slug, [])
-        yield routes.history_file(svc.slug, name), build_history(svc.slug, rng, rows, incidents, as_of)
+        coarse = data.latency_buckets[SUMMARY_RESOLUTION[name]].get(svc.slug, [])
+        out[name] = build_history(svc.slug, rng, rows, incidents, as_of, coarse)
+    return out
 
 
 def api_documents(data: SiteData) -> Documents:
@@ -198,8 +201,9 @@ def api_documents(data: SiteData) -> Documents:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status)
     for svc in data.config.services:
-        docs[routes.service_file(svc.slug)] = service_document(data, svc)
-        docs.update(history_documents(data, svc))
+        histories = history_documents(data, svc)
+        docs.update((routes.history_file(svc.slug, name), doc) for name, doc in histories.items())
+        docs[routes.service_file(svc.slug)] = service_document(data, svc, histories["24h"]["summary"])
     for active in (None, "1", "0"):
         docs[routes.incidents_file(active)] = incidents_document(data, active)
     docs.update(error_documents(data.config))

@@ -18,7 +18,7 @@ from typing import Any
 from . import latency
 from .incidents import Incident
 from .store import BucketRow
-from .timeutil import floor_to, from_epoch, iso, to_epoch
+from .timeutil import floor_to, from_epoch, iso, iso_epoch, to_epoch
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ RANGES: dict[str, Range] = {
     "90d": Range("90d", 86400, 90),
 }
 DEFAULT_RANGE = "24h"
+# The summary's latency percentiles merge the histograms of these coarser buckets
+# (a few dozen per range instead of hundreds); they cover the range plus at most one bucket.
+SUMMARY_RESOLUTION = {"24h": 3600, "7d": 21600, "30d": 86400, "90d": 86400}
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:
@@ -67,38 +70,53 @@ def incident_seconds(incidents: Sequence[Incident], start: int, step: int, n: in
 
 def point(start: int, row: BucketRow | None, incident_s: int) -> dict[str, Any]:
     if row is None:
-        return {"start": iso(from_epoch(start)), "availability": None, "latency_p50_ms": None,
+        return {"start": iso_epoch(start), "availability": None, "latency_p50_ms": None,
                 "latency_p95_ms": None, "checks": 0, "failed": 0, "slow": 0, "maintenance": 0,
                 "excluded": 0, "incident_minutes": round(incident_s / 60)}
-    return {"start": iso(from_epoch(start)), "availability": availability(row.up, row.down),
-            "latency_p50_ms": latency.percentile(row.hist, 0.50),
-            "latency_p95_ms": latency.percentile(row.hist, 0.95),
+    return {"start": iso_epoch(start), "availability": availability(row.up, row.down),
+            "latency_p50_ms": row.p50 if row.p50 is not None or not row.hist else latency.percentile(row.hist, 0.5),
+            "latency_p95_ms": row.p95 if row.p95 is not None or not row.hist else latency.percentile(row.hist, 0.95),
             "checks": row.up + row.down, "failed": row.down, "slow": row.slow,
             "maintenance": row.maintenance, "excluded": row.excluded,
             "incident_minutes": round(incident_s / 60)}
 
 
-def summary(rows: Sequence[BucketRow], incident_s: int) -> dict[str, Any]:
+def summary(rows: Sequence[BucketRow], incident_s: int, latency_rows: Sequence[BucketRow] | None = None
+            ) -> dict[str, Any]:
+    """Counts from ``rows``; latency percentiles from ``latency_rows`` (default: the same rows)."""
     total = BucketRow(0)
     for r in rows:
-        total.add(r)
+        total.up += r.up
+        total.down += r.down
+        total.maintenance += r.maintenance
+        total.excluded += r.excluded
+    hist: latency.Histogram = {}
+    for r in rows if latency_rows is None else latency_rows:
+        latency.merge(hist, r.hist)
     return {"availability": availability(total.up, total.down),
-            "latency_p50_ms": latency.percentile(total.hist, 0.50),
-            "latency_p95_ms": latency.percentile(total.hist, 0.95),
+            "latency_p50_ms": latency.percentile(hist, 0.50),
+            "latency_p95_ms": latency.percentile(hist, 0.95),
             "checks": total.up + total.down, "failed": total.down,
             "maintenance": total.maintenance, "excluded": total.excluded,
             "incident_minutes": round(incident_s / 60)}
 
 
 def build_history(slug: str, rng: Range, rows: Sequence[BucketRow], incidents: Sequence[Incident],
-                  as_of: datetime) -> dict[str, Any]:
-    """The history answer of one service for one range."""
+                  as_of: datetime, latency_rows: Sequence[BucketRow] | None = None) -> dict[str, Any]:
+    """The history answer of one service for one range.
+
+    ``latency_rows``: coarser buckets (with histograms) for the summary's percentiles;
+    by default the range's own buckets are used.
+    """
     start, end = window(rng, as_of)
     by_start = {r.start: r for r in rows if start <= r.start < end}
+    if latency_rows is not None:
+        coarse = SUMMARY_RESOLUTION[rng.name]
+        latency_rows = [r for r in latency_rows if start - coarse < r.start < end]
     inc_s = incident_seconds(incidents, start, rng.resolution_s, rng.buckets, min(end, to_epoch(as_of)))
     points = [point(start + i * rng.resolution_s, by_start.get(start + i * rng.resolution_s), inc_s[i])
               for i in range(rng.buckets)]
     return {"service": slug, "range": rng.name, "resolution": rng.resolution,
             "resolution_s": rng.resolution_s, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
-            "as_of": iso(as_of), "summary": summary(list(by_start.values()), sum(inc_s)),
+            "as_of": iso(as_of), "summary": summary(list(by_start.values()), sum(inc_s), latency_rows),
             "count": len(points), "points": points}

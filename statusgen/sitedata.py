@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .history import RANGES
+from .history import RANGES, SUMMARY_RESOLUTION
 from .incidents import Incident
 from .state import ServiceState
-from .store import BucketRow, Store, StoredResult, VendorRow
+from .store import BucketRow, Store, VendorRow
 from .timeutil import to_epoch
 
 
@@ -25,8 +25,9 @@ class SiteData:
     states: dict[str, ServiceState]
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
-    last_day: dict[str, list[StoredResult]]        # raw results of the last day, per service
-    buckets: dict[str, dict[str, list[BucketRow]]]  # range name -> service -> rows
+    last_day: dict[str, str]                       # raw results of the last day, per service, as JSON rows
+    buckets: dict[str, dict[str, list[BucketRow]]]  # range name -> service -> rows (no histograms)
+    latency_buckets: dict[int, dict[str, list[BucketRow]]]  # resolution -> service -> rows with histograms
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
 
@@ -51,10 +52,13 @@ def data_time(data: SiteData) -> datetime:
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     last_run = store.last_finished_run()
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
-    buckets = {name: store.buckets(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets)
+    buckets = {name: store.buckets(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets, with_hist=False)
                for name, r in RANGES.items()}
+    latency_buckets = {res: store.buckets(res, to_epoch(anchor) - max(
+        RANGES[name].resolution_s * RANGES[name].buckets for name, r in SUMMARY_RESOLUTION.items() if r == res) - res)
+        for res in set(SUMMARY_RESOLUTION.values())}
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
-        last_day=store.recent_results(anchor - timedelta(days=1)), buckets=buckets,
+        last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), buckets=buckets, latency_buckets=latency_buckets,
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(),
     )

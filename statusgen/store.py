@@ -37,6 +37,12 @@ from .timeutil import floor_to, from_epoch, to_epoch
 # resolution (seconds) -> how long its buckets are kept (seconds)
 RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 86400, 86400: 91 * 86400}
 RAW_RETENTION_S = 2 * 86400
+# A result as the service record publishes it, made by SQLite when the result is written:
+# [at, check, outcome, latency_ms, http_status, slow, flag]
+ROW_SQL = ("json_array(strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch'), check_index + 1, outcome, latency_ms, "
+           "http_status, json(CASE slow WHEN 0 THEN 'false' ELSE 'true' END), flag)")
+INSERT_RESULT = ("INSERT INTO results (service, check_index, ts, outcome, latency_ms, http_status, slow, flag, run_id) "
+                 "VALUES (?,?,?,?,?,?,?,?,?)")
 RUN_COLUMNS = ("id, started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, vendors_failed, "
                "probe_ms, note, canaries_attempted, canaries_failed, results_excluded")
 
@@ -73,6 +79,16 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "ALTER TABLE runs ADD COLUMN canaries_failed INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE runs ADD COLUMN results_excluded INTEGER NOT NULL DEFAULT 0",
     ]),
+    (4, "latency percentiles kept per bucket", [
+        "ALTER TABLE buckets ADD COLUMN p50 REAL",
+        "ALTER TABLE buckets ADD COLUMN p95 REAL",
+        "UPDATE buckets SET p50 = NULL, p95 = NULL",
+    ]),
+    (5, "each result's published row, and results by service", [
+        "ALTER TABLE results ADD COLUMN row TEXT",
+        f"UPDATE results SET row = {ROW_SQL}",
+        "CREATE INDEX results_by_service ON results (service, ts)",
+    ]),
 ]
 
 
@@ -85,6 +101,8 @@ class BucketRow:
     maintenance: int = 0
     excluded: int = 0
     hist: latency.Histogram = field(default_factory=dict)
+    p50: float | None = None          # kept with the bucket, so reading it needs no histogram
+    p95: float | None = None
 
     def add(self, other: BucketRow) -> None:
         self.up += other.up
@@ -190,8 +208,8 @@ class Store:
     def save_cycle(self, cycle: Cycle) -> int:
         with self.transaction() as db:
             run_id = _insert_run(db, cycle.run)
-            db.executemany("INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?)",
-                           [_result_row(r, run_id) for r in cycle.results])
+            db.executemany(INSERT_RESULT, [_result_row(r, run_id) for r in cycle.results])
+            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE run_id = ?", (run_id,))
             for res in RESOLUTIONS:
                 _upsert_buckets(db, res, aggregate(cycle.results, res))
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
@@ -202,9 +220,22 @@ class Store:
                            [_vendor_row(v) for v in cycle.vendors])
         return run_id
 
-    def record_failed_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord) -> None:
         with self.transaction() as db:
             _insert_run(db, run)
+
+    def bulk_load(self, buckets: Iterable[tuple], results: Iterable[tuple],  # type: ignore[type-arg]
+                  states: dict[str, ServiceState], incidents: Sequence[Incident]) -> None:
+        """Load prepared rows (as ``statusgen simulate`` makes them) in one transaction."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           (_with_percentiles(b) for b in buckets))
+            db.executemany(INSERT_RESULT, results)
+            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE row IS NULL")
+            db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
+                           [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()])
+            db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
+                           [_incident_row(i) for i in incidents])
 
     def prune(self, now: datetime) -> None:
         """Drop raw results and buckets past their retention."""
@@ -252,14 +283,24 @@ class Store:
                 CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag))
         return out
 
-    def buckets(self, res: int, since: int) -> dict[str, list[BucketRow]]:
+    def buckets(self, res: int, since: int, with_hist: bool = True) -> dict[str, list[BucketRow]]:
+        """Buckets of one resolution from ``since`` on, per service, oldest first."""
         rows = self.db.execute(
-            "SELECT service, start, up, down, slow, maintenance, excluded, hist FROM buckets "
-            "WHERE res = ? AND start >= ? ORDER BY start", (res, since))
+            f"SELECT service, start, up, down, slow, maintenance, excluded, {'hist' if with_hist else 'NULL'}, "
+            "p50, p95 FROM buckets WHERE res = ? AND start >= ? ORDER BY start", (res, since))
         out: dict[str, list[BucketRow]] = defaultdict(list)
-        for svc, start, up, down, slow, maint, excl, hist in rows:
-            out[svc].append(BucketRow(start, up, down, slow, maint, excl, latency.decode(hist)))
+        decode = latency.decode
+        for svc, start, up, down, slow, maint, excl, hist, p50, p95 in rows:
+            out[svc].append(BucketRow(start, up, down, slow, maint, excl, decode(hist) if hist else {}, p50, p95))
         return out
+
+    def last_day_json(self, services: Iterable[str], since: datetime) -> dict[str, str]:
+        """Each service's raw results from ``since`` on, oldest first, as the JSON array the
+        service record publishes (rows made when the results were written)."""
+        query = ("SELECT '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
+                 "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)")
+        t = to_epoch(since)
+        return {s: self.db.execute(query, (s, t)).fetchone()[0] for s in services}
 
     def vendor_rows(self) -> dict[str, VendorRow]:
         rows = self.db.execute("SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
@@ -340,6 +381,18 @@ def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int]
                          "WHERE res = ? AND start = ? AND service = ?", (res, start, svc)).fetchone()
         if old:
             row.add(BucketRow(start, *old[:5], latency.decode(old[5])))
-        db.execute("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?)",
+        db.execute("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                    (res, start, svc, row.up, row.down, row.slow, row.maintenance, row.excluded,
-                    latency.encode(row.hist)))
+                    latency.encode(row.hist), latency.percentile(row.hist, 0.5), latency.percentile(row.hist, 0.95)))
+
+
+_PERCENTILES: dict[bytes, tuple[float | None, float | None]] = {}
+
+
+def _with_percentiles(row: tuple) -> tuple:  # type: ignore[type-arg]
+    """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram)."""
+    blob = row[8] or b""
+    if blob not in _PERCENTILES:
+        hist = latency.decode(blob)
+        _PERCENTILES[blob] = (latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))
+    return (*row[:9], *_PERCENTILES[blob])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 
 def utcnow() -> datetime:
@@ -14,6 +15,12 @@ def iso(dt: datetime | None) -> str | None:
     if dt is None:
         return None
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=65536)
+def iso_epoch(ts: int) -> str:
+    """iso() of an epoch second, cached: bucket starts repeat across every service of a build."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_iso(value: str | None) -> datetime | None:

@@ -39,7 +39,7 @@ class VendorPages(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.seen.append((self.path, self.headers.get("If-None-Match")))
         if self.path == "/slow.json":
-            time.sleep(3)
+            time.sleep(5)
         body = PAGES.get(self.path, b"")
         etag = f'"v-{len(body)}"'
         if self.headers.get("If-None-Match") == etag:
@@ -61,7 +61,7 @@ class VendorPages(BaseHTTPRequestHandler):
 def service(slug: str, vendor: str, check: str | None, extra: str = "") -> str:
     checks = f'[[services.checks]]\nurl = "{check}"\n' if check else ""
     return (f'[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "saas"\n{checks}'
-            f'[services.vendor]\nurl = "{vendor}"\ntimeout = 1\n{extra}\n')
+            f'[services.vendor]\nurl = "{vendor}"\ntimeout = 2\n{extra}\n')
 
 
 @pytest.fixture(scope="module")

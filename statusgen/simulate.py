@@ -1,0 +1,176 @@
+"""``statusgen simulate``: fill a store quickly with realistic synthetic history.
+
+For N services over D days it writes a matching configuration and a store
+holding what D days of one check per minute would have left: raw results for
+the retention window, buckets at every published resolution for its range,
+incidents for the outages, the current states, and the runs. Each service has
+its own seeded profile: a typical latency, outages (a few a month, minutes to
+hours), slow spells, and maintenance windows. Buckets are computed from the
+profile's timeline directly, not from millions of individual results, so a
+90-day store for 1,000 services fills in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from . import latency
+from .health import RunRecord
+from .incidents import Incident, IncidentUpdate, incident_id
+from .state import ServiceState, Status
+from .store import RAW_RETENTION_S, RESOLUTIONS, Store
+from .timeutil import floor_to, from_epoch, human_duration, to_epoch
+
+CATEGORIES = {"cloud": "Cloud", "developer-tools": "Developer tools", "payments": "Payments",
+              "communication": "Communication", "data": "Data and storage"}
+MINUTE = 60
+
+
+@dataclass
+class Profile:
+    """One service's synthetic behaviour: periods as (start, end) epoch seconds."""
+
+    slug: str
+    median_ms: float
+    outages: list[tuple[int, int]] = field(default_factory=list)
+    slow: list[tuple[int, int]] = field(default_factory=list)
+    maintenance: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _periods(rng: random.Random, start: int, end: int, per_day: float, lo_min: int, hi_min: int
+             ) -> list[tuple[int, int]]:
+    out, t = [], start
+    while True:
+        t += int(rng.expovariate(per_day / 86400.0))
+        if t >= end:
+            return out
+        length = rng.randint(lo_min, hi_min) * MINUTE
+        out.append((floor_to(t, MINUTE), floor_to(t, MINUTE) + length))
+        t += length
+
+
+def profile(slug: str, start: int, end: int, seed: int) -> Profile:
+    rng = random.Random(f"{seed}:{slug}")
+    return Profile(slug, rng.uniform(25, 250),
+                   outages=_periods(rng, start, end, 1 / 12, 3, 150),
+                   slow=_periods(rng, start, end, 1 / 10, 30, 360),
+                   maintenance=_periods(rng, start, end, 1 / 30, 30, 120))
+
+
+def overlap(periods: list[tuple[int, int]], a: int, b: int) -> int:
+    return sum(max(0, min(b, e) - max(a, s)) for s, e in periods if s < b and e > a) // MINUTE
+
+
+# -- latency histograms from a log-normal, cached per (median, count) ---------------
+
+SIGMA = 0.35
+
+
+def _weights(median: float) -> list[tuple[int, float]]:
+    """Share of answers per histogram bin for a log-normal around ``median``."""
+    lo, hi = latency.bin_of(median * math.exp(-4 * SIGMA)), latency.bin_of(median * math.exp(4 * SIGMA))
+    cdf = [0.5 * (1 + math.erf((math.log(latency.GROWTH ** b) - math.log(median)) / (SIGMA * math.sqrt(2))))
+           for b in range(lo, hi + 2)]
+    return [(b, cdf[i + 1] - cdf[i]) for i, b in enumerate(range(lo, hi + 1)) if cdf[i + 1] > cdf[i]]
+
+
+class HistCache:
+    def __init__(self) -> None:
+        self.weights: dict[int, list[tuple[int, float]]] = {}
+        self.blobs: dict[tuple[int, int], bytes] = {}
+
+    def blob(self, median: float, count: int) -> bytes:
+        key = (round(median), count)
+        if key not in self.blobs:
+            w = self.weights.setdefault(key[0], _weights(max(1.0, key[0])))
+            hist = {b: n for b, share in w if (n := round(share * count)) > 0}
+            if not hist and count:
+                hist = {latency.bin_of(median): count}
+            self.blobs[key] = latency.encode(hist)
+        return self.blobs[key]
+
+
+# -- what the store gets --------------------------------------------------------------
+
+def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) -> Iterator[tuple]:  # type: ignore[type-arg]
+    for b in range(floor_to(start, res), now, res):
+        a, e = max(b, start), min(b + res, now)
+        minutes = (e - a) // MINUTE
+        if minutes <= 0:
+            continue
+        maint = overlap(p.maintenance, a, e)
+        down = max(0, min(minutes - maint, overlap(p.outages, a, e)))
+        up = minutes - maint - down
+        slow = min(up, overlap(p.slow, a, e))
+        median = p.median_ms * (4 if slow * 2 > up else 1)
+        yield (res, b, p.slug, up, down, slow, maint, 0, cache.blob(median, up), None, None)
+
+
+def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[tuple]:  # type: ignore[type-arg]
+    for t in range(floor_to(start, MINUTE), now, MINUTE):
+        flag = "maintenance" if overlap(p.maintenance, t, t + MINUTE) else None
+        if overlap(p.outages, t, t + MINUTE) and flag is None:
+            yield (p.slug, 0, t, "timeout", None, None, 0, None, None)
+            continue
+        slow = overlap(p.slow, t, t + MINUTE) > 0
+        ms = round(p.median_ms * (4 if slow else 1) * math.exp(rng.gauss(0, SIGMA)), 1)
+        yield (p.slug, 0, t, "ok", ms, 200, int(ms > 2000), flag, None)
+
+
+def incidents_of(p: Profile, name: str) -> list[Incident]:
+    out = []
+    for s, e in p.outages:
+        start, end = from_epoch(s), from_epoch(e)
+        updates = (IncidentUpdate(start, "opened", "major_outage", "Opened: HTTPS GET check timed out (10 s)."),
+                   IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."))
+        out.append(Incident(incident_id(p.slug, start), p.slug, f"{name}: major outage", "critical", start, end,
+                            updates))
+    return out
+
+
+def current_state(p: Profile, now: int) -> ServiceState:
+    at = from_epoch(now - MINUTE)
+    down = overlap(p.outages, now - MINUTE, now) > 0
+    status = Status.MAJOR_OUTAGE if down else Status.OPERATIONAL
+    since = max((e for s, e in p.outages if e <= now), default=now - 86400)
+    return ServiceState(status=status, since=from_epoch(since), reason="Simulated history.", sources=("checks",),
+                        observed_at=at, own_status=status, own_since=from_epoch(since), incident_basis=status)
+
+
+def config_text(n: int, store: Path, output: Path) -> str:
+    lines = ["# Written by statusgen simulate: synthetic services for benchmarks and demos.",
+             "[site]", 'title = "Simulated status"', 'base_url = "https://status.example.org"', "interval = 60",
+             f'store = "{store}"', f'output = "{output}"', "", "[categories]"]
+    lines += [f'{k} = "{v}"' for k, v in CATEGORIES.items()]
+    cats = list(CATEGORIES)
+    for i in range(n):
+        lines += ["", "[[services]]", f'slug = "service-{i:04d}"', f'name = "Service {i:04d}"',
+                  f'category = "{cats[i % len(cats)]}"', "[[services.checks]]",
+                  f'url = "http://127.0.0.1:9/service-{i:04d}"', "timeout = 10"]
+    return "\n".join(lines) + "\n"
+
+
+def simulate(n: int, days: int, db: Path, now: datetime, seed: int = 1,
+             progress: Callable[[int], None] = lambda _: None) -> None:
+    """Fill ``db`` with ``days`` of history for ``n`` services ending at ``now``."""
+    end = floor_to(to_epoch(now), MINUTE)
+    start = end - days * 86400
+    store = Store(db)
+    cache, rng = HistCache(), random.Random(seed)
+    try:
+        store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), n, 0))
+        for i in range(n):
+            p = profile(f"service-{i:04d}", start, end, seed)
+            rows = [r for res, keep in RESOLUTIONS.items()
+                    for r in bucket_rows(p, res, max(start, end - keep), end, cache)]
+            raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng)
+            store.bulk_load(rows, raw, {p.slug: current_state(p, end)}, incidents_of(p, f"Service {i:04d}"))
+            progress(1)
+        store.record_run(RunRecord(0, from_epoch(end - 5), from_epoch(end), n, 0))
+    finally:
+        store.close()
