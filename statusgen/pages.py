@@ -1,16 +1,287 @@
-"""Render: the HTML pages, from the same documents as the JSON API."""
+"""Render: the web pages and their assets, from the build's JSON documents.
+
+    index.html                   the front page: health index, counts, open incidents,
+                                 every service by category with its 90-day bar
+    services/{slug}/index.html   one service: state and reason, vendor view, checks,
+                                 latency and availability charts, incidents, links
+    incidents/index.html         open and past incidents with their timelines
+    incidents/{id}/index.html    one incident
+    method/index.html            how the checks are made, from the configuration
+    api/index.html               every endpoint: parameters, caching, limits, examples
+    static/...                   the stylesheet and the icon (``templates/static/``)
+
+One source of truth: every number a page shows is read from ``docs`` (tree
+path -> the JSON document of this build), never recomputed from ``SiteData``,
+so the pages and the API cannot disagree. The configuration gives only words
+(title, vantage point) and, on the method page, the settings that no JSON
+document carries.
+
+Links are root-relative (``/services/acme/``), like the ``links`` of the JSON
+documents: the tree works wherever it is served at the root of a host, so a
+mirrored copy served at ``/`` works as is. Pages ask for nothing outside the
+site: one stylesheet and one icon under ``/static/``, no web fonts, no script.
+
+Vendor and service text is untrusted: templates rely on Jinja's autoescape
+(never ``|safe``), links to outside pages are kept only when they are
+http(s), and the SVG charts are built from escaped values (``charts.py``).
+"""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from jinja2 import Environment
+from jinja2 import BytecodeCache, Environment
+from jinja2.bccache import Bucket
 
+from . import charts, routes
+from .config import Config, ServiceConfig
+from .history import RANGES
+from .openapi import openapi_document
+from .outcomes import DESCRIPTIONS, Outcome
+from .serve import MAX_AGE, RATE_PER_MINUTE
 from .sitedata import SiteData
+from .state import STATUS_WORDS, STATUSES, Status
+from .timeutil import human_duration, iso
 
+STATIC = Path(__file__).resolve().parent.parent / "templates" / "static"
+SNAPSHOT = f"{routes.API}/snapshot.json"
+HEALTH = f"{routes.API}/health.json"
+IMPACT_WORDS = {"none": "no visible impact"}
+SOURCE_WORDS = {"checks": "our own checks", "vendor": "the vendor's status page", "schedule": "the maintenance schedule"}
+#: Failure outcomes of a check (the vendor-only ``parse`` is not one).
+CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (Outcome.OK, Outcome.PARSE))
+
+
+# -- filters: how numbers and words are shown ---------------------------------------
+
+def status_word(status: str) -> str:
+    """``partial_outage`` as ``Partial outage``; unknown words are shown as they are."""
+    try:
+        words = STATUS_WORDS[Status(status)]
+    except ValueError:
+        words = IMPACT_WORDS.get(status, status.replace("_", " "))
+    return sentence(words)
+
+
+def duration(seconds: int | None) -> str:
+    """A duration in seconds as a person says it (``2 h 5 min``)."""
+    return "\u2014" if seconds is None else human_duration(timedelta(seconds=seconds))
+
+
+def outside_link(url: str | None) -> str | None:
+    """An untrusted URL, kept only when it is http(s): never ``javascript:`` or ``data:``."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def outcome_word(outcome: str) -> str:
+    """A check outcome in words (``timeout`` as ``timed out``)."""
+    try:
+        return DESCRIPTIONS[Outcome(outcome)]
+    except ValueError:
+        return outcome
+
+
+def byte_size(count: int) -> str:
+    """A byte cap as a person reads it (``1 MiB``, ``512 KiB``, ``1500 bytes``)."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
+
+
+def sentence(text: str) -> str:
+    """The first letter upper-case, the rest as it is (Jinja's ``capitalize`` lowers the rest)."""
+    return text[:1].upper() + text[1:]
+
+
+def iso_text(moment: datetime) -> str | None:
+    return iso(moment)
+
+
+FILTERS = {
+    "number": charts.number, "moment": charts.moment_text, "day": charts.day_text,
+    "status_word": status_word, "duration": duration, "outside_link": outside_link,
+    "range_label": lambda name: charts.RANGE_LABELS.get(name, name),
+    "source_word": lambda source: SOURCE_WORDS.get(source, source), "outcome_word": outcome_word,
+    "bytes": byte_size, "iso": iso_text, "sentence": sentence,
+    "service_page_url": routes.service_page_url, "service_feed_url": routes.service_feed_url,
+}
+
+
+class CompiledTemplates(BytecodeCache):
+    """Compiled templates kept in memory across the builds of one process.
+
+    Every build makes a fresh Environment; without this, each would compile
+    the page templates again. Jinja checks each entry against the template's
+    source, so an edited template is compiled anew.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        if bucket.key in self.code:
+            bucket.bytecode_from_string(self.code[bucket.key])
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED = CompiledTemplates()
+
+
+def _render(env: Environment, template: str, **context: Any) -> bytes:
+    return env.get_template(template).render(**context).encode("utf-8")
+
+
+# -- the documents a page reads ---------------------------------------------------------
+
+def _service_record(docs: dict[str, Any], slug: str) -> dict[str, Any]:
+    record: dict[str, Any] = docs[routes.service_file(slug)]["service"]
+    return record
+
+
+def _history(docs: dict[str, Any], slug: str, range_name: str) -> dict[str, Any]:
+    history: dict[str, Any] = docs[routes.history_file(slug, range_name)]
+    return history
+
+
+def _incidents(docs: dict[str, Any], active: str | None = None) -> list[dict[str, Any]]:
+    incidents: list[dict[str, Any]] = docs[routes.incidents_file(active)]["incidents"]
+    return incidents
+
+
+def static_files() -> dict[str, bytes]:
+    """The assets of ``templates/static/``, as ``static/<name>``."""
+    return {f"static/{p.name}": p.read_bytes() for p in sorted(STATIC.iterdir()) if p.is_file()}
+
+
+# -- the front page -------------------------------------------------------------------
+
+def _front_service(docs: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    history = _history(docs, summary["slug"], "90d")
+    return {"summary": summary, "runs": charts.day_runs(history["points"]), "history": history}
+
+
+def _categories(docs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Categories in declared order, each with its counts and its services."""
+    snapshot = docs[SNAPSHOT]
+    out = []
+    for slug, counts in snapshot["counts"]["by_category"].items():
+        members = [_front_service(docs, s) for s in snapshot["services"] if s["category"] == slug]
+        if members:
+            out.append({"slug": slug, "counts": counts, "services": members})
+    return out
+
+
+def front_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    return _render(env, "index.html", site=config.site, nav="status", snapshot=docs[SNAPSHOT],
+                   health=docs[HEALTH], open_incidents=_incidents(docs, "1"),
+                   categories=_categories(docs), legend=charts.LEGEND, statuses=STATUSES)
+
+
+# -- a page per service -----------------------------------------------------------------
+
+def _chart_panels(docs: dict[str, Any], slug: str) -> list[dict[str, Any]]:
+    panels = []
+    for name in RANGES:
+        history = _history(docs, slug, name)
+        panels.append({"name": name, "history": history, "url": routes.history_url(slug, name),
+                       "latency": charts.latency_chart(history),
+                       "availability": charts.availability_chart(history)})
+    return panels
+
+
+def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: str) -> bytes:
+    record = _service_record(docs, slug)
+    category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
+    incidents = [i for i in _incidents(docs) if i["service"] == slug]
+    return _render(env, "service.html", site=config.site, nav="status", service=record, category=category,
+                   panels=_chart_panels(docs, slug), incidents=incidents,
+                   as_of=docs[routes.service_file(slug)]["as_of"])
+
+
+# -- incidents -------------------------------------------------------------------------
+
+def incidents_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    return _render(env, "incidents.html", site=config.site, nav="incidents",
+                   open_incidents=_incidents(docs, "1"), past_incidents=_incidents(docs, "0"),
+                   as_of=docs[routes.incidents_file()]["as_of"])
+
+
+def incident_page(env: Environment, config: Config, incident: dict[str, Any]) -> bytes:
+    return _render(env, "incident.html", site=config.site, nav="incidents", incident=incident)
+
+
+# -- the method page and the API page --------------------------------------------------
+
+def _method_service(docs: dict[str, Any], svc: ServiceConfig) -> dict[str, Any]:
+    """The numbers of the JSON record, with what only the configuration holds."""
+    return {"record": _service_record(docs, svc.slug), "config": svc}
+
+
+def method_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    services = [_method_service(docs, s) for s in config.services]
+    return _render(env, "method.html", site=config.site, nav="method", health=docs[HEALTH],
+                   services=services, ranges=RANGES, outcomes=CHECK_FAILURES, any_vendor=any(s.vendor for s in config.services),
+                   any_maintenance=any(s.maintenance for s in config.services))
+
+
+def _example_url(path: str, operation: dict[str, Any], slug: str) -> str:
+    """A real URL of this site for an endpoint: the first service, the first value of each parameter."""
+    query = [f"{p['name']}={p['schema']['enum'][0]}" for p in operation["parameters"]
+             if p["in"] == "query" and p["schema"].get("enum")]
+    url = path.replace("{slug}", slug)
+    return url + ("?" + "&".join(query) if query else "")
+
+
+def _endpoints(config: Config) -> list[dict[str, Any]]:
+    """Every endpoint of the OpenAPI document, with an example URL."""
+    slug = config.services[0].slug if config.services else "example"
+    out = []
+    for path, item in openapi_document(config)["paths"].items():
+        op = item["get"]
+        out.append({"path": path, "summary": op["summary"], "parameters": op["parameters"],
+                    "responses": sorted(op["responses"].items()), "example": _example_url(path, op, slug)})
+    return out
+
+
+def _pretty(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def api_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    example = {"slug": config.services[0].slug if config.services else "example", "base": config.site.base_url}
+    return _render(env, "api.html", site=config.site, nav="api", endpoints=_endpoints(config), example=example,
+                   health_json=_pretty(docs[HEALTH]), error_json=_pretty(docs[routes.error_file("400-range")]),
+                   max_age=MAX_AGE, per_minute=RATE_PER_MINUTE, statuses=STATUSES, ranges=list(RANGES))
+
+
+# -- the whole site ----------------------------------------------------------------------
 
 def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[str, bytes]:
-    """Every page, built from ``docs`` (tree path -> the JSON document of this build)."""
-    snapshot = docs["api/v1/snapshot.json"]
-    html = env.get_template("index.html").render(site=data.config.site, snapshot=snapshot)
-    return {"index.html": html.encode("utf-8")}
+    """Every page and asset, built from ``docs`` (tree path -> the JSON document of this build)."""
+    env.filters.update(FILTERS)
+    if env.bytecode_cache is None:
+        env.bytecode_cache = COMPILED
+    config = data.config
+    files = static_files()
+    files["index.html"] = front_page(env, config, docs)
+    for summary in docs[SNAPSHOT]["services"]:
+        files[f"services/{summary['slug']}/index.html"] = service_page(env, config, docs, summary["slug"])
+    files["incidents/index.html"] = incidents_page(env, config, docs)
+    for incident in _incidents(docs):
+        files[f"incidents/{incident['id']}/index.html"] = incident_page(env, config, incident)
+    files["method/index.html"] = method_page(env, config, docs)
+    files["api/index.html"] = api_page(env, config, docs)
+    return files

@@ -1,0 +1,299 @@
+"""Render: the charts of the web pages, as server-side SVG and plain HTML runs.
+
+Every value drawn or written here is read from a history document of the
+build (``api/v1/services/{slug}/history/{range}.json``); nothing is
+recomputed. Only the drawing scale (pixel positions, the round top of the
+latency axis) is derived.
+
+SVG is built from escaped values: attribute values and text pass through
+``markupsafe.escape``; tag and attribute names are constants of this module.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from .timeutil import parse_iso
+
+Point = dict[str, Any]   # one point of a history document
+
+RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
+
+#: Availability bands of the bars and charts: (css class, words for the legend).
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("a-full", "100%"),
+    ("a-high", "99% to 99.999%"),
+    ("a-mid", "95% to 98.999%"),
+    ("a-low", "under 95%"),
+    ("a-maint", "maintenance only"),
+    ("a-none", "no data"),
+)
+
+
+# -- words for numbers and times -----------------------------------------------
+
+def number(value: float | int | None) -> str:
+    """A number as the JSON gives it, without a trailing ``.0``; an em dash for null."""
+    if value is None:
+        return "\u2014"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def day_text(stamp: str, with_year: bool = True) -> str:
+    """``2026-11-22T00:00:00Z`` as ``22 Nov 2026`` (or ``22 Nov``)."""
+    moment = parse_iso(stamp)
+    assert moment is not None
+    return f"{moment.day} {moment:%b %Y}" if with_year else f"{moment.day} {moment:%b}"
+
+
+def moment_text(stamp: str | None) -> str:
+    """``2026-11-22T20:21:31Z`` as ``2026-11-22 20:21 UTC``."""
+    moment = parse_iso(stamp)
+    return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def bucket_text(stamp: str, resolution_s: int) -> str:
+    """A bucket's start, as precise as its resolution needs."""
+    moment = parse_iso(stamp)
+    assert moment is not None
+    return day_text(stamp) if resolution_s >= 86400 else f"{moment.day} {moment:%b %H:%M} UTC"
+
+
+# -- availability bands ------------------------------------------------------------
+
+def availability_class(availability: float | None, maintenance: int = 0) -> str:
+    """The css class of a bucket's availability band."""
+    if availability is None:
+        return "a-maint" if maintenance else "a-none"
+    if availability >= 100:
+        return "a-full"
+    if availability >= 99:
+        return "a-high"
+    return "a-mid" if availability >= 95 else "a-low"
+
+
+def _availability_words(point: Point) -> str:
+    minutes = point.get("incident_minutes") or 0
+    incidents = f", {minutes} min of incidents" if minutes or point["availability"] is not None else ""
+    if point["availability"] is None:
+        what = "maintenance only, no counted checks" if point.get("maintenance") else "no data"
+        return what + incidents
+    return f"{number(point['availability'])}% available{incidents}"
+
+
+# -- the 90-day bar of the front page ----------------------------------------------
+
+@dataclass(frozen=True)
+class DayRun:
+    """Consecutive days that read the same (same availability, same incident minutes).
+
+    The bar draws a run as ``days`` day cells; hover or focus tells its dates
+    and numbers. Runs keep the front page small: a quiet service is a few runs,
+    not 90 cells.
+    """
+
+    days: int
+    css: str
+    label: str
+
+
+def _run_key(point: Point) -> tuple[Any, ...]:
+    return (point["availability"], point.get("incident_minutes") or 0,
+            availability_class(point["availability"], point.get("maintenance") or 0))
+
+
+def _dates(first: str, last: str) -> str:
+    if first == last:
+        return day_text(first)
+    same_year = first[:4] == last[:4]
+    return f"{day_text(first, with_year=not same_year)} \u2013 {day_text(last)}"
+
+
+def _run(points: Sequence[Point]) -> DayRun:
+    head = points[0]
+    words = _availability_words(head) + (" each day" if len(points) > 1 and head["availability"] is not None else "")
+    label = f"{_dates(head['start'], points[-1]['start'])}: {words}"
+    return DayRun(len(points), availability_class(head["availability"], head.get("maintenance") or 0), label)
+
+
+def day_runs(points: Iterable[Point]) -> list[DayRun]:
+    """The bar's runs, oldest first, covering every point of the 90-day history."""
+    return [_run(list(group)) for _, group in itertools.groupby(points, key=_run_key)]
+
+
+# -- SVG ---------------------------------------------------------------------------
+
+W, H = 480, 170                      # viewBox
+LEFT, RIGHT, TOP, BOTTOM = 62, 8, 10, 26
+PLOT_W, PLOT_H = W - LEFT - RIGHT, H - TOP - BOTTOM
+
+
+def _coord(value: float) -> str:
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _attrs(attrs: dict[str, Any]) -> str:
+    parts = []
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        text = _coord(value) if isinstance(value, float) else str(value)
+        parts.append(f' {name.rstrip("_").replace("_", "-")}="{escape(text)}"')
+    return "".join(parts)
+
+
+def el(tag: str, attrs: dict[str, Any] | None = None, *children: str) -> Markup:
+    """One element; ``str`` children are escaped, ``Markup`` children kept as they are."""
+    inner = Markup("").join(escape(child) for child in children)
+    return Markup(f"<{tag}{_attrs(attrs or {})}>") + inner + Markup(f"</{tag}>")
+
+
+def _x(index: int, count: int) -> float:
+    return LEFT + (index + 0.5) * PLOT_W / count
+
+
+def _y(value: float, top: float) -> float:
+    return TOP + PLOT_H - (value / top) * PLOT_H if top else TOP + PLOT_H
+
+
+def nice_top(value: float) -> float:
+    """The round number (1, 2 or 5 times a power of ten) at or above ``value``: the axis top."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
+
+
+def _grid(top: float, unit: str) -> list[Markup]:
+    out = []
+    for value in (0.0, top / 2, top):
+        y = _y(value, top)
+        out.append(el("line", {"class": "grid", "x1": float(LEFT), "x2": float(W - RIGHT), "y1": y, "y2": y}))
+        out.append(el("text", {"x": float(LEFT - 4), "y": y + 3.5, "text_anchor": "end"}, f"{number(value)}{unit}"))
+    return out
+
+
+def _x_labels(history: dict[str, Any]) -> list[Markup]:
+    res = history["resolution_s"]
+    first, last = history["points"][0]["start"], history["points"][-1]["start"]
+    y = float(H - 6)
+    return [el("text", {"x": float(LEFT), "y": y}, bucket_text(first, res)),
+            el("text", {"x": float(W - RIGHT), "y": y, "text_anchor": "end"}, bucket_text(last, res))]
+
+
+def _svg(label: str, parts: Iterable[Markup]) -> Markup:
+    return el("svg", {"class": "chart", "viewBox": f"0 0 {W} {H}", "role": "img", "aria_label": label,
+                      "xmlns": "http://www.w3.org/2000/svg", "focusable": "false"}, *parts)
+
+
+def _no_data(parts: list[Markup], points: Sequence[Point]) -> None:
+    if all(p["availability"] is None and p["latency_p50_ms"] is None for p in points):
+        parts.append(el("text", {"x": float(LEFT + PLOT_W / 2), "y": float(TOP + PLOT_H / 2),
+                                 "text_anchor": "middle"}, "No measurements in this range"))
+
+
+# -- latency -------------------------------------------------------------------------
+
+def _segments(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
+    """Runs of consecutive non-null values, with their indexes: a line breaks at a gap."""
+    runs: list[list[tuple[int, float]]] = []
+    for known, group in itertools.groupby(enumerate(values), key=lambda iv: iv[1] is not None):
+        if known:
+            runs.append([(i, v) for i, v in group if v is not None])
+    return runs
+
+
+def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> list[Markup]:
+    out = []
+    for run in _segments(values):
+        pts = [(_x(i, len(values)), _y(v, top)) for i, v in run]
+        if len(pts) == 1:
+            out.append(el("circle", {"class": dot, "cx": pts[0][0], "cy": pts[0][1], "r": 2.5}))
+        else:
+            out.append(el("polyline", {"class": css, "points": " ".join(f"{_coord(x)},{_coord(y)}" for x, y in pts)}))
+    return out
+
+
+def _latency_targets(history: dict[str, Any]) -> list[Markup]:
+    """Invisible columns over measured buckets: hover tells the bucket's numbers."""
+    points, res = history["points"], history["resolution_s"]
+    width = PLOT_W / len(points)
+    out = []
+    for i, p in enumerate(points):
+        if p["latency_p50_ms"] is None:
+            continue
+        words = (f"{bucket_text(p['start'], res)}: p50 {number(p['latency_p50_ms'])} ms, "
+                 f"p95 {number(p['latency_p95_ms'])} ms")
+        out.append(el("rect", {"class": "hit", "x": LEFT + i * width, "y": float(TOP), "width": width,
+                               "height": float(PLOT_H)}, el("title", {}, words)))
+    return out
+
+
+def latency_chart(history: dict[str, Any]) -> Markup:
+    """p50 (solid) and p95 (dashed) latency of every bucket of a history document."""
+    points = history["points"]
+    p50 = [p["latency_p50_ms"] for p in points]
+    p95 = [p["latency_p95_ms"] for p in points]
+    top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
+    parts = _grid(top, " ms") + _x_labels(history)
+    parts += _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50") + _latency_targets(history)
+    _no_data(parts, points)
+    s = history["summary"]
+    label = (f"Latency, last {RANGE_LABELS[history['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
+             f"p95 {number(s['latency_p95_ms'])} ms")
+    return _svg(label, parts)
+
+
+# -- availability ---------------------------------------------------------------------
+
+def _bar(i: int, count: int, point: Point, res: int) -> Markup:
+    width = PLOT_W / count
+    avail = point["availability"]
+    height = max(PLOT_H * avail / 100, 1.5)
+    inset = 0.15 * width if width > 3 else 0.0
+    words = f"{bucket_text(point['start'], res)}: {_availability_words(point)}"
+    return el("rect", {"class": availability_class(avail), "x": LEFT + i * width + inset,
+                       "y": TOP + PLOT_H - height, "width": width - 2 * inset, "height": height},
+              el("title", {}, words))
+
+
+def _stub(i: int, count: int, run: Sequence[Point], res: int) -> Markup:
+    """A low strip under consecutive buckets without counted checks, told once for the run."""
+    width = PLOT_W / count
+    first, last = bucket_text(run[0]["start"], res), bucket_text(run[-1]["start"], res)
+    when = first if len(run) == 1 else f"{first} \u2013 {last}"
+    return el("rect", {"class": availability_class(None, run[0].get("maintenance") or 0), "x": LEFT + i * width,
+                       "y": float(TOP + PLOT_H - 3), "width": width * len(run), "height": 3.0},
+              el("title", {}, f"{when}: {_availability_words(run[0])}"))
+
+
+def _bars(points: Sequence[Point], res: int) -> list[Markup]:
+    out, i = [], 0
+    for key, group in itertools.groupby(points, key=lambda p: p["availability"] is None and _run_key(p)):
+        run = list(group)
+        if key:
+            out.append(_stub(i, len(points), run, res))
+        else:
+            out += [_bar(i + j, len(points), p, res) for j, p in enumerate(run)]
+        i += len(run)
+    return out
+
+
+def availability_chart(history: dict[str, Any]) -> Markup:
+    """One bar per bucket, as tall as its availability and coloured by its band."""
+    points, res = history["points"], history["resolution_s"]
+    parts = _grid(100.0, "%") + _x_labels(history)
+    parts += _bars(points, res)
+    _no_data(parts, points)
+    s = history["summary"]
+    label = (f"Availability, last {RANGE_LABELS[history['range']]}: {number(s['availability'])}%, "
+             f"{number(s['incident_minutes'])} min of incidents")
+    return _svg(label, parts)
