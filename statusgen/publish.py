@@ -1,0 +1,335 @@
+"""Publish: copy the output tree to object storage or another host with rclone.
+
+Two phases, like a build. First gather and decide (pure): the files of one
+generation of the tree and the remote's listing become an ordered list of
+``Step``s, one rclone invocation each. Then act: run them in order and stop at
+the first failure. rclone does the transfers, the retries and the per-file
+change detection; statusgen decides what goes in which invocation, and when.
+
+Order. A reader must never get a document that points at a file not yet on
+the remote, so files go up in tiers, each tier only after the one before it
+has finished (references inside one tier, such as pages linking each other,
+cannot be ordered):
+
+    leaves     assets, badges, error bodies, OpenAPI, history, incident pages
+    services   each service's record, feed and page (they point at each
+               other, and at history and incident pages)
+    lists      service lists and filters, incident lists, the incidents
+               feed (-> services, incident pages)
+    snapshot   api/v1/snapshot.json, api/v1/health.json (-> services)
+    pages      the front page and the other site pages (-> all the above)
+    deletions  files the remote has and the tree no longer has, last
+
+What a reader can meet in between is a reference to a file that was already
+on the remote before this publish: an incident page links its service's
+page and the incident lists, every page links the site's navigation pages.
+Only a first publish, to an empty remote, shows dangling links while it runs.
+
+Headers. rclone sets one set of upload headers per invocation
+(``--header-upload``), so each tier is split by content type (the mapping of
+``serve.content_type``); every object gets ``Cache-Control: public,
+max-age=15``, as ``statusgen serve`` answers.
+
+Change detection is rclone's: ``--checksum`` when the remote keeps a hash
+(S3, R2, GCS, Azure, SFTP with md5sum: the hash comes with the listing, so no
+extra request per object, and bytes decide, not the fresh mtimes of a tree
+rendered on a new CI runner). A remote without hashes but with modification
+times is compared by size and mtime (the tree gives a changed file a later
+mtime); one with neither (plain WebDAV) gets every file every time.
+
+Skipped: dotfiles (``.manifest.json``), which are neither uploaded nor deleted,
+and the ``.gz`` copies: an object store answers with the object as stored and
+never picks ``foo.json.gz`` for a client that accepts gzip, and storing
+gzipped bytes under the plain name would break clients that do not; the CDN
+in front compresses by negotiation instead. ``.gz`` objects left on the
+remote are deleted as stale.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .errors import StatusgenError
+from .serve import MAX_AGE, content_type
+from .tree import current_generation
+
+CACHE_CONTROL = f"public, max-age={MAX_AGE}"
+MODTIME_NOT_SUPPORTED = 3153600000000000000   # rclone's "precision" for a remote without mtimes (100 years in ns)
+LISTING_NOT_FOUND = 3                          # rclone's exit status for "directory not found"
+COMMON_FLAGS = ("--use-json-log", "--verbose", "--stats", "0")
+TIMESTAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")      # rclone's plain log prefix
+
+
+class PublishError(StatusgenError):
+    """rclone could not list, upload to or delete from the remote."""
+
+
+class PublishUsageError(PublishError):
+    """The command line names no usable tree or remote."""
+
+    exit_code = 2
+
+
+class Tier(enum.IntEnum):
+    """Upload order: each tier goes up only after every lower tier is on the remote."""
+
+    LEAVES = 0
+    SERVICES = 1
+    LISTS = 2
+    SNAPSHOT = 3
+    PAGES = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+# Checked in this order, first match wins; anything unmatched is a leaf.
+TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple((re.compile(p), t) for p, t in (
+    (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
+    (r"incidents/[^/]+/.+", Tier.LEAVES),                      # one incident's page
+    (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
+    (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
+    (r".+\.html", Tier.PAGES),                                 # the front page, incidents, method, API
+))
+
+
+def tier_of(rel: str) -> Tier:
+    """The tier of a tree path (``api/v1/services/x.json``)."""
+    for pattern, tier in TIER_RULES:
+        if pattern.fullmatch(rel):
+            return tier
+    return Tier.LEAVES
+
+
+def hidden(rel: str) -> bool:
+    """A dotfile or a file in a dot-directory: never published, never deleted."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def publishable(rel: str) -> bool:
+    """Whether a tree path goes to the remote (not hidden, not a ``.gz`` copy)."""
+    return not hidden(rel) and not rel.endswith(".gz")
+
+
+Action = Literal["copy", "delete", "rmdirs"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rclone invocation: upload one tier's files of one content type, delete, or tidy folders."""
+
+    action: Action
+    files: tuple[str, ...] = ()
+    tier: Tier | None = None
+    content_type: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.tier is None:
+            return "deletions" if self.action == "delete" else "empty folders"
+        return f"{self.tier.label} ({self.content_type})"
+
+    def argv(self, rclone: str, source: Path, remote: str, files_from: Path, compare: Sequence[str],
+             dry_run: bool = False) -> list[str]:
+        """The rclone command line; ``files_from`` is a file holding ``self.files``, one a line."""
+        tail = [*COMMON_FLAGS, *(["--dry-run"] if dry_run else [])]
+        if self.action == "rmdirs":
+            return [rclone, "rmdirs", remote, "--leave-root", *tail]
+        listed = ["--files-from-raw", str(files_from), *tail]
+        if self.action == "delete":
+            return [rclone, "delete", remote, *listed]
+        return [rclone, "copy", str(source), remote, *compare,
+                "--header-upload", f"Content-Type: {self.content_type}",
+                "--header-upload", f"Cache-Control: {CACHE_CONTROL}", *listed]
+
+
+def plan_uploads(files: Iterable[str]) -> list[Step]:
+    """The upload steps for these tree paths: by tier, then by content type."""
+    groups: dict[tuple[Tier, str], list[str]] = {}
+    for rel in sorted(f for f in files if publishable(f)):
+        groups.setdefault((tier_of(rel), content_type(rel)), []).append(rel)
+    return [Step("copy", tuple(names), tier, ctype) for (tier, ctype), names in sorted(groups.items())]
+
+
+def plan_deletions(files: Iterable[str], remote_files: Iterable[str]) -> list[Step]:
+    """Delete what the remote has and the tree no longer publishes, then the folders left empty."""
+    keep = {f for f in files if publishable(f)}
+    gone = sorted(r for r in remote_files if not hidden(r) and r not in keep)
+    return [Step("delete", tuple(gone)), Step("rmdirs")] if gone else []
+
+
+def plan_publish(files: Iterable[str], remote_files: Iterable[str]) -> list[Step]:
+    """Tree paths and the remote's listing -> the ordered steps of a publish; deletions last."""
+    files = list(files)
+    return plan_uploads(files) + plan_deletions(files, remote_files)
+
+
+def comparison_flags(hashes: Sequence[str], precision_ns: int) -> tuple[str, ...]:
+    """How rclone tells a changed file, from the remote's features (see the module docstring)."""
+    if hashes:
+        return ("--checksum",)
+    if precision_ns < MODTIME_NOT_SUPPORTED:
+        return ()
+    return ("--ignore-times",)
+
+
+def tree_files(root: Path) -> list[str]:
+    """The publishable files of a generation directory, as sorted tree paths."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(folder).relative_to(root)
+        found += [(base / n).as_posix() for n in names if publishable((base / n).as_posix())]
+    return sorted(found)
+
+
+# -- running rclone ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step changed on the remote (or would have, in a dry run)."""
+
+    step: Step
+    changed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    remote: str
+    source: Path
+    compare: tuple[str, ...]
+    dry_run: bool
+    results: list[StepResult] = field(default_factory=list)
+
+    def changed(self, action: Action) -> list[str]:
+        """Every file uploaded (``copy``) or deleted (``delete``), in the order rclone reported them."""
+        return [f for r in self.results if r.step.action == action for f in r.changed]
+
+    def lines(self) -> list[str]:
+        """A line per step that changed something, then the summary."""
+        verb = "would publish" if self.dry_run else "published"
+        total = sum(len(r.step.files) for r in self.results if r.step.action == "copy")
+        up, gone = self.changed("copy"), self.changed("delete")
+        compare = " ".join(self.compare) or "size and modification time"
+        summary = (f"{verb} {self.source} to {self.remote}: {len(up)} of {total} files uploaded, "
+                   f"{len(gone)} deleted (compared by {compare})")
+        return [f"  {r.step.label}: {len(r.changed)} of {len(r.step.files)}" for r in self.results if r.changed] + [summary]
+
+
+def _rclone_error(stderr: str, returncode: int) -> str:
+    """rclone's own words: its final "Failed to ..." line, else its last logged error, else the exit status."""
+    fatal, logged = [], []
+    for line in stderr.splitlines():
+        entry = _json_line(line)
+        if entry.get("level") in ("error", "critical"):
+            obj = entry.get("object")
+            logged.append(f"{obj}: {entry.get('msg')}" if obj else str(entry.get("msg")))
+        elif not entry:
+            plain = TIMESTAMP.sub("", line.strip())
+            if plain.startswith("Failed to"):
+                fatal.append(plain)
+    found = fatal or logged
+    return found[-1] if found else f"rclone exited with status {returncode}"
+
+
+def _json_line(line: str) -> dict[str, object]:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def changed_objects(stderr: str, action: Action) -> list[str]:
+    """The objects rclone's JSON log says it copied or deleted (or skipped doing so in a dry run)."""
+    done = "Copied" if action == "copy" else "Deleted"
+    found = []
+    for line in stderr.splitlines():
+        entry = _json_line(line)
+        msg, obj = str(entry.get("msg", "")), entry.get("object")
+        if isinstance(obj, str) and (msg.startswith(done) or entry.get("skipped") == action):
+            found.append(obj)
+    return found
+
+
+class Rclone:
+    """Runs rclone for one remote; every failure becomes a PublishError naming the remote."""
+
+    def __init__(self, binary: str, remote: str):
+        self.binary = binary
+        self.remote = remote
+
+    def run(self, argv: list[str], what: str, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[str]:
+        try:
+            done = subprocess.run([self.binary, *argv], capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise PublishError(f"cannot run rclone ({self.binary}: {exc.strerror or exc}); install it "
+                               f"(https://rclone.org/install/) or pass --rclone PATH") from None
+        if done.returncode not in ok:
+            raise PublishError(f"publish to {self.remote} failed: rclone {what}: "
+                               f"{_rclone_error(done.stderr, done.returncode)}")
+        return done
+
+    def compare_flags(self) -> tuple[str, ...]:
+        """The remote's hashes and mtime precision, from ``rclone backend features``."""
+        out = self.run(["backend", "features", self.remote], "backend features").stdout
+        features = _json_line(out)
+        hashes = features.get("Hashes")
+        precision = features.get("Precision")
+        return comparison_flags(hashes if isinstance(hashes, list) else [],
+                                precision if isinstance(precision, int) else MODTIME_NOT_SUPPORTED)
+
+    def listing(self) -> list[str]:
+        """Every file under the remote path; none when the path does not exist yet."""
+        done = self.run(["lsf", "--recursive", "--files-only", "--fast-list", self.remote], "lsf",
+                        ok=(0, LISTING_NOT_FOUND))
+        return [] if done.returncode == LISTING_NOT_FOUND else [n for n in done.stdout.splitlines() if n]
+
+    def step(self, step: Step, source: Path, compare: Sequence[str], workdir: Path, dry_run: bool) -> StepResult:
+        """Run one step, its file list written into ``workdir``."""
+        files_from = workdir / "files-from.txt"
+        files_from.write_text("".join(f + "\n" for f in step.files), encoding="utf-8")
+        argv = step.argv(self.binary, source, self.remote, files_from, compare, dry_run)[1:]
+        done = self.run(argv, f"{step.action} of the {step.label}")
+        return StepResult(step, tuple(changed_objects(done.stderr, step.action)))
+
+
+def check_remote(remote: str) -> None:
+    """An rclone remote is ``NAME:PATH`` or ``:BACKEND:PATH``; a bare word would be a local folder."""
+    if ":" not in remote or remote.startswith("/"):
+        raise PublishUsageError(f"--remote {remote!r}: expected an rclone remote as REMOTE:PATH "
+                                f"(e.g. s3:my-bucket/status), configured in rclone's config or "
+                                f"RCLONE_CONFIG_* variables")
+
+
+def source_generation(site: Path) -> Path:
+    """The generation the site link points at now: the whole publish reads that one, even if a run swaps."""
+    gen = current_generation(site)
+    if gen is None:
+        raise PublishUsageError(f"{site}: no output tree here; run `statusgen run` or `statusgen build` first, "
+                                f"or pass --site")
+    return gen
+
+
+def publish_tree(site: Path, remote: str, rclone: str = "rclone", dry_run: bool = False) -> PublishReport:
+    """Copy the tree at ``site`` to ``remote``: changed files only, leaves first, deletions last."""
+    check_remote(remote)
+    source = source_generation(site)
+    runner = Rclone(rclone, remote)
+    compare = runner.compare_flags()
+    steps = plan_publish(tree_files(source), runner.listing())
+    report = PublishReport(remote, source, compare, dry_run)
+    with tempfile.TemporaryDirectory(prefix="statusgen-publish-") as work:
+        for step in steps:
+            report.results.append(runner.step(step, source, compare, Path(work), dry_run))
+    return report
