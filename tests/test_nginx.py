@@ -274,3 +274,10 @@ def test_the_error_log_holds_no_error(nginx):
     log = (nginx.prefix / "error.log").read_text()
     bad = [line for line in log.splitlines() if any(f"[{lvl}]" in line for lvl in ("error", "crit", "alert", "emerg"))]
     assert not bad, bad[:5]
+
+
+def test_every_option_is_in_the_deploy_doc():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text()
+    for param in main.commands["nginx-conf"].params:
+        for opt in param.opts:
+            assert f"`{opt}" in doc, f"{opt} of statusgen nginx-conf is not in docs/deploy.md"
