@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import routes
 from .errors import StatusgenError
+from .history import DEFAULT_RANGE
 from .serve import MAX_AGE, RATE_PER_MINUTE
 
 ZONE = "statusgen"
@@ -92,8 +93,7 @@ class Vocabulary:
     status: tuple[str, ...]
     range: tuple[str, ...]
     active: tuple[str, ...]
-    default_range: str = "24h"
-    notes: list[str] = field(default_factory=list, compare=False)
+    default_range: str = DEFAULT_RANGE
 
 
 # -- reading and checking the inputs -------------------------------------------------
@@ -116,10 +116,7 @@ def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
 
 def read_vocabulary(site: Path) -> Vocabulary:
     """The whitelists of the query maps, from the tree's ``_errors/400-*.json``."""
-    from .history import DEFAULT_RANGE
-
-    return Vocabulary(*(_allowed(site, p) for p in ("category", "status", "range", "active")),
-                      default_range=DEFAULT_RANGE)
+    return Vocabulary(*(_allowed(site, p) for p in ("category", "status", "range", "active")))
 
 
 def _check(options: NginxOptions) -> None:

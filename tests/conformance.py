@@ -120,7 +120,7 @@ def build_scenario(tmp: Path) -> Path:
         targets.set("/down", 503, b"Service Unavailable")
         targets.set("/slow", delay=0.05)
         start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
-        window = dict(start=(start - timedelta(minutes=5)).isoformat(), end=(start + timedelta(hours=2)).isoformat())
+        window = {"start": (start - timedelta(minutes=5)).isoformat(), "end": (start + timedelta(hours=2)).isoformat()}
         cfg = load_config(write_config(tmp, SERVICES.format(base=targets.url(""), **window)))
         for n in range(CYCLES):
             targets.set("/bravo", *((500, b"Internal Error") if n < 2 else (200, b"OK")))
@@ -240,18 +240,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_user() -> str | None:
-    """Tests may run as root in 0700 temporary folders: then the workers run as root too."""
+def worker_user() -> str | None:
+    """Tests may run as root in 0700 temporary folders: then nginx's workers run as root too."""
     return "root" if os.geteuid() == 0 else None
-
-
-test_user.__test__ = False  # type: ignore[attr-defined]   # a helper, not a test
 
 
 def nginx_test(prefix: Path, conf: Path) -> subprocess.CompletedProcess[str]:
     """``nginx -t`` on a configuration file."""
     return subprocess.run([nginx_binary(), "-t", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30, check=False)
 
 
 def run_nginx(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
@@ -287,7 +284,7 @@ def start_nginx(site: Path, prefix: Path, **options: object) -> Server:
     for attempt in range(3):
         port = free_port()
         conf = prefix / "nginx.conf"
-        conf.write_text(nginx_config(NginxOptions(site=site, listen=f"127.0.0.1:{port}", user=test_user(),
+        conf.write_text(nginx_config(NginxOptions(site=site, listen=f"127.0.0.1:{port}", user=worker_user(),
                                                   **options)))  # type: ignore[arg-type]
         try:
             process = run_nginx(prefix, conf, port)
@@ -295,7 +292,7 @@ def start_nginx(site: Path, prefix: Path, **options: object) -> Server:
             if attempt == 2:
                 raise
             continue
-        return Server("nginx", site, port, lambda: stop_nginx(process), prefix=prefix)
+        return Server("nginx", site, port, lambda p=process: stop_nginx(p), prefix=prefix)
     raise AssertionError("unreachable")
 
 

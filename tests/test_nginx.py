@@ -25,8 +25,19 @@ from statusgen import routes
 from statusgen.cli import main
 from statusgen.nginx import NginxConfError, NginxOptions, nginx_config
 
-from .conformance import (Server, scenario, fresh_address, free_port, nginx_test, rewrite, run_nginx,
-                          served, start_nginx, stop_nginx, test_user)
+from .conformance import (
+    Server,
+    free_port,
+    fresh_address,
+    nginx_test,
+    rewrite,
+    run_nginx,
+    scenario,
+    served,
+    start_nginx,
+    stop_nginx,
+    worker_user,
+)
 
 VARIANTS = {
     "defaults": {},
@@ -51,7 +62,7 @@ def nginx(site, tmp_path_factory) -> Iterator[Server]:
 def wrapper_conf(prefix: Path, included: Path) -> Path:
     """An existing nginx.conf of an operator, which includes the --server-block output."""
     conf = prefix / "outer.conf"
-    conf.write_text(f"{'user root;' if test_user() else ''}\npid nginx.pid;\nevents {{}}\nhttp {{\n"
+    conf.write_text(f"{'user root;' if worker_user() else ''}\npid nginx.pid;\nevents {{}}\nhttp {{\n"
                     "    client_body_temp_path client_body_temp;\n    proxy_temp_path proxy_temp;\n"
                     "    fastcgi_temp_path fastcgi_temp;\n    uwsgi_temp_path uwsgi_temp;\n    scgi_temp_path scgi_temp;\n"
                     f"    access_log off;\n    include {included};\n}}\n")
