@@ -326,13 +326,14 @@ def _api_locations() -> list[str]:
 def _static_locations() -> list[str]:
     return [
         "# -- everything else: the files of the tree -------------------------------------------",
-        "# Feeds are Atom.",
-        *_block(r"location ~ ^/feed/.+\.xml$", [*_block("types", [f'"{ATOM}"  xml;']), "try_files $uri =404;"]),
         "# Names starting with a dot (such as .manifest.json) are never served.",
         *_block(r"location ~ /\.", ["return 404;"]),
+        "# Feeds are Atom.",
+        *_block(r"location ~ ^/feed/.+\.xml$", [*_block("types", [f'"{ATOM}"  xml;']), "try_files $uri =404;"]),
         "# A directory is its index.html (never a listing).",
         *_block(r"location ~ /$", ["try_files ${uri}index.html =404;"]),
-        "# A file; a directory named without its slash is redirected to it when it has an index.html.",
+        "# A file; a directory named without its slash is redirected to it when it has an index.html",
+        "# ($uri reaches Location only for such a directory of the tree, never for an outside value).",
         *_block("location /", ["try_files $uri @statusgen_directory;"]),
         *_block("location @statusgen_directory",
                 [*_block("if (-f $request_filename/index.html)", ["return 301 $uri/;"]), "return 404;"]),

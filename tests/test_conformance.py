@@ -208,7 +208,7 @@ TRAVERSAL = ["/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2F%2E
              "/api/v1/services/..%2f..%2f..%2f..%2fetc%2fpasswd", "/api/v1/services/alpha/../../../../../etc/passwd",
              "/feed/..%2f..%2f.manifest.json", "//etc/passwd", "/api/v1/services/%00", "/api/v1/%00/snapshot",
              "/.manifest.json", "/api/v1/.manifest.json", "/_errors/404.json", "/_errors/429.json", "/%",
-             "/..", "/../", "/..%5c..%5cetc%5cpasswd", "*"]
+             "/..", "/../", "/..%5c..%5cetc%5cpasswd", "*", "/guide%0d%0aSet-Cookie:%20a=b", "/%0d%0aX-Injected:%201"]
 
 
 def test_no_path_reaches_outside_the_tree_or_its_private_files(server):
@@ -217,6 +217,7 @@ def test_no_path_reaches_outside_the_tree_or_its_private_files(server):
         status, headers, body = server.raw(path)
         assert (status, body) == (404, not_found), (path, status, body[:100])
         assert headers["content-type"] == JSON and headers["etag"]
+        assert "set-cookie" not in headers and "x-injected" not in headers
 
 
 def test_raw_query_values_never_reach_a_path(server):
