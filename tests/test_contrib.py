@@ -135,3 +135,20 @@ def test_units_are_valid_for_systemd(tmp_path):
         done = subprocess.run([analyzer, "verify", f"--root={root}", f"/etc/systemd/system/{name}"],
                               check=False, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and done.stderr == "" and done.stdout == "", (name, done.stderr)
+
+
+def test_operations_doc_names_every_contrib_file_every_exit_code_and_the_same_cron_line():
+    import statusgen.publish  # noqa: F401   (its errors are part of the tree)
+    from statusgen.errors import StatusgenError
+
+    doc = (CONTRIB.parent / "docs" / "operations.md").read_text()
+    for path in CONTRIB.iterdir():
+        assert f"(../contrib/{path.name})" in doc, f"docs/operations.md does not link contrib/{path.name}"
+
+    def codes(cls: type[StatusgenError]) -> set[int]:
+        return {cls.exit_code}.union(*(codes(sub) for sub in cls.__subclasses__()))
+
+    for code in codes(StatusgenError) | {0}:
+        assert re.search(rf"^\| {code} \| \S", doc, re.MULTILINE), f"exit code {code} is not in docs/operations.md"
+    [cron] = [line for line in (CONTRIB / "cron.example").read_text().splitlines() if line.startswith("*")]
+    assert f"\n{cron}\n" in doc
