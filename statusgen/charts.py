@@ -11,6 +11,7 @@ SVG is built from escaped values: attribute values and text pass through
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -103,6 +104,7 @@ class DayRun:
     days: int
     css: str
     label: str
+    right: bool = False     # starts in the right half of the bar: its tip opens leftwards
 
 
 def _run_key(point: Point) -> tuple[Any, ...]:
@@ -111,22 +113,35 @@ def _run_key(point: Point) -> tuple[Any, ...]:
 
 
 def _dates(first: str, last: str) -> str:
+    """``21 Sep`` or ``25 Aug \u2013 20 Sep``: within the last 90 days, the year goes without saying."""
     if first == last:
-        return day_text(first)
-    same_year = first[:4] == last[:4]
-    return f"{day_text(first, with_year=not same_year)} \u2013 {day_text(last)}"
+        return day_text(first, with_year=False)
+    return f"{day_text(first, with_year=False)} \u2013 {day_text(last, with_year=False)}"
+
+
+def _bar_words(point: Point, days: int) -> str:
+    """What a run of the bar says, tersely: the front page carries one per run of every service."""
+    minutes = point.get("incident_minutes") or 0
+    if point["availability"] is None:
+        what = "maintenance only" if point.get("maintenance") else "no data"
+        return what + (f", {minutes} min of incidents" if minutes else "")
+    return f"{number(point['availability'])}%, {minutes} min of incidents" + (" each day" if days > 1 else "")
 
 
 def _run(points: Sequence[Point]) -> DayRun:
     head = points[0]
-    words = _availability_words(head) + (" each day" if len(points) > 1 and head["availability"] is not None else "")
-    label = f"{_dates(head['start'], points[-1]['start'])}: {words}"
+    label = f"{_dates(head['start'], points[-1]['start'])}: {_bar_words(head, len(points))}"
     return DayRun(len(points), availability_class(head["availability"], head.get("maintenance") or 0), label)
 
 
-def day_runs(points: Iterable[Point]) -> list[DayRun]:
+def day_runs(points: Sequence[Point]) -> list[DayRun]:
     """The bar's runs, oldest first, covering every point of the 90-day history."""
-    return [_run(list(group)) for _, group in itertools.groupby(points, key=_run_key)]
+    runs, start = [], 0
+    for _, group in itertools.groupby(points, key=_run_key):
+        run = _run(list(group))
+        runs.append(dataclasses.replace(run, right=start >= len(points) / 2))
+        start += run.days
+    return runs
 
 
 # -- SVG ---------------------------------------------------------------------------

@@ -215,7 +215,7 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
 
 def incidents_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
     return _render(env, "incidents.html", site=config.site, nav="incidents",
-                   open_incidents=_incidents(docs, "1"), past_incidents=_incidents(docs, "0"),
+                   open_list=docs[routes.incidents_file("1")], past_list=docs[routes.incidents_file("0")],
                    as_of=docs[routes.incidents_file()]["as_of"])
 
 
@@ -230,10 +230,17 @@ def _method_service(docs: dict[str, Any], svc: ServiceConfig) -> dict[str, Any]:
     return {"record": _service_record(docs, svc.slug), "config": svc}
 
 
+def _resolutions(docs: dict[str, Any], config: Config) -> list[dict[str, Any]]:
+    """Each range's bucket count and size, as the history documents of the first service give them."""
+    slug = config.services[0].slug
+    return [{"name": name, "count": _history(docs, slug, name)["count"],
+             "resolution_s": _history(docs, slug, name)["resolution_s"]} for name in RANGES]
+
+
 def method_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
     services = [_method_service(docs, s) for s in config.services]
     return _render(env, "method.html", site=config.site, nav="method", health=docs[HEALTH],
-                   services=services, ranges=RANGES, outcomes=CHECK_FAILURES, any_vendor=any(s.vendor for s in config.services),
+                   services=services, ranges=_resolutions(docs, config), outcomes=CHECK_FAILURES, any_vendor=any(s.vendor for s in config.services),
                    any_maintenance=any(s.maintenance for s in config.services))
 
 

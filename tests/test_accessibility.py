@@ -144,7 +144,8 @@ def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
             status = word.get("class").removeprefix("st st-")
             assert text_of(word) == status_word(status), path
         for cell in page.xpath("//ol[@class='bar']/li"):
-            assert re.search(r"\d{4}: (no data|maintenance only|[\d.]+% available)", text_of(cell)), path
+            words = r"(no data|maintenance only|[\d.]+%, \d+ min of incidents)"
+            assert re.fullmatch(rf"\d+ \w{{3}}( \u2013 \d+ \w{{3}})?: {words}( each day)?", text_of(cell)), path
     legend = demo.page("index.html").xpath("//ul[@class='legend']/li")
     assert len(legend) == 6 and all(text_of(item) for item in legend)
 

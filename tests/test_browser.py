@@ -135,7 +135,7 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
     page = visit(browser, site.base + "/").page
     cell = page.locator("#svc-acme-api .bar li").last
     tip = cell.locator("span")
-    expected = f"{charts.day_text(today['start'])}: {charts.number(today['availability'])}% available, " \
+    expected = f"{charts.day_text(today['start'], with_year=False)}: {charts.number(today['availability'])}%, " \
                f"{today['incident_minutes']} min of incidents"
     assert tip.bounding_box()["width"] <= 1   # type: ignore[index]  # hidden until asked
     cell.hover()
