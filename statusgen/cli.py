@@ -40,8 +40,13 @@ config_option = click.option(
 
 @click.group(cls=Boundary)
 @click.version_option(__version__, prog_name="statusgen")
-def main() -> None:
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Logs on stderr: human-readable lines, or JSON lines.")
+def main(log_format: str) -> None:
     """statusgen: probe services, merge what vendors say, and write a static status site and API."""
+    from .logs import setup
+
+    setup(log_format)
 
 
 @main.command("check-config")
@@ -65,13 +70,23 @@ def config_docs() -> None:
 
 @main.command()
 @config_option
-def run(config_path: Path) -> None:
-    """One cycle: probe, store, decide, render."""
+@click.option("--loop", is_flag=True, help="Run a cycle every site.interval seconds until SIGTERM.")
+@click.option("--max-cycles", type=click.IntRange(1), default=None, help="With --loop: stop after N cycles.")
+@click.option("--wait-lock", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="Seconds to wait when another run holds the lock (then exit 5).")
+def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float) -> None:
+    """One cycle: probe, store, decide, render (or, with --loop, one every interval)."""
     from .cycle import run_cycle
+    from .lock import run_lock
+    from .logs import event
+    from .loop import Loop, report_fields
 
+    if loop:
+        sys.exit(Loop(config_path, max_cycles).run())
     cfg: Config = load_config(config_path)
-    report = run_cycle(cfg)
-    click.echo(report.line())
+    with run_lock(cfg.site.store, wait_lock):
+        report = run_cycle(cfg)
+    event(report.line(), **report_fields(report))
 
 
 @main.command()

@@ -135,3 +135,58 @@ def test_the_bundled_example_is_valid():
     cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "public-services.toml")
     assert len(cfg.services) == 20
     assert sum(1 for s in cfg.services if s.vendor) >= 8
+
+
+# -- fuzzing: whatever the file holds, loading it gives a Config or a ConfigError -------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False),
+                    st.text(max_size=20), st.sampled_from(["https://x.example", "0 2 * * sun", "cloud", "GET"]))
+KEYS = st.sampled_from(["site", "categories", "services", "canaries", "checks", "maintenance", "vendor", "slug",
+                        "name", "category", "url", "timeout", "interval", "start", "end", "schedule", "duration",
+                        "expect_status", "format", "components", "paused", "max_bytes", "x"])
+TREES = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4),
+                                                     st.dictionaries(KEYS, kids, max_size=5)), max_leaves=25)
+
+
+def toml_of(value: object) -> str:
+    """A TOML document for a dict (keys quoted, values as inline TOML)."""
+    import json
+
+    def inline(v: object) -> str:
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(k)} = {inline(x)}" for k, x in v.items() if x is not None) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(inline(x) for x in v if x is not None) + "]"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, float):
+            return repr(v) if v == v and abs(v) != float("inf") else "0.0"
+        return json.dumps(v) if v is not None else '""'
+    if not isinstance(value, dict):
+        value = {"site": value}
+    return "\n".join(f"{json.dumps(k)} = {inline(v)}" for k, v in value.items() if v is not None)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(KEYS, TREES, max_size=4))
+def test_fuzzed_configurations_never_crash(tmp_path_factory, doc):
+    path = tmp_path_factory.mktemp("fuzz") / "services.toml"
+    try:
+        from statusgen.config import parse_config
+        cfg = parse_config(toml_of(doc), path)
+    except ConfigError as exc:
+        assert exc.problems and all(p.startswith("services.toml: ") for p in exc.problems)
+    else:
+        assert cfg.services
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_fuzzed_bytes_never_crash(tmp_path_factory, raw):
+    path = tmp_path_factory.mktemp("fuzzb") / "services.toml"
+    path.write_bytes(raw)
+    with pytest.raises(ConfigError):
+        load_config(path)

@@ -118,7 +118,9 @@ def get(scenario, path: str, **kw) -> httpx.Response:
 
 
 def test_cli_run_prints_one_line(scenario):
-    assert scenario["cli"].startswith("run 11: 3 checks (1 failed) probed in ")
+    lines = [ln for ln in scenario["cli"].splitlines() if " run 11: " in ln]
+    assert len(lines) == 1 and lines[0].endswith(" written in " + lines[0].rsplit(" written in ", 1)[1])
+    assert "info: run 11: 3 checks (1 failed) probed in " in lines[0]
 
 
 def test_snapshot_counts_equal_the_lists(scenario):

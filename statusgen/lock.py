@@ -1,0 +1,52 @@
+"""A lock so that two runs never write at once.
+
+``run_lock(store_path)`` holds an exclusive ``flock`` on ``<store>.lock`` for
+the duration of a run. The operating system releases it when the process
+ends, however it ends (even SIGKILL), so a crash never leaves a stale lock.
+A second run either waits (``wait_s``) or fails at once with ``LockError``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import LockError
+
+
+def lock_path(store: Path) -> Path:
+    return store.with_name(store.name + ".lock")
+
+
+def _holder(path: Path) -> str:
+    try:
+        return path.read_text().strip() or "another process"
+    except OSError:
+        return "another process"
+
+
+@contextmanager
+def run_lock(store: Path, wait_s: float = 0.0) -> Iterator[None]:
+    path = lock_path(store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockError(f"{path}: another run holds the lock ({_holder(path)}); it is still "
+                                    f"writing. Wait for it, or pass --wait-lock SECONDS.") from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode())
+        yield
+    finally:
+        os.close(fd)        # closing releases the lock
