@@ -94,9 +94,11 @@ def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float)
 def build(config_path: Path) -> None:
     """Re-render the whole tree from the store alone (no probing)."""
     from .cycle import rebuild
+    from .lock import run_lock
 
     cfg = load_config(config_path)
-    result = rebuild(cfg)
+    with run_lock(cfg.site.store):
+        result = rebuild(cfg)
     click.echo(f"{result.stats.files} files rendered in {result.render_ms / 1000:.2f} s, "
                f"{result.stats.written} written in {result.write_ms / 1000:.2f} s -> {cfg.site.output}")
 

@@ -123,9 +123,13 @@ def _swap(output: Path, new: Path) -> None:
 
 
 def _prune(output: Path, keep: set[Path]) -> None:
+    """Remove old generations, and what a killed run left behind (partial generations, swap links)."""
     for gen in gens_dir(output).iterdir():
         if gen.resolve() not in keep:
             shutil.rmtree(gen, ignore_errors=True)
+    for link in output.parent.glob(f".{output.name}.swap-*"):
+        if link.is_symlink():
+            link.unlink(missing_ok=True)
 
 
 def write_tree(output: Path, files: dict[str, bytes]) -> WriteStats:
