@@ -216,3 +216,21 @@ def test_latency_histogram_is_within_five_percent():
     assert latency.decode(latency.encode(hist)) == hist
     for q, true in ((0.5, 1000.0), (0.95, 1900.0)):
         assert abs(latency.percentile(hist, q) - true) / true < 0.05
+
+
+def test_recurring_maintenance_window_in_cron_form():
+    from statusgen.schedule import last_fire
+    weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
+    svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(weekly,))
+    sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)          # a Sunday, inside 02:00-04:00
+    state = service_decision(ServiceState(), svc, cycle(sunday, TO, TO), sunday)
+    assert state.status is Status.MAINTENANCE
+    assert state.since == datetime(2026, 11, 22, 2, 0, tzinfo=UTC)
+    assert state.reason == "Scheduled maintenance: Weekly patching (until 2026-11-22T04:00:00Z)."
+    later = sunday + timedelta(hours=1)                          # 04:30: the window has closed
+    assert service_decision(state, svc, cycle(later), later).status is Status.OPERATIONAL
+    monday = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
+    assert svc.maintenance_at(monday) is None
+    assert last_fire("*/15 9-17 * * mon-fri", datetime(2026, 11, 23, 9, 20, tzinfo=UTC), 600) == \
+        datetime(2026, 11, 23, 9, 15, tzinfo=UTC)
+    assert last_fire("0 0 1 * *", datetime(2026, 12, 1, 0, 5, tzinfo=UTC), 3600) == datetime(2026, 12, 1, tzinfo=UTC)

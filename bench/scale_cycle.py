@@ -1,0 +1,22 @@
+"""One normal cycle's writes for the scale bench: one new result per check, through the real store."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from statusgen.config import Config
+from statusgen.cycle import decide_cycle
+from statusgen.health import RunRecord
+from statusgen.outcomes import Outcome
+from statusgen.probe import CheckResult
+from statusgen.store import Cycle, Store
+
+
+def add_one_result_each(store: Store, config: Config) -> None:
+    last = store.last_finished_run()
+    assert last is not None and last.finished_at is not None
+    at = last.finished_at + timedelta(minutes=1)
+    results = [CheckResult(s.slug, 0, at, Outcome.OK, 42.0, 200, False) for s in config.services]
+    d = decide_cycle(config, store.states(), store.open_incidents(), results, at)
+    run = RunRecord(0, at, at + timedelta(seconds=2), len(results), 0)
+    store.save_cycle(Cycle(run, d.results, d.states, d.incidents))
