@@ -203,8 +203,10 @@ class StepResult:
     changed: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass
 class PublishReport:
+    """What a publish did (or would do): the steps in the order they ran, each with what it changed."""
+
     remote: str
     source: Path
     compare: tuple[str, ...]
@@ -300,7 +302,7 @@ class Rclone:
         files_from = workdir / "files-from.txt"
         files_from.write_text("".join(f + "\n" for f in step.files), encoding="utf-8")
         argv = step.argv(self.binary, source, self.remote, files_from, compare, dry_run)[1:]
-        done = self.run(argv, f"{step.action} of the {step.label}")
+        done = self.run(argv, step.action if step.tier is None else f"{step.action} of the {step.label}")
         return StepResult(step, tuple(changed_objects(done.stderr, step.action)))
 
 
