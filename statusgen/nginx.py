@@ -267,7 +267,8 @@ def _common(options: NginxOptions) -> list[str]:
         "# Errors are answered with the tree's JSON error files, with their status and an ETag.",
         "# recursive_error_pages: an error answer is counted by the rate limit too, and a client",
         "# over the limit gets the 429 file. A request nginx itself refuses as malformed (such as",
-        "# a path climbing above the root with ..) gets the 404 file, like any path outside the tree.",
+        "# a path climbing above the root with ..) gets the 404 file, like any path outside the tree,",
+        "# and so does a file nginx may not read (403).",
         "recursive_error_pages on;",
         *_error_pages(), "",
         "# GET and HEAD only; anything else is 405 (with Allow, see the 405 location).",
@@ -292,6 +293,7 @@ def _api_locations() -> list[str]:
     api = "/" + routes.API
     return [
         "# -- the API: each URL onto its pre-rendered file (a trailing slash is allowed) --------",
+        "# A location with an error_page of its own inherits none from the server: each repeats them all.",
         *_block(rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"',
                 [f"try_files {api}/$statusgen_doc.json =404;"]),
         "",
@@ -366,8 +368,7 @@ def _header(options: NginxOptions, vocab: Vocabulary) -> list[str]:
     return [f"# statusgen: {what} serving the tree at {options.site.absolute()}",
             "# (written by `statusgen nginx-conf`; see docs/deploy.md).",
             f"# Categories {', '.join(vocab.category)}: when they change, write this file again and reload nginx.",
-            "" if options.server_block else "# Run: nginx -p PREFIX -c PREFIX/nginx.conf",
-            ""]
+            *([] if options.server_block else ["# Run: nginx -p PREFIX -c PREFIX/nginx.conf -e error.log"]), ""]
 
 
 def nginx_config(options: NginxOptions) -> str:
