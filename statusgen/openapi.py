@@ -37,7 +37,8 @@ def _query(name: str, values: list[str], description: str, default: str | None =
     schema: dict[str, Any] = {"type": "string", "enum": values}
     if default:
         schema["default"] = default
-    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+    return {"name": name, "in": "query", "required": False, "schema": schema, "allowEmptyValue": True,
+            "description": description + " An empty value counts as absent."}
 
 
 SLUG = {"name": "slug", "in": "path", "required": True, "description": "The service's slug.",

@@ -229,6 +229,14 @@ class PreviewServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hangs up mid-answer is normal for a web server: one quiet line, no traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError, TimeoutError)):
+            return
+        if not self.quiet:
+            sys.stderr.write(f"statusgen serve: error answering {client_address}: {safe_log_text(repr(exc))}\n")
+
     def __init__(self, site: Path, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
                  per_minute: int = RATE_PER_MINUTE):
         self.site = site
