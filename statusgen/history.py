@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from . import latency
 from .incidents import Incident
 from .store import BucketRow
@@ -68,55 +70,67 @@ def incident_seconds(incidents: Sequence[Incident], start: int, step: int, n: in
     return out
 
 
-def point(start: int, row: BucketRow | None, incident_s: int) -> dict[str, Any]:
+# A bucket as the history reads it: (start, up, down, slow, maintenance, excluded, p50, p95).
+Bucket = tuple[int, int, int, int, int, int, float | None, float | None]
+
+_NULL_POINT = ('{"start":"%s","availability":null,"latency_p50_ms":null,"latency_p95_ms":null,"checks":0,'
+               '"failed":0,"slow":0,"maintenance":0,"excluded":0,"incident_minutes":%d}')
+_POINT = ('{"start":"%s","availability":%s,"latency_p50_ms":%s,"latency_p95_ms":%s,"checks":%d,"failed":%d,'
+          '"slow":%d,"maintenance":%d,"excluded":%d,"incident_minutes":%d}')
+
+
+def _num(x: float | None) -> str:
+    return "null" if x is None else repr(x)
+
+
+def point_json(start: int, row: Bucket | None, incident_s: int) -> str:
+    """One point of a history, as JSON text (written directly: a build makes hundreds of thousands)."""
+    minutes = round(incident_s / 60)
     if row is None:
-        return {"start": iso_epoch(start), "availability": None, "latency_p50_ms": None,
-                "latency_p95_ms": None, "checks": 0, "failed": 0, "slow": 0, "maintenance": 0,
-                "excluded": 0, "incident_minutes": round(incident_s / 60)}
-    return {"start": iso_epoch(start), "availability": availability(row.up, row.down),
-            "latency_p50_ms": row.p50 if row.p50 is not None or not row.hist else latency.percentile(row.hist, 0.5),
-            "latency_p95_ms": row.p95 if row.p95 is not None or not row.hist else latency.percentile(row.hist, 0.95),
-            "checks": row.up + row.down, "failed": row.down, "slow": row.slow,
-            "maintenance": row.maintenance, "excluded": row.excluded,
-            "incident_minutes": round(incident_s / 60)}
+        return _NULL_POINT % (iso_epoch(start), minutes)
+    _, up, down, slow, maint, excl, p50, p95 = row
+    return _POINT % (iso_epoch(start), _num(availability(up, down)), _num(p50), _num(p95), up + down, down, slow,
+                     maint, excl, minutes)
 
 
-def summary(rows: Sequence[BucketRow], incident_s: int, latency_rows: Sequence[BucketRow] | None = None
-            ) -> dict[str, Any]:
-    """Counts from ``rows``; latency percentiles from ``latency_rows`` (default: the same rows)."""
-    total = BucketRow(0)
-    for r in rows:
-        total.up += r.up
-        total.down += r.down
-        total.maintenance += r.maintenance
-        total.excluded += r.excluded
+def points_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The points of a history document as a list (they are kept as pre-serialized JSON)."""
+    pts = doc["points"]
+    return orjson.loads(orjson.dumps(pts)) if isinstance(pts, orjson.Fragment) else pts
+
+
+def summary(rows: Sequence[Bucket], incident_s: int, latency_rows: Sequence[BucketRow]) -> dict[str, Any]:
+    """Counts from ``rows``; latency percentiles from the histograms of ``latency_rows``."""
+    up = sum(r[1] for r in rows)
+    down = sum(r[2] for r in rows)
     hist: latency.Histogram = {}
-    for r in rows if latency_rows is None else latency_rows:
+    for r in latency_rows:
         latency.merge(hist, r.hist)
-    return {"availability": availability(total.up, total.down),
+    return {"availability": availability(up, down),
             "latency_p50_ms": latency.percentile(hist, 0.50),
             "latency_p95_ms": latency.percentile(hist, 0.95),
-            "checks": total.up + total.down, "failed": total.down,
-            "maintenance": total.maintenance, "excluded": total.excluded,
+            "checks": up + down, "failed": down,
+            "maintenance": sum(r[4] for r in rows), "excluded": sum(r[5] for r in rows),
             "incident_minutes": round(incident_s / 60)}
 
 
-def build_history(slug: str, rng: Range, rows: Sequence[BucketRow], incidents: Sequence[Incident],
-                  as_of: datetime, latency_rows: Sequence[BucketRow] | None = None) -> dict[str, Any]:
+def build_history(slug: str, rng: Range, rows: Sequence[Bucket], incidents: Sequence[Incident],
+                  as_of: datetime, latency_rows: Sequence[BucketRow]) -> dict[str, Any]:
     """The history answer of one service for one range.
 
-    ``latency_rows``: coarser buckets (with histograms) for the summary's percentiles;
-    by default the range's own buckets are used.
+    ``rows``: the range's buckets; ``latency_rows``: coarser buckets (with histograms,
+    see SUMMARY_RESOLUTION) for the summary's percentiles. The points are kept as
+    pre-serialized JSON (``points_of`` reads them back).
     """
     start, end = window(rng, as_of)
-    by_start = {r.start: r for r in rows if start <= r.start < end}
-    if latency_rows is not None:
-        coarse = SUMMARY_RESOLUTION[rng.name]
-        latency_rows = [r for r in latency_rows if start - coarse < r.start < end]
+    by_start = {r[0]: r for r in rows if start <= r[0] < end}
+    coarse = SUMMARY_RESOLUTION[rng.name]
+    latency_rows = [r for r in latency_rows if start - coarse < r.start < end]
     inc_s = incident_seconds(incidents, start, rng.resolution_s, rng.buckets, min(end, to_epoch(as_of)))
-    points = [point(start + i * rng.resolution_s, by_start.get(start + i * rng.resolution_s), inc_s[i])
-              for i in range(rng.buckets)]
+    step = rng.resolution_s
+    points = ",".join(point_json(start + i * step, by_start.get(start + i * step), inc_s[i])
+                      for i in range(rng.buckets))
     return {"service": slug, "range": rng.name, "resolution": rng.resolution,
             "resolution_s": rng.resolution_s, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
             "as_of": iso(as_of), "summary": summary(list(by_start.values()), sum(inc_s), latency_rows),
-            "count": len(points), "points": points}
+            "count": rng.buckets, "points": orjson.Fragment(f"[{points}]")}

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .history import RANGES, SUMMARY_RESOLUTION
+from .history import RANGES, SUMMARY_RESOLUTION, Bucket
 from .incidents import Incident
 from .state import ServiceState
 from .store import BucketRow, Store, VendorRow
@@ -26,7 +26,7 @@ class SiteData:
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
     last_day: dict[str, str]                       # raw results of the last day, per service, as JSON rows
-    buckets: dict[str, dict[str, list[BucketRow]]]  # range name -> service -> rows (no histograms)
+    buckets: dict[str, dict[str, list[Bucket]]]    # range name -> service -> buckets (no histograms)
     latency_buckets: dict[int, dict[str, list[BucketRow]]]  # resolution -> service -> rows with histograms
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
@@ -52,7 +52,7 @@ def data_time(data: SiteData) -> datetime:
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     last_run = store.last_finished_run()
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
-    buckets = {name: store.buckets(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets, with_hist=False)
+    buckets = {name: store.bucket_tuples(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets)
                for name, r in RANGES.items()}
     latency_buckets = {res: store.buckets(res, to_epoch(anchor) - max(
         RANGES[name].resolution_s * RANGES[name].buckets for name, r in SUMMARY_RESOLUTION.items() if r == res) - res)

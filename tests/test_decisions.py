@@ -9,7 +9,7 @@ import pytest
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
 from statusgen.cycle import service_decision
 from statusgen.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.history import RANGES, build_history, incident_seconds
+from statusgen.history import RANGES, build_history, incident_seconds, points_of
 from statusgen.incidents import Incident, advance
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
@@ -191,16 +191,19 @@ def test_collection_goes_stale_after_three_intervals():
 
 def test_history_gives_every_bucket_with_null_gaps():
     rng = RANGES["24h"]
-    rows = [BucketRow(int((T0 - 10 * MIN).timestamp()), up=4, down=1, hist=latency.add({}, [40, 50, 60, 70]))]
-    doc = build_history("api", rng, rows, [], T0)
-    assert doc["count"] == 288 == len(doc["points"])
-    assert doc["points"][-1]["start"] == "2026-11-22T12:00:00Z"
-    measured = [p for p in doc["points"] if p["availability"] is not None]
+    start = int((T0 - 10 * MIN).timestamp())
+    hist = latency.add({}, [40, 50, 60, 70])
+    rows = [(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))]
+    doc = build_history("api", rng, rows, [], T0, [BucketRow(start - start % 3600, 4, 1, hist=hist)])
+    points = points_of(doc)
+    assert doc["count"] == 288 == len(points)
+    assert points[-1]["start"] == "2026-11-22T12:00:00Z"
+    measured = [p for p in points if p["availability"] is not None]
     assert len(measured) == 1 and measured[0]["availability"] == 80.0
     assert measured[0]["start"] == "2026-11-22T11:50:00Z"
     assert abs(measured[0]["latency_p50_ms"] - 50) / 50 < 0.05
     assert doc["summary"]["availability"] == 80.0 and doc["resolution"] == "5m"
-    starts = [p["start"] for p in doc["points"]]
+    starts = [p["start"] for p in points]
     assert starts == sorted(starts)
 
 
