@@ -5,20 +5,24 @@ build (``api/v1/services/{slug}/history/{range}.json``); nothing is
 recomputed. Only the drawing scale (pixel positions, the round top of the
 latency axis) is derived.
 
-SVG is built from escaped values: attribute values and text pass through
-``markupsafe.escape``; tag and attribute names are constants of this module.
+SVG is built from escaped values: attribute values and words pass through
+``html.escape`` (``text_el``); tag and attribute names are constants of this
+module. Fragments are plain strings while a chart is assembled (a front page
+of 200 services draws some 400,000 elements) and become ``Markup`` once,
+whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from .timeutil import parse_iso
 
@@ -39,7 +43,7 @@ LEGEND: tuple[tuple[str, str], ...] = (
 
 # -- words for numbers and times -----------------------------------------------
 
-def number(value: float | int | None) -> str:
+def number(value: float | None) -> str:
     """A number as the JSON gives it, without a trailing ``.0``; an em dash for null."""
     if value is None:
         return "\u2014"
@@ -155,20 +159,28 @@ def _coord(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
+Fragment = str   # SVG built here: every value in it already escaped
+
+
+def _attr(value: Any) -> str:
+    """An attribute value: numbers as coordinates, words escaped."""
+    if isinstance(value, float):
+        return _coord(value)
+    return str(value) if isinstance(value, int) else html.escape(str(value), quote=True)
+
+
 def _attrs(attrs: dict[str, Any]) -> str:
-    parts = []
-    for name, value in attrs.items():
-        if value is None:
-            continue
-        text = _coord(value) if isinstance(value, float) else str(value)
-        parts.append(f' {name.rstrip("_").replace("_", "-")}="{escape(text)}"')
-    return "".join(parts)
+    return "".join(f' {name}="{_attr(value)}"' for name, value in attrs.items() if value is not None)
 
 
-def el(tag: str, attrs: dict[str, Any] | None = None, *children: str) -> Markup:
-    """One element; ``str`` children are escaped, ``Markup`` children kept as they are."""
-    inner = Markup("").join(escape(child) for child in children)
-    return Markup(f"<{tag}{_attrs(attrs or {})}>") + inner + Markup(f"</{tag}>")
+def el(tag: str, attrs: dict[str, Any] | None = None, *children: Fragment) -> Fragment:
+    """One element around fragments built by ``el`` or ``text_el`` (never raw words)."""
+    return f"<{tag}{_attrs(attrs or {})}>{''.join(children)}</{tag}>"
+
+
+def text_el(tag: str, attrs: dict[str, Any] | None, words: str) -> Fragment:
+    """One element around words, escaped."""
+    return el(tag, attrs, html.escape(words, quote=False))
 
 
 def _x(index: int, count: int) -> float:
@@ -187,32 +199,33 @@ def nice_top(value: float) -> float:
     return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
 
 
-def _grid(top: float, unit: str) -> list[Markup]:
+def _grid(top: float, unit: str) -> list[Fragment]:
     out = []
     for value in (0.0, top / 2, top):
         y = _y(value, top)
         out.append(el("line", {"class": "grid", "x1": float(LEFT), "x2": float(W - RIGHT), "y1": y, "y2": y}))
-        out.append(el("text", {"x": float(LEFT - 4), "y": y + 3.5, "text_anchor": "end"}, f"{number(value)}{unit}"))
+        out.append(text_el("text", {"x": float(LEFT - 4), "y": y + 3.5, "text-anchor": "end"}, f"{number(value)}{unit}"))
     return out
 
 
-def _x_labels(history: dict[str, Any]) -> list[Markup]:
+def _x_labels(history: dict[str, Any]) -> list[Fragment]:
     res = history["resolution_s"]
     first, last = history["points"][0]["start"], history["points"][-1]["start"]
     y = float(H - 6)
-    return [el("text", {"x": float(LEFT), "y": y}, bucket_text(first, res)),
-            el("text", {"x": float(W - RIGHT), "y": y, "text_anchor": "end"}, bucket_text(last, res))]
+    return [text_el("text", {"x": float(LEFT), "y": y}, bucket_text(first, res)),
+            text_el("text", {"x": float(W - RIGHT), "y": y, "text-anchor": "end"}, bucket_text(last, res))]
 
 
-def _svg(label: str, parts: Iterable[Markup]) -> Markup:
-    return el("svg", {"class": "chart", "viewBox": f"0 0 {W} {H}", "role": "img", "aria_label": label,
-                      "xmlns": "http://www.w3.org/2000/svg", "focusable": "false"}, *parts)
+def _svg(label: str, parts: Iterable[Fragment]) -> Markup:
+    """The chart, whole, as markup for the template (its parts were escaped as they were built)."""
+    return Markup(el("svg", {"class": "chart", "viewBox": f"0 0 {W} {H}", "role": "img", "aria-label": label,
+                      "xmlns": "http://www.w3.org/2000/svg", "focusable": "false"}, *parts))
 
 
-def _no_data(parts: list[Markup], points: Sequence[Point]) -> None:
+def _no_data(parts: list[Fragment], points: Sequence[Point]) -> None:
     if all(p["availability"] is None and p["latency_p50_ms"] is None for p in points):
-        parts.append(el("text", {"x": float(LEFT + PLOT_W / 2), "y": float(TOP + PLOT_H / 2),
-                                 "text_anchor": "middle"}, "No measurements in this range"))
+        parts.append(text_el("text", {"x": float(LEFT + PLOT_W / 2), "y": float(TOP + PLOT_H / 2),
+                                 "text-anchor": "middle"}, "No measurements in this range"))
 
 
 # -- latency -------------------------------------------------------------------------
@@ -226,7 +239,7 @@ def _segments(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
     return runs
 
 
-def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> list[Markup]:
+def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> list[Fragment]:
     out = []
     for run in _segments(values):
         pts = [(_x(i, len(values)), _y(v, top)) for i, v in run]
@@ -237,7 +250,7 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> lis
     return out
 
 
-def _latency_targets(history: dict[str, Any]) -> list[Markup]:
+def _latency_targets(history: dict[str, Any]) -> list[Fragment]:
     """Invisible columns over measured buckets: hover tells the bucket's numbers."""
     points, res = history["points"], history["resolution_s"]
     width = PLOT_W / len(points)
@@ -248,7 +261,7 @@ def _latency_targets(history: dict[str, Any]) -> list[Markup]:
         words = (f"{bucket_text(p['start'], res)}: p50 {number(p['latency_p50_ms'])} ms, "
                  f"p95 {number(p['latency_p95_ms'])} ms")
         out.append(el("rect", {"class": "hit", "x": LEFT + i * width, "y": float(TOP), "width": width,
-                               "height": float(PLOT_H)}, el("title", {}, words)))
+                               "height": float(PLOT_H)}, text_el("title", {}, words)))
     return out
 
 
@@ -269,7 +282,7 @@ def latency_chart(history: dict[str, Any]) -> Markup:
 
 # -- availability ---------------------------------------------------------------------
 
-def _bar(i: int, count: int, point: Point, res: int) -> Markup:
+def _bar(i: int, count: int, point: Point, res: int) -> Fragment:
     width = PLOT_W / count
     avail = point["availability"]
     height = max(PLOT_H * avail / 100, 1.5)
@@ -277,20 +290,20 @@ def _bar(i: int, count: int, point: Point, res: int) -> Markup:
     words = f"{bucket_text(point['start'], res)}: {_availability_words(point)}"
     return el("rect", {"class": availability_class(avail), "x": LEFT + i * width + inset,
                        "y": TOP + PLOT_H - height, "width": width - 2 * inset, "height": height},
-              el("title", {}, words))
+              text_el("title", {}, words))
 
 
-def _stub(i: int, count: int, run: Sequence[Point], res: int) -> Markup:
+def _stub(i: int, count: int, run: Sequence[Point], res: int) -> Fragment:
     """A low strip under consecutive buckets without counted checks, told once for the run."""
     width = PLOT_W / count
     first, last = bucket_text(run[0]["start"], res), bucket_text(run[-1]["start"], res)
     when = first if len(run) == 1 else f"{first} \u2013 {last}"
     return el("rect", {"class": availability_class(None, run[0].get("maintenance") or 0), "x": LEFT + i * width,
                        "y": float(TOP + PLOT_H - 3), "width": width * len(run), "height": 3.0},
-              el("title", {}, f"{when}: {_availability_words(run[0])}"))
+              text_el("title", {}, f"{when}: {_availability_words(run[0])}"))
 
 
-def _bars(points: Sequence[Point], res: int) -> list[Markup]:
+def _bars(points: Sequence[Point], res: int) -> list[Fragment]:
     out, i = [], 0
     for key, group in itertools.groupby(points, key=lambda p: p["availability"] is None and _run_key(p)):
         run = list(group)

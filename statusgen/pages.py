@@ -29,11 +29,13 @@ http(s), and the SVG charts are built from escaped values (``charts.py``).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from jinja2 import BytecodeCache, Environment
 from jinja2.bccache import Bucket
 
@@ -48,6 +50,8 @@ from .state import STATUS_WORDS, STATUSES, Status
 from .timeutil import human_duration, iso
 
 STATIC = Path(__file__).resolve().parent.parent / "templates" / "static"
+INCIDENT_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")   # a slug and a start time: safe as a folder name
+PAST_WITH_TIMELINES = 50   # the incidents page tells the newest past incidents in full, lists the older ones
 SNAPSHOT = f"{routes.API}/snapshot.json"
 HEALTH = f"{routes.API}/health.json"
 IMPACT_WORDS = {"none": "no visible impact"}
@@ -104,16 +108,12 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def iso_text(moment: datetime) -> str | None:
-    return iso(moment)
-
-
 FILTERS = {
     "number": charts.number, "moment": charts.moment_text, "day": charts.day_text,
     "status_word": status_word, "duration": duration, "outside_link": outside_link,
     "range_label": lambda name: charts.RANGE_LABELS.get(name, name),
     "source_word": lambda source: SOURCE_WORDS.get(source, source), "outcome_word": outcome_word,
-    "bytes": byte_size, "iso": iso_text, "sentence": sentence,
+    "bytes": byte_size, "iso": iso, "sentence": sentence,
     "service_page_url": routes.service_page_url, "service_feed_url": routes.service_feed_url,
 }
 
@@ -141,6 +141,7 @@ COMPILED = CompiledTemplates()
 
 
 def _render(env: Environment, template: str, **context: Any) -> bytes:
+    """A template rendered to UTF-8 bytes."""
     return env.get_template(template).render(**context).encode("utf-8")
 
 
@@ -152,7 +153,11 @@ def _service_record(docs: dict[str, Any], slug: str) -> dict[str, Any]:
 
 
 def _history(docs: dict[str, Any], slug: str, range_name: str) -> dict[str, Any]:
+    """A history document, its points as a list (the documents may keep them as pre-serialized JSON)."""
     history: dict[str, Any] = docs[routes.history_file(slug, range_name)]
+    points = history["points"]
+    if isinstance(points, orjson.Fragment):
+        return history | {"points": orjson.loads(orjson.dumps(points))}
     return history
 
 
@@ -185,6 +190,7 @@ def _categories(docs: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def front_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    """The health index, the counts, open incidents, and every service with its 90-day bar."""
     return _render(env, "index.html", site=config.site, nav="status", snapshot=docs[SNAPSHOT],
                    health=docs[HEALTH], open_incidents=_incidents(docs, "1"),
                    categories=_categories(docs), legend=charts.LEGEND, statuses=STATUSES)
@@ -193,6 +199,7 @@ def front_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
 # -- a page per service -----------------------------------------------------------------
 
 def _chart_panels(docs: dict[str, Any], slug: str) -> list[dict[str, Any]]:
+    """One panel per history range: its document, its URL and its two charts."""
     panels = []
     for name in RANGES:
         history = _history(docs, slug, name)
@@ -203,6 +210,7 @@ def _chart_panels(docs: dict[str, Any], slug: str) -> list[dict[str, Any]]:
 
 
 def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: str) -> bytes:
+    """One service: its record, vendor view, checks, charts of every range, incidents and links."""
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
     incidents = [i for i in _incidents(docs) if i["service"] == slug]
@@ -214,8 +222,10 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
 # -- incidents -------------------------------------------------------------------------
 
 def incidents_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    """Open incidents, then past ones with their timelines; the oldest listed, each linking its page."""
     return _render(env, "incidents.html", site=config.site, nav="incidents",
                    open_list=docs[routes.incidents_file("1")], past_list=docs[routes.incidents_file("0")],
+                   recent=PAST_WITH_TIMELINES,
                    as_of=docs[routes.incidents_file()]["as_of"])
 
 
@@ -238,9 +248,11 @@ def _resolutions(docs: dict[str, Any], config: Config) -> list[dict[str, Any]]:
 
 
 def method_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    """How the checks are made: the numbers of the records, the rest of the configuration."""
     services = [_method_service(docs, s) for s in config.services]
-    return _render(env, "method.html", site=config.site, nav="method", health=docs[HEALTH],
-                   services=services, ranges=_resolutions(docs, config), outcomes=CHECK_FAILURES, any_vendor=any(s.vendor for s in config.services),
+    return _render(env, "method.html", site=config.site, nav="method", health=docs[HEALTH], services=services,
+                   ranges=_resolutions(docs, config), outcomes=CHECK_FAILURES,
+                   any_vendor=any(s.vendor for s in config.services),
                    any_maintenance=any(s.maintenance for s in config.services))
 
 
@@ -268,6 +280,7 @@ def _pretty(document: Any) -> str:
 
 
 def api_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
+    """Every endpoint of the OpenAPI document, with caching, limits and examples of this build."""
     example = {"slug": config.services[0].slug if config.services else "example", "base": config.site.base_url}
     return _render(env, "api.html", site=config.site, nav="api", endpoints=_endpoints(config), example=example,
                    health_json=_pretty(docs[HEALTH]), error_json=_pretty(docs[routes.error_file("400-range")]),
@@ -288,6 +301,8 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
         files[f"services/{summary['slug']}/index.html"] = service_page(env, config, docs, summary["slug"])
     files["incidents/index.html"] = incidents_page(env, config, docs)
     for incident in _incidents(docs):
+        if not INCIDENT_ID.match(incident["id"]):
+            raise ValueError(f"incident id {incident['id']!r} cannot name a page folder")
         files[f"incidents/{incident['id']}/index.html"] = incident_page(env, config, incident)
     files["method/index.html"] = method_page(env, config, docs)
     files["api/index.html"] = api_page(env, config, docs)

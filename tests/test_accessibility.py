@@ -4,6 +4,7 @@ text alternatives, status told in words, and WCAG contrast of the colours of bot
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import lxml.html
@@ -56,8 +57,8 @@ def test_contrast_is_computed_as_wcag_says() -> None:
 
 def theme_colours(css: str) -> dict[str, dict[str, str]]:
     """The custom properties of ``:root``, light (the first block) and dark (the media query)."""
-    light = re.search(r":root\s*\{(.*?)\}", css, re.S)
-    dark = re.search(r"@media \(prefers-color-scheme: dark\)\s*\{\s*:root\s*\{(.*?)\}", css, re.S)
+    light = re.search(r":root\s*\{(.*?)\}", css, re.DOTALL)
+    dark = re.search(r"@media \(prefers-color-scheme: dark\)\s*\{\s*:root\s*\{(.*?)\}", css, re.DOTALL)
     assert light and dark, "the stylesheet declares both themes"
 
     def props(block: str) -> dict[str, str]:
@@ -106,7 +107,7 @@ def test_heading_levels_do_not_skip(demo: DemoBuild) -> None:
     for path, page in _pages(demo):
         levels = [int(h.tag[1]) for h in page.iter("h1", "h2", "h3", "h4", "h5", "h6")]
         assert levels[0] == 1, path
-        for before, after in zip(levels, levels[1:]):
+        for before, after in itertools.pairwise(levels):
             assert after <= before + 1, f"{path}: h{before} then h{after}"
 
 

@@ -33,7 +33,13 @@ from statusgen.demo import DemoServer, demo_config
 from statusgen.documents import api_documents
 from statusgen.history import RANGES
 from statusgen.openapi import openapi_document
-from statusgen.pages import duration, outside_link, page_files, status_word
+from statusgen.pages import (
+    PAST_WITH_TIMELINES,
+    duration,
+    outside_link,
+    page_files,
+    status_word,
+)
 from statusgen.render import environment, render_files
 from statusgen.sitedata import SiteData, gather
 from statusgen.state import STATUSES
@@ -262,12 +268,12 @@ def test_front_page_groups_services_by_category_with_status_words(demo: DemoBuil
     cats = [(c, v["name"]) for c, v in snapshot["counts"]["by_category"].items()]
     sections = page.xpath("//section[starts-with(@aria-labelledby, 'cat-')]")
     assert [s.get("aria-labelledby") for s in sections] == [f"cat-{c}" for c, _ in cats]
-    for section, (cat, name) in zip(sections, cats):
+    for section, (cat, name) in zip(sections, cats, strict=True):
         assert text_of(section.xpath("h3")[0]).startswith(name)
         expected = [s for s in snapshot["services"] if s["category"] == cat]
         items = section.xpath(".//li[@class='svc']")
         assert [i.get("id") for i in items] == [f"svc-{s['slug']}" for s in expected]
-        for item, svc in zip(items, expected):
+        for item, svc in zip(items, expected, strict=True):
             (word,) = item.xpath(".//span[contains(@class, 'st ')]")
             assert word.get("class") == f"st st-{svc['status']}" and text_of(word) == status_word(svc["status"])
             assert item.xpath(".//a/@href")[0] == svc["links"]["page"]
@@ -281,7 +287,7 @@ def test_front_page_bars_tell_every_day_of_the_90d_history(demo: DemoBuild) -> N
         spans = [int(re.fullmatch(r"--n:(\d+)", c.get("style")).group(1)) if c.get("style") else 1 for c in cells]
         assert sum(spans) == len(points) == 90
         day = 0
-        for cell, span in zip(cells, spans):
+        for cell, span in zip(cells, spans, strict=True):
             first, last = points[day], points[day + span - 1]
             label = text_of(cell)
             assert label.startswith(charts.day_text(first["start"], with_year=False))
@@ -305,7 +311,7 @@ def test_service_pages_show_the_record(demo: DemoBuild) -> None:
         assert status.get("class") == f"st st-{record['state']['status']}"
         rows = page.xpath("//section[@aria-labelledby='h-checks']//tbody/tr")
         assert len(rows) == len(record["checks"])
-        for row, check in zip(rows, record["checks"]):
+        for row, check in zip(rows, record["checks"], strict=True):
             assert check["url"] in text_of(row)
             assert f"timeout {charts.number(check['timeout_s'])} s" in text_of(row)
             if check["last_result"] and check["last_result"]["latency_ms"] is not None:
@@ -343,16 +349,37 @@ def test_service_pages_list_that_services_incidents(demo: DemoBuild) -> None:
 
 # -- incidents ---------------------------------------------------------------------------------
 
-def test_incidents_page_has_open_then_past_with_timelines(demo: DemoBuild) -> None:
-    page = demo.page("incidents/index.html")
-    for section, active in (("h-open", "1"), ("h-past", "0")):
-        expected = demo.json(routes.incidents_file(active))["incidents"]
+def _incidents_page_matches(page: lxml.html.HtmlElement, lists: dict[str, list[dict[str, Any]]]) -> None:
+    for section, expected in lists.items():
         cards = page.xpath(f"//section[@aria-labelledby='{section}']//article")
-        assert [text_of(c.xpath("h3")[0]) for c in cards] == [i["title"] for i in expected]
-        for card, incident in zip(cards, expected):
+        older = page.xpath(f"//section[@aria-labelledby='{section}']//table[@id='older']//a")
+        assert len(cards) == min(len(expected), PAST_WITH_TIMELINES if section == "h-past" else len(expected))
+        assert [text_of(c.xpath("h3")[0]) for c in cards] + [text_of(a) for a in older] == [
+            i["title"] for i in expected]
+        assert [a.get("href") for a in older] == [i["links"]["page"] for i in expected[len(cards):]]
+        for card, incident in zip(cards, expected, strict=False):
             steps = card.xpath(".//ol[@class='timeline']/li")
             assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
-            assert all(u["message"] in text_of(s) for s, u in zip(steps, incident["updates"]))
+            assert all(u["message"] in text_of(s) for s, u in zip(steps, incident["updates"], strict=True))
+
+
+def test_incidents_page_has_open_then_past_with_timelines(demo: DemoBuild) -> None:
+    lists = {"h-open": demo.json(routes.incidents_file("1"))["incidents"],
+             "h-past": demo.json(routes.incidents_file("0"))["incidents"]}
+    _incidents_page_matches(demo.page("incidents/index.html"), lists)
+
+
+def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: DemoBuild) -> None:
+    data = _site_data(demo)
+    docs = api_documents(data)
+    past = docs[routes.incidents_file("0")]
+    template = past["incidents"][0]
+    past["incidents"] = [dict(template, id=f"{template['id']}-{n}", title=f"Incident {n}",
+                              links=dict(template["links"], page=f"/incidents/{template['id']}-{n}/"))
+                         for n in range(PAST_WITH_TIMELINES + 7)]
+    page = lxml.html.document_fromstring(page_files(environment(), data, docs)["incidents/index.html"])
+    assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
+    _incidents_page_matches(page, {"h-past": past["incidents"]})
 
 
 def test_incident_pages(demo: DemoBuild) -> None:
@@ -421,6 +448,14 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     assert "12.345% over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
 
 
+def test_an_incident_id_never_escapes_its_folder(demo: DemoBuild) -> None:
+    data = _site_data(demo)
+    docs = api_documents(data)
+    docs[routes.incidents_file()]["incidents"][0]["id"] = "../../etc"
+    with pytest.raises(ValueError, match="cannot name a page folder"):
+        page_files(environment(), data, docs)
+
+
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -463,7 +498,8 @@ def test_vendor_view_is_shown_and_untrusted_text_escaped(demo: DemoBuild) -> Non
             assert "javascript:" not in text and 'href="data:' not in text, path
     page = lxml.html.document_fromstring(files["services/acme-api/index.html"])
     vendor = page.xpath("//section[@aria-labelledby='h-vendor']")[0]
-    assert text_of(page.get_element_by_id("vendor-status")) == f"Partial outage: Partial {HOSTILE} (updated 2026-11-22 20:05 UTC)"
+    status = text_of(page.get_element_by_id("vendor-status"))
+    assert status == f"Partial outage: Partial {HOSTILE} (updated 2026-11-22 20:05 UTC)"
     incidents = page.get_element_by_id("vendor-incidents").xpath("li")
     assert text_of(incidents[0]).startswith("Errors " + HOSTILE + " · impact: Partial outage · status: investigating")
     assert text_of(incidents[1]).startswith("Slow logins · impact: Degraded performance")
@@ -482,8 +518,8 @@ def test_outside_links_keep_only_http() -> None:
 
 
 def test_svg_is_built_from_escaped_values() -> None:
-    svg = charts.el("svg", {"aria_label": 'a"<b>'}, charts.el("text", {}, "<script>&"))
-    assert str(svg) == '<svg aria-label="a&#34;&lt;b&gt;"><text>&lt;script&gt;&amp;</text></svg>'
+    svg = charts.el("svg", {"aria-label": 'a"<b>'}, charts.text_el("text", {}, "<script>&"))
+    assert svg == '<svg aria-label="a&quot;&lt;b&gt;"><text>&lt;script&gt;&amp;</text></svg>'
 
 
 def _points(values: list[tuple[float | None, int]]) -> list[dict[str, Any]]:
