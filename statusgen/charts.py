@@ -222,10 +222,11 @@ def _svg(label: str, parts: Iterable[Fragment]) -> Markup:
                       "xmlns": "http://www.w3.org/2000/svg", "focusable": "false"}, *parts))
 
 
-def _no_data(parts: list[Fragment], points: Sequence[Point]) -> None:
-    if all(p["availability"] is None and p["latency_p50_ms"] is None for p in points):
+def _no_data(parts: list[Fragment], points: Sequence[Point], field: str, words: str) -> None:
+    """Say so in the plot when no point of the range has ``field``."""
+    if all(p[field] is None for p in points):
         parts.append(text_el("text", {"x": float(LEFT + PLOT_W / 2), "y": float(TOP + PLOT_H / 2),
-                                 "text-anchor": "middle"}, "No measurements in this range"))
+                                      "text-anchor": "middle"}, words))
 
 
 # -- latency -------------------------------------------------------------------------
@@ -273,7 +274,7 @@ def latency_chart(history: dict[str, Any]) -> Markup:
     top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
     parts = _grid(top, " ms") + _x_labels(history)
     parts += _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50") + _latency_targets(history)
-    _no_data(parts, points)
+    _no_data(parts, points, "latency_p50_ms", "No latency measured in this range")
     s = history["summary"]
     label = (f"Latency, last {RANGE_LABELS[history['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
              f"p95 {number(s['latency_p95_ms'])} ms")
@@ -320,7 +321,7 @@ def availability_chart(history: dict[str, Any]) -> Markup:
     points, res = history["points"], history["resolution_s"]
     parts = _grid(100.0, "%") + _x_labels(history)
     parts += _bars(points, res)
-    _no_data(parts, points)
+    _no_data(parts, points, "availability", "No checks counted in this range")
     s = history["summary"]
     label = (f"Availability, last {RANGE_LABELS[history['range']]}: {number(s['availability'])}%, "
              f"{number(s['incident_minutes'])} min of incidents")

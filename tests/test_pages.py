@@ -336,6 +336,16 @@ def test_service_pages_chart_every_range_from_its_history(demo: DemoBuild) -> No
         assert latency == f"p50 {charts.number(s['latency_p50_ms'])} ms, p95 {charts.number(s['latency_p95_ms'])} ms"
         svgs = panel.xpath(".//*[local-name()='svg']")
         assert len(svgs) == 2 and all(svg.get("role") == "img" and svg.get("aria-label") for svg in svgs)
+        latency, availability = svgs
+        measured = [p for p in history["points"] if p["latency_p50_ms"] is not None]
+        hits = latency.xpath(".//*[local-name()='rect'][@class='hit']/*[local-name()='title']")
+        assert [text_of(t) for t in hits] == [
+            f"{charts.bucket_text(p['start'], history['resolution_s'])}: p50 {charts.number(p['latency_p50_ms'])} ms, "
+            f"p95 {charts.number(p['latency_p95_ms'])} ms" for p in measured]
+        counted = [p for p in history["points"] if p["availability"] is not None]
+        bars = availability.xpath(".//*[local-name()='rect'][not(@class='a-none' or @class='a-maint')]")
+        assert [b.get("class") for b in bars] == [charts.availability_class(p["availability"]) for p in counted]
+        assert ("No latency measured" in text_of(latency)) == (not measured)
         assert routes.history_url(slug, name) in panel.xpath(".//a/@href")
 
 
