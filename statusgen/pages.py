@@ -35,13 +35,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from jinja2 import BytecodeCache, Environment
 from jinja2.bccache import Bucket
 
 from . import charts, routes
 from .config import Config, ServiceConfig
-from .history import RANGES
+from .history import RANGES, points_of
 from .openapi import openapi_document
 from .outcomes import DESCRIPTIONS, Outcome
 from .serve import MAX_AGE, RATE_PER_MINUTE
@@ -155,10 +154,7 @@ def _service_record(docs: dict[str, Any], slug: str) -> dict[str, Any]:
 def _history(docs: dict[str, Any], slug: str, range_name: str) -> dict[str, Any]:
     """A history document, its points as a list (the documents may keep them as pre-serialized JSON)."""
     history: dict[str, Any] = docs[routes.history_file(slug, range_name)]
-    points = history["points"]
-    if isinstance(points, orjson.Fragment):
-        return history | {"points": orjson.loads(orjson.dumps(points))}
-    return history
+    return history | {"points": points_of(history)}
 
 
 def _incidents(docs: dict[str, Any], active: str | None = None) -> list[dict[str, Any]]:
