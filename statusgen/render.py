@@ -10,7 +10,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -19,7 +18,6 @@ from .badges import badge_files
 from .config import Config
 from .documents import api_documents
 from .feeds import feed_files
-from .history import points_of
 from .openapi import openapi_document
 from .pages import page_files
 from .sitedata import SiteData, gather
@@ -44,13 +42,8 @@ def render_files(data: SiteData) -> dict[str, bytes]:
     for path, badge in badge_files(docs["api/v1/snapshot.json"]["services"]).items():
         files[path] = badge if isinstance(badge, bytes) else jsonout.dump(badge)
     files.update(feed_files(env, data))
-    files.update(page_files(env, data, pages_view(docs)))   # pages show only what the JSON documents hold
+    files.update(page_files(env, data, docs))   # pages show only what the JSON documents hold
     return files
-
-
-def pages_view(docs: dict[str, Any]) -> dict[str, Any]:
-    """The documents as the page templates read them: history points as lists."""
-    return {path: ({**doc, "points": points_of(doc)} if "/history/" in path else doc) for path, doc in docs.items()}
 
 
 @dataclass(frozen=True)
