@@ -13,6 +13,7 @@ it in step.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -373,8 +374,8 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
     values = _read_table(doc.get("site", {}), SITE_KEYS, "[site]", problems)
     _report_unknown(values, "[site]", problems, [k.name for k in SITE_KEYS])
     for key in ("store", "output"):
-        if key in values:
-            values[key] = (base / values[key]).resolve()
+        if key in values:   # absolute, but symlinks kept: the output is a link to its current generation
+            values[key] = Path(os.path.abspath(base / values[key]))
     return SiteConfig(**values)
 
 

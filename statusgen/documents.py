@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from . import routes
-from .config import CheckConfig, ServiceConfig
+from .config import CheckConfig, MaintenanceWindow, ServiceConfig
 from .errors_doc import error_documents
 from .health import FORMULA, collection_state, health_index
 from .history import RANGES, SUMMARY_RESOLUTION, build_history
@@ -39,7 +39,7 @@ def service_summary(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
 def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
     return {"check": index + 1, "method": check.method, "url": check.url,
             "expect_status": list(check.expect_status), "keyword": check.keyword,
-            "timeout_s": check.timeout, "degraded_ms": check.degraded_ms}
+            "timeout_s": check.timeout, "degraded_ms": check.degraded_ms, "max_bytes": check.max_bytes}
 
 
 LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"]
@@ -69,6 +69,7 @@ def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, 
                       "evidence": [e.to_json() for e in st.evidence]},
             "thresholds": {"failures_to_open": svc.failures_to_open,
                            "successes_to_resolve": svc.successes_to_resolve},
+            "maintenance": [_window_doc(w) for w in svc.maintenance],
             "checks": checks,
             "vendor": vendor_record(data, svc),
             "open_incident": _incident_ref(open_inc),
@@ -87,9 +88,15 @@ def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
     stale = row is None or row.last_ok_at is None or \
         (data.now - row.last_ok_at).total_seconds() > svc.vendor.stale_after
     return {"source": svc.vendor.url, "format": svc.vendor.format, "components": list(svc.vendor.components),
+            "timeout_s": svc.vendor.timeout, "stale_after_s": svc.vendor.stale_after,
             "outcome": row.outcome if row else None, "detail": row.detail if row else None,
             "fetched_at": iso(row.fetched_at) if row else None, "last_ok_at": iso(row.last_ok_at) if row else None,
             "stale": stale, "view": orjson.loads(row.view_json) if row and row.view_json else None}
+
+
+def _window_doc(w: MaintenanceWindow) -> dict[str, Any]:
+    return {"title": w.title, "start": iso(w.start), "end": iso(w.end), "schedule": w.schedule,
+            "duration_s": w.duration}
 
 
 def _last_result(st: Any, index: int) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ read) and render (pure functions of the gathered data), then one write.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,8 +28,9 @@ from .tree import WriteStats, write_tree
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
+@lru_cache(maxsize=1)
 def environment() -> Environment:
-    """Jinja with autoescape on for every template (HTML and Atom alike)."""
+    """Jinja with autoescape on for every template (HTML and Atom alike); made once per process."""
     return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                        trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
 

@@ -57,7 +57,7 @@ HISTORY_SUMMARY = obj({"availability": OPT_NUM, "latency_p50_ms": OPT_NUM, "late
 
 CHECK = obj({"check": {"type": "integer"}, "method": {"type": "string"}, "url": {"type": "string"},
              "expect_status": {"type": "array", "items": {"type": "integer"}}, "keyword": OPT_STR,
-             "timeout_s": {"type": "number"}, "degraded_ms": {"type": "number"},
+             "timeout_s": {"type": "number"}, "degraded_ms": {"type": "number"}, "max_bytes": INT,
              "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]}})
 
 VENDOR_VIEW = obj({
@@ -75,6 +75,7 @@ VENDOR_VIEW = obj({
 
 VENDOR = obj({
     "source": {"type": "string"}, "format": {"type": "string"}, "components": {"type": "array"},
+    "timeout_s": {"type": "number"}, "stale_after_s": {"type": "number"},
     "outcome": OPT_STR, "detail": OPT_STR, "fetched_at": OPT_TIME, "last_ok_at": OPT_TIME,
     "stale": {"type": "boolean"}, "view": {"oneOf": [{"type": "null"}, VENDOR_VIEW]},
 }, description="A service's vendor source: the last fetch's outcome and the last good view. A stale view "
@@ -88,6 +89,10 @@ SERVICE_DETAIL = obj({"as_of": TIME, "service": {"allOf": [SERVICE_SUMMARY, obj(
     "state": obj({"status": STATUS, "since": OPT_TIME, "reason": {"type": "string"},
                   "sources": {"type": "array"}, "own_checks": STATUS, "evidence": {"type": "array", "items": EVIDENCE}}),
     "thresholds": obj({"failures_to_open": INT, "successes_to_resolve": INT}),
+    "maintenance": {"type": "array", "items": obj({
+        "title": {"type": "string"}, "start": OPT_TIME, "end": OPT_TIME, "schedule": OPT_STR,
+        "duration_s": {"type": ["number", "null"]}}), "description": "Configured maintenance windows: "
+        "one-off (start, end) or recurring (schedule in cron form, UTC, and duration_s)."},
     "checks": {"type": "array", "items": CHECK},
     "vendor": {"oneOf": [{"type": "null"}, VENDOR]},
     "open_incident": INCIDENT_REF,

@@ -74,3 +74,16 @@ def test_a_failed_write_leaves_the_last_site(tmp_path):
         write_tree(out, {"a.json": b"bad"})
     assert "the last complete site is left in place" in str(info.value)
     assert (out / "a.json").read_bytes() == b"good"
+
+
+def test_repeated_runs_from_fresh_config_loads_never_nest_generations(tmp_path):
+    from statusgen.config import parse_config
+    text = ('[site]\noutput = "site"\n[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\n'
+            'category = "c"\n[[services.checks]]\nurl = "https://a.example"\n')
+    for n in range(3):
+        cfg = parse_config(text, tmp_path / "services.toml")         # as each cron run loads it
+        assert cfg.site.output == tmp_path / "site"
+        write_tree(cfg.site.output, {"a.json": f"{n}".encode()})
+    gens = list(gens_dir(tmp_path / "site").iterdir())
+    assert len(gens) == 2 and not list(tmp_path.glob("site.gens/*/*.gens"))
+    assert (tmp_path / "site" / "a.json").read_bytes() == b"2"
