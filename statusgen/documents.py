@@ -47,8 +47,7 @@ LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow
 
 def _last_day(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
     """The raw results of the last day (rows serialized by the store) and the 24h summary."""
-    rows = data.last_day.get(svc.slug, "[]")
-    count = 0 if rows == "[]" else rows.count("],[") + 1
+    count, rows = data.last_day.get(svc.slug, (0, "[]"))
     return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
 
 

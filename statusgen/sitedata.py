@@ -25,7 +25,7 @@ class SiteData:
     states: dict[str, ServiceState]
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
-    last_day: dict[str, str]                       # raw results of the last day, per service, as JSON rows
+    last_day: dict[str, tuple[int, str]]           # raw results of the last day, per service: count, JSON rows
     buckets: dict[str, dict[str, list[Bucket]]]    # range name -> service -> buckets (no histograms)
     latency_buckets: dict[int, dict[str, list[BucketRow]]]  # resolution -> service -> rows with histograms
     epoch: datetime                                # when this site first ran; dates the feed ids

@@ -304,13 +304,13 @@ class Store:
             out[row[0]].append(row[1:])
         return out
 
-    def last_day_json(self, services: Iterable[str], since: datetime) -> dict[str, str]:
-        """Each service's raw results from ``since`` on, oldest first, as the JSON array the
-        service record publishes (rows made when the results were written)."""
-        query = ("SELECT '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
+    def last_day_json(self, services: Iterable[str], since: datetime) -> dict[str, tuple[int, str]]:
+        """Each service's raw results from ``since`` on, oldest first: their count, and the JSON
+        array the service record publishes (rows made when the results were written)."""
+        query = ("SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
                  "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)")
         t = to_epoch(since)
-        return {s: self.db.execute(query, (s, t)).fetchone()[0] for s in services}
+        return {s: self.db.execute(query, (s, t)).fetchone() for s in services}
 
     def vendor_rows(self) -> dict[str, VendorRow]:
         rows = self.db.execute("SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
