@@ -149,6 +149,8 @@ def test_service_records(scenario):
         svc = doc["service"]
         assert svc["slug"] == slug and svc["checks"][0]["last_result"] is not None
         assert svc["last_day"]["count"] == 11 == len(svc["last_day"]["rows"])
+        times = [row[0] for row in svc["last_day"]["rows"]]
+        assert times == sorted(times) and len(set(times)) == 11          # oldest first, one per run
     gamma = get(scenario, "/api/v1/services/gamma").json()["service"]
     assert gamma["status"] == "major_outage"
     assert "timed out (0.5 s)" in gamma["reason"]
