@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import ServiceConfig
 from .vendors import VendorView
-from .state import BAD, STATUS_WORDS, ServiceState, Status
+from .state import BAD, STATUS_WORDS, ServiceState, Status, failures
 from .timeutil import human_duration, iso, parse_iso
 
 SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
@@ -105,9 +105,17 @@ def _open(new: ServiceState, service: ServiceConfig) -> Incident:
     start = new.since or new.observed_at
     assert start is not None
     basis = new.incident_basis
-    update = IncidentUpdate(start, "opened", basis.value, f"Opened: {new.reason}")
+    update = IncidentUpdate(start, "opened", basis.value, opening_message(new, service))
     return Incident(incident_id(service.slug, start), service.slug, title_for(service.name, basis),
                     SEVERITY[basis], start, None, (update,))
+
+
+def opening_message(new: ServiceState, service: ServiceConfig) -> str:
+    """"Opened after 3 failed cycles in a row: HTTPS GET check of ... timed out (10 s)." and the like."""
+    what = failures(new, service) if "checks" in new.sources else ""
+    if what and new.fail_streak:
+        return f"Opened after {new.fail_streak} failed cycles in a row: {what}."
+    return f"Opened: {new.reason}"
 
 
 def _escalate(current: Incident, new: ServiceState, service_name: str) -> Incident:

@@ -253,6 +253,12 @@ def _describe(e: Evidence, check: CheckConfig) -> str:
     return what
 
 
+def failures(state: ServiceState, svc: ServiceConfig) -> str:
+    """What the failing checks did, e.g. "HTTPS GET check of api.example.com timed out (10 s)"; "" if none."""
+    failing = [e for e in state.evidence if e.outcome != Outcome.OK.value]
+    return "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
+
+
 def explain(state: ServiceState, svc: ServiceConfig) -> str:
     """A human reason for the state, worded to stay the same while nothing changes.
 
@@ -260,13 +266,13 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
     to declare an outage." then "HTTPS GET check of api.example.com timed out (10 s);
     failing since 2026-11-22T20:02:00Z."
     """
-    failing = [e for e in state.evidence if e.outcome != Outcome.OK.value]
+    failing = failures(state, svc)
     slow = [e for e in state.evidence if e.slow]
     since = iso(state.since)
     if state.flapping and state.own_status not in OUTAGES:
         return f"Flapping: its checks keep failing and recovering, since {since}."
     if failing:
-        what = "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
+        what = failing
         if state.own_status in OUTAGES:
             return f"{what}; failing since {since}."
         return f"{what}, {state.fail_streak} of {svc.failures_to_open} failed cycles needed to declare an outage."

@@ -78,6 +78,9 @@ def test_outage_needs_three_failed_cycles_and_starts_at_the_first():
     assert inc.started_at == T0 + MIN
     assert inc.title == "Example API: major outage"
     assert inc.id == "api-20261122t120100"
+    assert inc.updates[0].message == ("Opened after 3 failed cycles in a row: HTTPS GET check of "
+                                      "api.example.com/health timed out (10 s); HTTPS GET check of "
+                                      "www.example.com timed out (10 s).")
 
 
 def test_partial_outage_when_some_checks_fail():
