@@ -1,34 +1,49 @@
-"""Render: the charts of the web pages, as server-side SVG and plain HTML runs.
+"""Render: the charts of the web pages: the front page's 90-day bars, the SVG charts
+and the day-by-day table of a service page.
 
 Every value drawn or written here is read from a history document of the
 build (``api/v1/services/{slug}/history/{range}.json``); nothing is
-recomputed. Only the drawing scale (pixel positions, the round top of the
-latency axis) is derived.
+recomputed. Only the drawing scale (positions, the round top of the latency
+axis) is derived.
 
-SVG is built from escaped values: attribute values and words pass through
-``html.escape`` (``text_el``); tag and attribute names are constants of this
-module. Fragments are plain strings while a chart is assembled (a front page
-of 200 services draws some 400,000 elements) and become ``Markup`` once,
-whole.
+A build draws a bar per service and eight charts per service page, so they
+are made small and fast:
+
+- a series is one SVG ``<path>`` (p50, p95, and one per availability band),
+  never an element per bucket; a bar is one cell per run of days in the same
+  band, coloured by its class;
+- coordinates are snapped to a tenth of a unit, and those texts are made once
+  (``_TENTHS``, ``_columns``);
+- the numbers of each bucket are not written into the page: the site's script
+  (``templates/static/site.js``) reads them from the same history JSON
+  (``data-src``) on hover and keyboard focus. Without script, the words under
+  each bar and the day-by-day table of the service page tell them.
+
+Escaping: charts are f-strings of coordinates computed from numbers (a float
+cannot carry markup) and of constants of this module; the few words (dates,
+labels, URLs) pass through ``html.escape``. Each result becomes ``Markup``
+once, whole.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import html
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
+from . import routes
 from .timeutil import parse_iso
 
 Point = dict[str, Any]   # one point of a history document
 
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 #: Availability bands of the bars and charts: (css class, words for the legend).
 LEGEND: tuple[tuple[str, str], ...] = (
@@ -52,6 +67,13 @@ def number(value: float | None) -> str:
     return str(value)
 
 
+def figure(value: float | None) -> str:
+    """``number`` for a value written into markup unescaped: it must be a number (or null)."""
+    if value is not None and not isinstance(value, int | float):
+        raise TypeError(f"a number was expected, got {value!r}")
+    return number(value)
+
+
 def day_text(stamp: str, with_year: bool = True) -> str:
     """``2026-11-22T00:00:00Z`` as ``22 Nov 2026`` (or ``22 Nov``)."""
     moment = parse_iso(stamp)
@@ -72,6 +94,11 @@ def bucket_text(stamp: str, resolution_s: int) -> str:
     return day_text(stamp) if resolution_s >= 86400 else f"{moment.day} {moment:%b %H:%M} UTC"
 
 
+def _day_cell(stamp: str) -> str:
+    """``2026-11-22T00:00:00Z`` as ``22 Nov 2026``, quickly; only digits and a month name (safe unescaped)."""
+    return f"{int(stamp[8:10])} {MONTHS[int(stamp[5:7]) - 1]} {int(stamp[:4])}"
+
+
 # -- availability bands ------------------------------------------------------------
 
 def availability_class(availability: float | None, maintenance: int = 0) -> str:
@@ -85,67 +112,36 @@ def availability_class(availability: float | None, maintenance: int = 0) -> str:
     return "a-mid" if availability >= 95 else "a-low"
 
 
-def _availability_words(point: Point) -> str:
-    minutes = point.get("incident_minutes") or 0
-    incidents = f", {minutes} min of incidents" if minutes or point["availability"] is not None else ""
-    if point["availability"] is None:
-        what = "maintenance only, no counted checks" if point.get("maintenance") else "no data"
-        return what + incidents
-    return f"{number(point['availability'])}% available{incidents}"
+def _band(point: Point) -> str:
+    return availability_class(point["availability"], point.get("maintenance") or 0)
 
 
 # -- the 90-day bar of the front page ----------------------------------------------
 
+#: The bar's cells name their band with one letter (``.bar .f`` is ``a-full``...): 3,000 cells on a front page.
+BAR_CLASSES = {"a-full": "f", "a-high": "h", "a-mid": "m", "a-low": "l", "a-maint": "x", "a-none": "n"}
+
+
 @dataclass(frozen=True)
 class DayRun:
-    """Consecutive days that read the same (same availability, same incident minutes).
-
-    The bar draws a run as ``days`` day cells; hover or focus tells its dates
-    and numbers. Runs keep the front page small: a quiet service is a few runs,
-    not 90 cells.
-    """
+    """Consecutive days in the same availability band: one cell of the bar, ``days`` wide."""
 
     days: int
-    css: str
-    label: str
-    right: bool = False     # starts in the right half of the bar: its tip opens leftwards
-
-
-def _run_key(point: Point) -> tuple[Any, ...]:
-    return (point["availability"], point.get("incident_minutes") or 0,
-            availability_class(point["availability"], point.get("maintenance") or 0))
-
-
-def _dates(first: str, last: str) -> str:
-    """``21 Sep`` or ``25 Aug \u2013 20 Sep``: within the last 90 days, the year goes without saying."""
-    if first == last:
-        return day_text(first, with_year=False)
-    return f"{day_text(first, with_year=False)} \u2013 {day_text(last, with_year=False)}"
-
-
-def _bar_words(point: Point, days: int) -> str:
-    """What a run of the bar says, tersely: the front page carries one per run of every service."""
-    minutes = point.get("incident_minutes") or 0
-    if point["availability"] is None:
-        what = "maintenance only" if point.get("maintenance") else "no data"
-        return what + (f", {minutes} min of incidents" if minutes else "")
-    return f"{number(point['availability'])}%, {minutes} min of incidents" + (" each day" if days > 1 else "")
-
-
-def _run(points: Sequence[Point]) -> DayRun:
-    head = points[0]
-    label = f"{_dates(head['start'], points[-1]['start'])}: {_bar_words(head, len(points))}"
-    return DayRun(len(points), availability_class(head["availability"], head.get("maintenance") or 0), label)
+    css: str    # the band's class (``a-full``)
 
 
 def day_runs(points: Sequence[Point]) -> list[DayRun]:
     """The bar's runs, oldest first, covering every point of the 90-day history."""
-    runs, start = [], 0
-    for _, group in itertools.groupby(points, key=_run_key):
-        run = _run(list(group))
-        runs.append(dataclasses.replace(run, right=start >= len(points) / 2))
-        start += run.days
-    return runs
+    return [DayRun(sum(1 for _ in group), css) for css, group in itertools.groupby(points, key=_band)]
+
+
+def bar_cells(points: Sequence[Point]) -> Markup:
+    """The cells of a bar, one per run: ``<i class=f style=--n:12></i>``, terse (200 services stay under 150 KB).
+
+    A run is ``--n`` days wide and drawn as ``--n`` day cells; the script tells a day on hover or focus.
+    """
+    return Markup("".join(f"<i class={BAR_CLASSES[r.css]} style=--n:{r.days}></i>" if r.days > 1
+                          else f"<i class={BAR_CLASSES[r.css]}></i>" for r in day_runs(points)))
 
 
 # -- SVG ---------------------------------------------------------------------------
@@ -153,42 +149,33 @@ def day_runs(points: Sequence[Point]) -> list[DayRun]:
 W, H = 480, 170                      # viewBox
 LEFT, RIGHT, TOP, BOTTOM = 62, 8, 10, 26
 PLOT_W, PLOT_H = W - LEFT - RIGHT, H - TOP - BOTTOM
+BASE = TOP + PLOT_H                  # the y of zero
+PLOT = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"   # the plot area, for the script: x y width height
+LOW = 1.5                            # the least height of a bar (0% is still seen)
+
+#: Every coordinate from 0 to W in tenths of a unit, as text (``14.4``, ``62``): made once, looked up.
+_TENTHS = tuple(f"{i / 10:.1f}".removesuffix(".0") for i in range(10 * W + 1))
 
 
-def _coord(value: float) -> str:
-    return f"{value:.1f}".removesuffix(".0")
+def _c(value: float) -> str:
+    """A coordinate, to a tenth of a unit."""
+    return _TENTHS[round(value * 10)]
 
 
-Fragment = str   # SVG built here: every value in it already escaped
+@dataclass(frozen=True)
+class Columns:
+    """Where the buckets of a range of ``count`` buckets sit: texts made once per count."""
+
+    step: float                # the width of a bucket
+    centres: tuple[str, ...]   # "x," of each bucket's centre: a point of a line, before its y
+    line: str                  # "Mx,%s x,%s ...": a line through every bucket, its y to fill in
 
 
-def _attr(value: Any) -> str:
-    """An attribute value: numbers as coordinates, words escaped."""
-    if isinstance(value, float):
-        return _coord(value)
-    return str(value) if isinstance(value, int) else html.escape(str(value), quote=True)
-
-
-def _attrs(attrs: dict[str, Any]) -> str:
-    return "".join(f' {name}="{_attr(value)}"' for name, value in attrs.items() if value is not None)
-
-
-def el(tag: str, attrs: dict[str, Any] | None = None, *children: Fragment) -> Fragment:
-    """One element around fragments built by ``el`` or ``text_el`` (never raw words)."""
-    return f"<{tag}{_attrs(attrs or {})}>{''.join(children)}</{tag}>"
-
-
-def text_el(tag: str, attrs: dict[str, Any] | None, words: str) -> Fragment:
-    """One element around words, escaped."""
-    return el(tag, attrs, html.escape(words, quote=False))
-
-
-def _x(index: int, count: int) -> float:
-    return LEFT + (index + 0.5) * PLOT_W / count
-
-
-def _y(value: float, top: float) -> float:
-    return TOP + PLOT_H - (value / top) * PLOT_H if top else TOP + PLOT_H
+@functools.cache
+def _columns(count: int) -> Columns:
+    step = PLOT_W / count
+    centres = tuple(f"{_c(LEFT + (i + 0.5) * step)}," for i in range(count))
+    return Columns(step, centres, "M" + " ".join(x + "%s" for x in centres))
 
 
 def nice_top(value: float) -> float:
@@ -199,71 +186,55 @@ def nice_top(value: float) -> float:
     return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
 
 
-def _grid(top: float, unit: str) -> list[Fragment]:
-    out = []
-    for value in (0.0, top / 2, top):
-        y = _y(value, top)
-        out.append(el("line", {"class": "grid", "x1": float(LEFT), "x2": float(W - RIGHT), "y1": y, "y2": y}))
-        out.append(text_el("text", {"x": float(LEFT - 4), "y": y + 3.5, "text-anchor": "end"}, f"{number(value)}{unit}"))
-    return out
+def _axes(top: float, unit: str, history: dict[str, Any]) -> str:
+    """The grid (0, half, top), its labels, and the dates of the first and last buckets."""
+    grid = "".join(f"M{LEFT},{_c(BASE - f * PLOT_H)}H{W - RIGHT}" for f in (0, 0.5, 1))
+    labels = "".join(f'<text class="end" x="{LEFT - 4}" y="{_c(BASE - f * PLOT_H + 3.5)}">{figure(v)}{unit}</text>'
+                     for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
+    res, points = history["resolution_s"], history["points"]
+    first = html.escape(bucket_text(points[0]["start"], res), quote=False)
+    last = html.escape(bucket_text(points[-1]["start"], res), quote=False)
+    return (f'<path class="grid" d="{grid}"></path>{labels}<text x="{LEFT}" y="{H - 6}">{first}</text>'
+            f'<text class="end" x="{W - RIGHT}" y="{H - 6}">{last}</text>')
 
 
-def _x_labels(history: dict[str, Any]) -> list[Fragment]:
-    res = history["resolution_s"]
-    first, last = history["points"][0]["start"], history["points"][-1]["start"]
-    y = float(H - 6)
-    return [text_el("text", {"x": float(LEFT), "y": y}, bucket_text(first, res)),
-            text_el("text", {"x": float(W - RIGHT), "y": y, "text-anchor": "end"}, bucket_text(last, res))]
+def _svg(history: dict[str, Any], tell: str, label: str, body: str) -> Markup:
+    """The chart, whole. ``data-src`` and ``data-plot`` let the script tell each bucket's numbers."""
+    src = html.escape(routes.history_url(history["service"], history["range"]))
+    return Markup(f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" role="img" '
+                  f'aria-label="{html.escape(label)}" data-src="{src}" data-tell="{tell}" data-plot="{PLOT}">'
+                  f"{body}</svg>")
 
 
-def _svg(label: str, parts: Iterable[Fragment]) -> Markup:
-    """The chart, whole, as markup for the template (its parts were escaped as they were built)."""
-    return Markup(el("svg", {"class": "chart", "viewBox": f"0 0 {W} {H}", "role": "img", "aria-label": label,
-                      "xmlns": "http://www.w3.org/2000/svg", "focusable": "false"}, *parts))
-
-
-def _no_data(parts: list[Fragment], points: Sequence[Point], field: str, words: str) -> None:
+def _no_data(points: Sequence[Point], field: str, words: str) -> str:
     """Say so in the plot when no point of the range has ``field``."""
-    if all(p[field] is None for p in points):
-        parts.append(text_el("text", {"x": float(LEFT + PLOT_W / 2), "y": float(TOP + PLOT_H / 2),
-                                      "text-anchor": "middle"}, words))
+    if any(p[field] is not None for p in points):
+        return ""
+    return f'<text class="mid" x="{_c(LEFT + PLOT_W / 2)}" y="{_c(TOP + PLOT_H / 2)}">{words}</text>'
 
 
 # -- latency -------------------------------------------------------------------------
 
-def _segments(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
-    """Runs of consecutive non-null values, with their indexes: a line breaks at a gap."""
-    runs: list[list[tuple[int, float]]] = []
+def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str:
+    """One series: a subpath per run of measured buckets; a lone measured bucket is a dot."""
+    cols = _columns(len(values))
+    scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5    # + 0.5: int() below rounds
+    if None not in values:   # the common case, made quick: every bucket measured
+        d = cols.line % tuple([_TENTHS[int(base - v * scale)] for v in values])   # type: ignore[operator]
+        return f'<path class="{css}" d="{d}"></path>'
+    runs: list[str] = []
+    dots: list[str] = []
     for known, group in itertools.groupby(enumerate(values), key=lambda iv: iv[1] is not None):
-        if known:
-            runs.append([(i, v) for i, v in group if v is not None])
-    return runs
-
-
-def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> list[Fragment]:
-    out = []
-    for run in _segments(values):
-        pts = [(_x(i, len(values)), _y(v, top)) for i, v in run]
-        if len(pts) == 1:
-            out.append(el("circle", {"class": dot, "cx": pts[0][0], "cy": pts[0][1], "r": 2.5}))
-        else:
-            out.append(el("polyline", {"class": css, "points": " ".join(f"{_coord(x)},{_coord(y)}" for x, y in pts)}))
-    return out
-
-
-def _latency_targets(history: dict[str, Any]) -> list[Fragment]:
-    """Invisible columns over measured buckets: hover tells the bucket's numbers."""
-    points, res = history["points"], history["resolution_s"]
-    width = PLOT_W / len(points)
-    out = []
-    for i, p in enumerate(points):
-        if p["latency_p50_ms"] is None:
+        if not known:
             continue
-        words = (f"{bucket_text(p['start'], res)}: p50 {number(p['latency_p50_ms'])} ms, "
-                 f"p95 {number(p['latency_p95_ms'])} ms")
-        out.append(el("rect", {"class": "hit", "x": LEFT + i * width, "y": float(TOP), "width": width,
-                               "height": float(PLOT_H)}, text_el("title", {}, words)))
-    return out
+        run = [cols.centres[i] + _TENTHS[int(base - v * scale)] for i, v in group]   # type: ignore[operator]
+        if len(run) > 1:
+            runs.append("M" + " ".join(run))
+        else:
+            x, y = run[0].split(",")
+            dots.append(f'<circle class="{dot}" cx="{x}" cy="{y}" r="2.5"></circle>')
+    path = f'<path class="{css}" d="{"".join(runs)}"></path>' if runs else ""
+    return path + "".join(dots)
 
 
 def latency_chart(history: dict[str, Any]) -> Markup:
@@ -271,58 +242,68 @@ def latency_chart(history: dict[str, Any]) -> Markup:
     points = history["points"]
     p50 = [p["latency_p50_ms"] for p in points]
     p95 = [p["latency_p95_ms"] for p in points]
-    top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
-    parts = _grid(top, " ms") + _x_labels(history)
-    parts += _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50") + _latency_targets(history)
-    _no_data(parts, points, "latency_p50_ms", "No latency measured in this range")
+    known = [v for v in p50 + p95 if v is not None] if None in p50 or None in p95 else p50 + p95
+    top = nice_top(max(known, default=0.0))
+    body = (_axes(top, " ms", history) + _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50")
+            + _no_data(points, "latency_p50_ms", "No latency measured in this range"))
     s = history["summary"]
     label = (f"Latency, last {RANGE_LABELS[history['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
              f"p95 {number(s['latency_p95_ms'])} ms")
-    return _svg(label, parts)
+    return _svg(history, "latency", label, body)
 
 
 # -- availability ---------------------------------------------------------------------
 
-def _bar(i: int, count: int, point: Point, res: int) -> Fragment:
-    width = PLOT_W / count
-    avail = point["availability"]
-    height = max(PLOT_H * avail / 100, 1.5)
-    inset = 0.15 * width if width > 3 else 0.0
-    words = f"{bucket_text(point['start'], res)}: {_availability_words(point)}"
-    return el("rect", {"class": availability_class(avail), "x": LEFT + i * width + inset,
-                       "y": TOP + PLOT_H - height, "width": width - 2 * inset, "height": height},
-              text_el("title", {}, words))
-
-
-def _stub(i: int, count: int, run: Sequence[Point], res: int) -> Fragment:
-    """A low strip under consecutive buckets without counted checks, told once for the run."""
-    width = PLOT_W / count
-    first, last = bucket_text(run[0]["start"], res), bucket_text(run[-1]["start"], res)
-    when = first if len(run) == 1 else f"{first} \u2013 {last}"
-    return el("rect", {"class": availability_class(None, run[0].get("maintenance") or 0), "x": LEFT + i * width,
-                       "y": float(TOP + PLOT_H - 3), "width": width * len(run), "height": 3.0},
-              text_el("title", {}, f"{when}: {_availability_words(run[0])}"))
-
-
-def _bars(points: Sequence[Point], res: int) -> list[Fragment]:
-    out, i = [], 0
-    for key, group in itertools.groupby(points, key=lambda p: p["availability"] is None and _run_key(p)):
-        run = list(group)
-        if key:
-            out.append(_stub(i, len(points), run, res))
-        else:
-            out += [_bar(i + j, len(points), p, res) for j, p in enumerate(run)]
-        i += len(run)
-    return out
+def _bars(points: Sequence[Point]) -> str:
+    """A path per band. Consecutive buckets of the same availability are one rectangle, as tall as
+    their availability (at least ``LOW``); a low strip lies under buckets without counted checks."""
+    step, scale, highest = PLOT_W / len(points), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
+    bands: dict[str, list[str]] = {css: [] for css, _ in LEGEND}
+    i = 0
+    for avail, group in itertools.groupby([p["availability"] for p in points]):
+        n = sum(1 for _ in group)
+        if avail is None:   # split by band: maintenance only, or nothing at all
+            for css, run in itertools.groupby(points[i:i + n], key=_band):
+                x0, x1 = _c(LEFT + i * step), _c(LEFT + (i := i + sum(1 for _ in run)) * step)
+                bands[css].append(f"M{x0},{BASE}v-3H{x1}v3z")
+            continue
+        x0, x1 = _c(LEFT + i * step), _c(LEFT + (i + n) * step)
+        y = _TENTHS[min(round(BASE * 10 - avail * scale), highest)]
+        bands[availability_class(avail)].append(f"M{x0},{BASE}V{y}H{x1}V{BASE}z")
+        i += n
+    return "".join(f'<path class="{css}" d="{"".join(d)}"></path>' for css, d in bands.items() if d)
 
 
 def availability_chart(history: dict[str, Any]) -> Markup:
     """One bar per bucket, as tall as its availability and coloured by its band."""
-    points, res = history["points"], history["resolution_s"]
-    parts = _grid(100.0, "%") + _x_labels(history)
-    parts += _bars(points, res)
-    _no_data(parts, points, "availability", "No checks counted in this range")
+    points = history["points"]
+    body = (_axes(100.0, "%", history) + _bars(points)
+            + _no_data(points, "availability", "No checks counted in this range"))
     s = history["summary"]
     label = (f"Availability, last {RANGE_LABELS[history['range']]}: {number(s['availability'])}%, "
              f"{number(s['incident_minutes'])} min of incidents")
-    return _svg(label, parts)
+    return _svg(history, "availability", label, body)
+
+
+# -- the day-by-day table of a service page --------------------------------------------
+
+_DAY_ROW = ('<tr><th scope="row">%s</th><td class="%s">%s</td><td>%s</td><td>%s</td><td>%s</td>'
+            '<td>%s</td><td>%s</td></tr>')
+
+
+@functools.lru_cache(maxsize=8192)
+def _cell(value: float | None) -> str:
+    """``figure``, remembered: the day table repeats the same numbers (100.0, 0...) on every page."""
+    return figure(value)
+
+
+def _day_row(p: Point) -> str:
+    avail = p["availability"]
+    words = _cell(avail) + "%" if avail is not None else "maintenance only" if p.get("maintenance") else "no data"
+    return _DAY_ROW % (_day_cell(p["start"]), _band(p), words, _cell(p["incident_minutes"]), _cell(p["checks"]),
+                       _cell(p["failed"]), _cell(p["latency_p50_ms"]), _cell(p["latency_p95_ms"]))
+
+
+def day_rows(points: Sequence[Point]) -> Markup:
+    """A table row per day, newest first: availability, incident minutes, checks, failed, p50, p95."""
+    return Markup("".join([_day_row(p) for p in reversed(points)]))

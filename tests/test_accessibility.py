@@ -144,14 +144,21 @@ def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
         for word in page.xpath("//span[starts-with(@class, 'st st-')]"):
             status = word.get("class").removeprefix("st st-")
             assert text_of(word) == status_word(status), path
-        for cell in page.xpath("//ol[@class='bar']/li"):
-            words = r"(no data|maintenance only|[\d.]+%, \d+ min of incidents)"
-            assert re.fullmatch(rf"\d+ \w{{3}}( \u2013 \d+ \w{{3}})?: {words}( each day)?", text_of(cell)), path
-    legend = demo.page("index.html").xpath("//ul[@class='legend']/li")
+        for bar in page.xpath("//div[@class='bar']"):   # the colours of a bar are told in words beside it
+            (foot,) = bar.xpath("following-sibling::p[@class='bar-foot']")
+            words = r"([\d.]+% available|No checks counted) over 90 days, \d+ min of incidents"
+            assert re.fullmatch(words, text_of(foot)), path
+        for cell in page.xpath("//table[@id='days']//td[@class]"):
+            assert re.fullmatch(r"[\d.]+%|no data|maintenance only", text_of(cell)), path
+    front = demo.page("index.html")
+    legend = front.xpath("//ul[@class='legend']/li")
     assert len(legend) == 6 and all(text_of(item) for item in legend)
+    assert len(front.xpath("//div[@class='bar']")) == len(demo.config.services)
 
 
 def test_focus_is_visible() -> None:
     css = (STATIC / "site.css").read_text(encoding="utf-8")
     assert re.search(r"a:focus-visible[^{]*\{\s*outline: 3px solid var\(--focus\)", css)
-    assert ".bar li:hover, .bar li:focus" in css
+    assert re.search(r"\[tabindex\]:focus-visible[^{]*\{\s*outline: 3px solid var\(--focus\)", css), \
+        "bars and charts get a tabindex from the script, and a visible focus from this rule"
+    assert re.search(r"\.mark \{[^}]*outline: 2px solid var\(--fg\)", css), "the bucket told is outlined"

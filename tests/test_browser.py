@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from statusgen import charts
 from statusgen.history import RANGES
@@ -24,7 +24,7 @@ from statusgen.serve import PreviewServer
 from statusgen.state import STATUSES
 
 from .test_accessibility import contrast
-from .test_pages import DemoBuild, demo_build
+from .test_pages import DemoBuild, bar_foot, demo_build
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -129,23 +129,80 @@ def test_front_page(browser: Browser, site: Site) -> None:
     check_every_variant(browser, site, "/", "front", inspect)
 
 
+def told(point: dict[str, Any], resolution_s: int, tell: str = "availability") -> str:
+    """What the script says of a bucket (static/site.js), from its point in the history JSON."""
+    when = charts.bucket_text(point["start"], resolution_s)
+    if tell == "latency":
+        if point["latency_p50_ms"] is None:
+            return f"{when}: no latency measured"
+        return f"{when}: p50 {charts.number(point['latency_p50_ms'])} ms, p95 {charts.number(point['latency_p95_ms'])} ms"
+    minutes = point["incident_minutes"]
+    if point["availability"] is None:
+        what = "maintenance only" if point["maintenance"] else "no data"
+        return f"{when}: {what}" + (f", {minutes} min of incidents" if minutes else "")
+    return f"{when}: {charts.number(point['availability'])}% available, {minutes} min of incidents"
+
+
+def point_at(page: Page, selector: str, index: int, count: int, plot: tuple[float, float] = (0, 1)) -> None:
+    """Move the mouse over bucket ``index`` of ``count``; ``plot`` is the plot's left and width, as parts of the box."""
+    page.locator(selector).scroll_into_view_if_needed()
+    box = page.locator(selector).bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * (plot[0] + plot[1] * (index + 0.5) / count), box["y"] + box["height"] * 0.6)
+
+
+def tip_in_view(page: Page, tip: Locator) -> None:
+    box = tip.bounding_box()
+    assert box is not None and box["width"] > 50
+    assert 0 <= box["x"] and box["x"] + box["width"] <= page.viewport_size["width"] + 0.5   # type: ignore[index]
+
+
 def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site: Site) -> None:
     history = site.json("/api/v1/services/acme-api/history?range=90d")
-    today = history["points"][-1]
-    page = visit(browser, site.base + "/").page
-    cell = page.locator("#svc-acme-api .bar li").last
-    tip = cell.locator("span")
-    expected = f"{charts.day_text(today['start'], with_year=False)}: {charts.number(today['availability'])}%, " \
-               f"{today['incident_minutes']} min of incidents"
-    assert tip.bounding_box()["width"] <= 1   # type: ignore[index]  # hidden until asked
-    cell.hover()
-    assert tip.inner_text() == expected and tip.bounding_box()["width"] > 50   # type: ignore[index]
-    page.mouse.move(0, 0)
-    page.locator("#svc-acme-api .bar li").first.focus()
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.textContent") == expected
-    assert tip.bounding_box()["width"] > 50   # type: ignore[index]
-    page.context.close()
+    points, res = history["points"], history["resolution_s"]
+    for width in (1280, 360):
+        seen = visit(browser, site.base + "/", width=width)
+        page = seen.page
+        bar, tip = "#svc-acme-api .bar", page.locator("#svc-acme-api .tip")
+        assert tip.count() == 0 and not any("/api/" in u for u in seen.requests), "nothing is fetched before it is asked"
+        for day in (89, 45, 0):
+            point_at(page, bar, day, len(points))
+            tip.wait_for()
+            assert tip.inner_text() == told(points[day], res), day
+            tip_in_view(page, tip)
+        page.mouse.move(0, 0)
+        expect(tip).to_have_count(0)
+        page.locator("#svc-acme-api .svc-head a").focus()
+        page.keyboard.press("Tab")   # the bar is the next stop
+        assert page.evaluate("document.activeElement.className") == "bar"
+        active = page.locator("#svc-acme-api .bar")
+        for key, day in (("", 89), ("ArrowLeft", 88), ("ArrowLeft", 87), ("Home", 0), ("ArrowRight", 1), ("End", 89)):
+            if key:
+                page.keyboard.press(key)
+            expect(tip).to_have_text(told(points[day], res))
+            assert active.get_attribute("aria-valuetext") == told(points[day], res)
+            assert active.get_attribute("aria-valuenow") == str(day + 1)
+            tip_in_view(page, tip)
+        assert active.get_attribute("role") == "slider" and "Acme API" in (active.get_attribute("aria-label") or "")
+        page.keyboard.press("Tab")
+        expect(tip).to_have_count(0)
+        assert [u for u in seen.requests if "/api/" in u] == [site.base + "/api/v1/services/acme-api/history?range=90d"]
+        assert seen.errors == []
+        page.context.close()
+
+
+def test_front_page_without_javascript_tells_the_90_days_in_words(browser: Browser, site: Site) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site.base + "/")
+    for svc in site.json("/api/v1/snapshot")["services"]:
+        summary = site.json(f"/api/v1/services/{svc['slug']}/history?range=90d")["summary"]
+        assert page.inner_text(f"#svc-{svc['slug']} .bar-foot") == bar_foot(summary)
+        bar = page.locator(f"#svc-{svc['slug']} .bar")
+        assert bar.get_attribute("tabindex") is None, "no keyboard stop without the script that tells the days"
+        widths = bar.locator("i").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
+        assert all(w > 0 for w in widths) and sum(widths) == pytest.approx(bar.bounding_box()["width"], abs=1)  # type: ignore[index]
+    context.close()
 
 
 # -- a service page --------------------------------------------------------------------------
@@ -160,6 +217,38 @@ def test_service_page(browser: Browser, site: Site) -> None:
             assert check["url"] in page.inner_text("section[aria-labelledby='h-checks']")
 
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
+
+
+PLOT = (charts.LEFT / charts.W, charts.PLOT_W / charts.W)   # the plot area, as parts of a chart's width
+
+
+def test_service_page_charts_tell_a_bucket_on_hover_and_on_focus(browser: Browser, site: Site) -> None:
+    slug = "payments-eu"
+    page = visit(browser, f"{site.base}/services/{slug}/").page
+    for name in ("24h", "90d"):
+        history = site.json(f"/api/v1/services/{slug}/history?range={name}")
+        points, res = history["points"], history["resolution_s"]
+        page.click(f"label[for='range-{name}']")
+        for n, tell in enumerate(("latency", "availability")):
+            chart = f"#panel-{name} figure:nth-of-type({n + 1}) svg"
+            tip = page.locator(f"#panel-{name} figure:nth-of-type({n + 1}) .tip")
+            for index in (len(points) - 1, len(points) // 2):
+                point_at(page, chart, index, len(points), PLOT)
+                expect(tip).to_have_text(told(points[index], res, tell))
+                tip_in_view(page, tip)
+            page.mouse.move(0, 0)
+            page.focus(chart)
+            expect(tip).to_have_text(told(points[-1], res, tell))
+            page.keyboard.press("ArrowLeft")
+            expect(tip).to_have_text(told(points[-2], res, tell))
+            assert page.locator(chart).get_attribute("aria-valuetext") == told(points[-2], res, tell)
+            page.keyboard.press("Home")
+            expect(tip).to_have_text(told(points[0], res, tell))
+            page.keyboard.press("PageUp")
+            step = -(-len(points) // 12)
+            expect(tip).to_have_text(told(points[step], res, tell))
+            page.locator("body").focus()
+    page.context.close()
 
 
 def test_service_page_ranges_switch_without_javascript(browser: Browser, site: Site) -> None:
@@ -224,7 +313,7 @@ def colours_have_enough_contrast(page: Page, scheme: str) -> None:
         assert contrast(_rgb(fg), _rgb(bg)) >= 4.5, (scheme, words.nth(i).inner_text(), fg, bg)
     body_bg = _rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
     assert (body_bg == "#ffffff") == (scheme == "light"), "the theme follows prefers-color-scheme"
-    fills = page.locator(".bar li").evaluate_all("els => els.map(el => getComputedStyle(el).getPropertyValue('--c').trim())")
+    fills = page.locator(".bar i").evaluate_all("els => els.map(el => getComputedStyle(el).getPropertyValue('--c').trim())")
     assert fills
     for fill in set(fills):
         assert contrast(fill, body_bg) >= 3, (scheme, fill, body_bg)

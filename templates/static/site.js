@@ -1,0 +1,178 @@
+/* statusgen: hover and keyboard focus tell each bucket of the 90-day bars and of the charts.
+
+   The bars of the front page (.bar in li#svc-{slug}) and the charts of a service page
+   (svg[data-src]) are drawn by the server; this script only adds words. It reads the numbers
+   from the history JSON of the same site (a chart's data-src; for a bar, the service's
+   /api/v1/services/{slug}/history?range=90d), once, when a reader first points at the element
+   or focuses it. A focused element is a slider: the arrow keys, Home, End, Page Up and
+   Page Down move from bucket to bucket, and its value is the bucket in words. data-tell says
+   which words (availability, the default, or latency); data-plot is the plot area of a chart
+   in its viewBox (x y width height); a bar is all plot.
+
+   Without this script, the words under each bar and the day-by-day table of each service
+   page tell the same numbers. */
+"use strict";
+(() => {
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const HOVER_MS = 80;            // a pointer that only passes over a bar does not fetch anything
+  const histories = new Map();    // URL -> promise of its history document
+
+  function history(url) {
+    if (!histories.has(url)) {
+      const answer = fetch(url).then((r) => {
+        if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+        return r.json();
+      });
+      answer.catch(() => histories.delete(url));   // a later hover asks again
+      histories.set(url, answer);
+    }
+    return histories.get(url);
+  }
+
+  // A bucket's start as precise as its resolution needs: "22 Nov 2026" or "22 Nov 20:05 UTC".
+  function when(start, resolution) {
+    const day = `${Number(start.slice(8, 10))} ${MONTHS[Number(start.slice(5, 7)) - 1]}`;
+    return resolution >= 86400 ? `${day} ${start.slice(0, 4)}` : `${day} ${start.slice(11, 16)} UTC`;
+  }
+
+  const WORDS = {
+    availability(p) {
+      const minutes = `${p.incident_minutes} min of incidents`;
+      if (p.availability === null) {
+        return (p.maintenance ? "maintenance only" : "no data") + (p.incident_minutes ? `, ${minutes}` : "");
+      }
+      return `${p.availability}% available, ${minutes}`;
+    },
+    latency(p) {
+      return p.latency_p50_ms === null ? "no latency measured"
+        : `p50 ${p.latency_p50_ms} ms, p95 ${p.latency_p95_ms} ms`;
+    },
+  };
+
+  // The keys of a slider: where each moves from bucket i of n (Page Up and Page Down by a twelfth).
+  const KEYS = {
+    ArrowLeft: (i) => i - 1, ArrowDown: (i) => i - 1, ArrowRight: (i) => i + 1, ArrowUp: (i) => i + 1,
+    PageDown: (i, n) => i - Math.ceil(n / 12), PageUp: (i, n) => i + Math.ceil(n / 12),
+    Home: () => 0, End: (i, n) => n - 1,
+  };
+
+  function explore(el, src) {
+    const words = WORDS[el.dataset.tell || "availability"];
+    const plot = el.dataset.plot ? el.dataset.plot.split(" ").map(Number) : null;
+    const host = el.parentElement;          // positioned by the stylesheet: the tip and mark sit in it
+    const tip = document.createElement("div");
+    const mark = document.createElement("div");
+    tip.className = "tip";
+    mark.className = "mark";
+    tip.setAttribute("aria-hidden", "true");   // the slider's value says the same
+    mark.setAttribute("aria-hidden", "true");
+    let doc = null;
+    let index = -1;                         // the bucket told
+    let cursor = -1;                        // the bucket of the keys: kept while the element is not focused
+    let pointerX = null;
+    let timer = 0;
+
+    el.tabIndex = 0;
+    el.setAttribute("role", "slider");
+    el.setAttribute("aria-valuemin", "1");
+    if (!el.getAttribute("aria-label")) {
+      const name = el.closest("li")?.querySelector("a")?.textContent || "Availability";
+      el.setAttribute("aria-label", `${name}: availability by day, last 90 days`);
+    }
+
+    // The plot area on screen, in CSS pixels from the host's top left corner.
+    function area() {
+      const box = el.getBoundingClientRect();
+      const origin = host.getBoundingClientRect();
+      const k = plot ? box.width / el.viewBox.baseVal.width : 1;
+      const [x, y, w, h] = plot || [0, 0, box.width, box.height];
+      return { left: box.left - origin.left + x * k, top: box.top - origin.top + y * k,
+               width: w * k, height: h * k, hostWidth: origin.width, screenLeft: box.left + x * k };
+    }
+
+    function load() {
+      return history(src).then((d) => { doc = d; return d; });
+    }
+
+    function show(i) {
+      const points = doc.points;
+      index = Math.max(0, Math.min(points.length - 1, i));
+      if (document.activeElement === el) cursor = index;
+      const p = points[index];
+      const text = `${when(p.start, doc.resolution_s)}: ${words(p)}`;
+      el.setAttribute("aria-valuemax", String(points.length));
+      el.setAttribute("aria-valuenow", String(index + 1));
+      el.setAttribute("aria-valuetext", text);
+      tip.textContent = text;
+      if (!tip.isConnected) host.append(mark, tip);
+      const a = area();
+      const step = a.width / points.length;
+      Object.assign(mark.style, { left: `${a.left + index * step}px`, top: `${a.top}px`,
+                                  width: `${Math.max(step, 2)}px`, height: `${a.height}px` });
+      tip.style.maxWidth = `${a.hostWidth}px`;
+      const centre = a.left + (index + 0.5) * step;
+      const left = Math.max(0, Math.min(a.hostWidth - tip.offsetWidth, centre - tip.offsetWidth / 2));
+      Object.assign(tip.style, { left: `${left}px`, top: `${a.top - tip.offsetHeight - 6}px` });
+    }
+
+    function fail() {
+      tip.textContent = "The numbers could not be read; the service page lists them.";
+      if (!tip.isConnected) host.append(tip);
+      Object.assign(tip.style, { left: "0px", top: `${area().top - tip.offsetHeight - 6}px` });
+    }
+
+    function hide() {
+      mark.remove();
+      tip.remove();
+    }
+
+    function indexAt(clientX) {
+      const a = area();
+      const f = (clientX - a.screenLeft) / a.width;
+      return f < 0 || f >= 1 ? null : Math.floor(f * doc.points.length);
+    }
+
+    function pointed() {
+      const i = doc && pointerX !== null ? indexAt(pointerX) : null;
+      if (i !== null) show(i);
+      else if (document.activeElement === el && cursor >= 0) show(cursor);
+      else hide();
+    }
+
+    el.addEventListener("pointermove", (e) => {
+      pointerX = e.clientX;
+      if (doc) pointed();
+      else if (!timer) {
+        timer = setTimeout(() => {
+          timer = 0;
+          load().then(pointed, fail);
+        }, HOVER_MS);
+      }
+    });
+    el.addEventListener("pointerleave", () => {
+      clearTimeout(timer);
+      timer = 0;
+      pointerX = null;
+      if (doc) pointed();
+      else if (document.activeElement !== el) hide();
+    });
+    el.addEventListener("focus", () => {
+      load().then(() => {
+        const i = pointerX === null ? null : indexAt(pointerX);   // a click chooses the bucket under the pointer
+        show(i !== null ? i : cursor < 0 ? doc.points.length - 1 : cursor);
+      }, fail);
+    });
+    el.addEventListener("blur", () => { if (pointerX === null) hide(); });
+    el.addEventListener("keydown", (e) => {
+      const move = KEYS[e.key];
+      if (!move) return;
+      e.preventDefault();
+      load().then(() => show(move(cursor, doc.points.length)), fail);   // after the focus has shown its bucket
+    });
+  }
+
+  document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
+  document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
+    explore(bar, `/api/v1/services/${bar.parentElement.id.slice(4)}/history?range=90d`);
+  });
+})();
