@@ -208,8 +208,9 @@ class Store:
     def save_cycle(self, cycle: Cycle) -> int:
         with self.transaction() as db:
             run_id = _insert_run(db, cycle.run)
+            (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, [_result_row(r, run_id) for r in cycle.results])
-            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE run_id = ?", (run_id,))
+            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
             for res in RESOLUTIONS:
                 _upsert_buckets(db, res, aggregate(cycle.results, res))
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
@@ -230,8 +231,9 @@ class Store:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            (_with_percentiles(b) for b in buckets))
+            (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
-            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE row IS NULL")
+            db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
                            [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()])
             db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
