@@ -195,8 +195,8 @@ def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str,
     return out
 
 
-def api_documents(data: SiteData) -> Documents:
-    """Every JSON file of the API, by tree path."""
+def global_documents(data: SiteData) -> Documents:
+    """The documents about the whole site: snapshot, health, every list, incidents, error bodies."""
     docs: Documents = {
         f"{routes.API}/snapshot.json": snapshot_document(data),
         f"{routes.API}/health.json": health_document(data),
@@ -206,11 +206,23 @@ def api_documents(data: SiteData) -> Documents:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status)
-    for svc in data.config.services:
-        histories = history_documents(data, svc)
-        docs.update((routes.history_file(svc.slug, name), doc) for name, doc in histories.items())
-        docs[routes.service_file(svc.slug)] = service_document(data, svc, histories["24h"]["summary"])
     for active in (None, "1", "0"):
         docs[routes.incidents_file(active)] = incidents_document(data, active)
     docs.update(error_documents(data.config))
+    return docs
+
+
+def service_documents(data: SiteData, svc: ServiceConfig) -> Documents:
+    """One service's record and its four histories."""
+    histories = history_documents(data, svc)
+    docs: Documents = {routes.history_file(svc.slug, name): doc for name, doc in histories.items()}
+    docs[routes.service_file(svc.slug)] = service_document(data, svc, histories["24h"]["summary"])
+    return docs
+
+
+def api_documents(data: SiteData) -> Documents:
+    """Every JSON file of the API, by tree path."""
+    docs = global_documents(data)
+    for svc in data.config.services:
+        docs.update(service_documents(data, svc))
     return docs
