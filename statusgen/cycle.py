@@ -104,21 +104,29 @@ class CycleReport:
                 f"{b.stats.written} written in {b.write_ms / 1000:.2f} s")
 
 
-async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime]
+async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime],
+                  spread_s: float = 0.0
                   ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
-    """Our checks, the canaries and the vendor sources, all at once."""
+    """Our checks (their starts spread over ``spread_s`` seconds), the canaries and the vendor sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
-    return await asyncio.gather(probe_all(config, active, clock), probe_all(config, canaries, clock),
-                                fetch_vendors(config, vendor_rows, clock))
+    return await asyncio.gather(probe_all(config, active, clock, spread_s=spread_s),
+                                probe_all(config, canaries, clock), fetch_vendors(config, vendor_rows, clock))
 
 
-def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow) -> CycleReport:
+def loop_spread(config: Config) -> float:
+    """How long ``--loop`` spreads a cycle's check starts: most of the interval, leaving room for
+    the slowest check to time out and for the build, so that cycles do not overlap."""
+    slowest = max((c.timeout for s in config.services for c in s.checks), default=0.0)
+    return max(0.0, min(0.8 * config.site.interval, config.site.interval - slowest - 5.0))
+
+
+def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0) -> CycleReport:
     store = Store(config.site.store)
     try:
         started = clock()
         t0 = time.perf_counter()
-        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock))
+        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread_s))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
         vantage = judge_vantage(results, canaries, config.site)

@@ -1,7 +1,8 @@
 """``statusgen run --loop``: cycles forever, one every ``site.interval`` seconds.
 
 Each cycle re-reads the configuration (an invalid edit is logged and the last
-good configuration is kept), takes the run lock, runs, and logs one line. Any
+good configuration is kept), takes the run lock, runs with its check starts
+spread across the interval (``cycle.loop_spread``), and logs one line. Any
 failure of a cycle is logged and the loop goes on. SIGTERM (or SIGINT) lets
 the cycle in progress finish, then the loop exits 0.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config
-from .cycle import CycleReport, run_cycle
+from .cycle import CycleReport, loop_spread, run_cycle
 from .errors import StatusgenError
 from .lock import run_lock
 from .logs import event, printable
@@ -41,7 +42,7 @@ class Loop:
     def _cycle(self, config: Config) -> None:
         try:
             with run_lock(config.site.store, wait_s=config.site.interval):
-                report = run_cycle(config)
+                report = run_cycle(config, spread_s=loop_spread(config))
             event(report.line(), **report_fields(report))
         except StatusgenError as exc:
             self.failures += 1

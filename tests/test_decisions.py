@@ -240,3 +240,12 @@ def test_recurring_maintenance_window_in_cron_form():
     assert last_fire("*/15 9-17 * * mon-fri", datetime(2026, 11, 23, 9, 20, tzinfo=UTC), 600) == \
         datetime(2026, 11, 23, 9, 15, tzinfo=UTC)
     assert last_fire("0 0 1 * *", datetime(2026, 12, 1, 0, 5, tzinfo=UTC), 3600) == datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def test_loop_spreads_checks_over_most_of_the_interval():
+    from statusgen.config import Config, SiteConfig
+    from statusgen.cycle import loop_spread
+    svc = ServiceConfig("api", "A", "c", (CheckConfig("https://a.example", timeout=10),))
+    assert loop_spread(Config(path=None, site=SiteConfig(interval=60), categories={}, services=(svc,))) == 45.0
+    assert loop_spread(Config(path=None, site=SiteConfig(interval=300), categories={}, services=(svc,))) == 240.0
+    assert loop_spread(Config(path=None, site=SiteConfig(interval=1), categories={}, services=(svc,))) == 0.0
