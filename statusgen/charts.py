@@ -31,8 +31,10 @@ import functools
 import html
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from markupsafe import Markup
@@ -41,6 +43,7 @@ from . import routes
 from .timeutil import parse_iso
 
 Point = dict[str, Any]   # one point of a history document
+_AVAILABILITY, _P50, _P95 = itemgetter("availability"), itemgetter("latency_p50_ms"), itemgetter("latency_p95_ms")
 
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -81,8 +84,13 @@ def day_text(stamp: str, with_year: bool = True) -> str:
     return f"{moment.day} {moment:%b %Y}" if with_year else f"{moment.day} {moment:%b}"
 
 
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")   # RFC 3339 in UTC to the second, as the JSON writes times
+
+
 def moment_text(stamp: str | None) -> str:
     """``2026-11-22T20:21:31Z`` as ``2026-11-22 20:21 UTC``."""
+    if stamp and _STAMP.fullmatch(stamp):   # the common case, quickly: pages show thousands of times
+        return f"{stamp[:10]} {stamp[11:16]} UTC"
     moment = parse_iso(stamp)
     return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
 
@@ -94,6 +102,7 @@ def bucket_text(stamp: str, resolution_s: int) -> str:
     return day_text(stamp) if resolution_s >= 86400 else f"{moment.day} {moment:%b %H:%M} UTC"
 
 
+@functools.lru_cache(maxsize=1024)
 def _day_cell(stamp: str) -> str:
     """``2026-11-22T00:00:00Z`` as ``22 Nov 2026``, quickly; only digits and a month name (safe unescaped)."""
     return f"{int(stamp[8:10])} {MONTHS[int(stamp[5:7]) - 1]} {int(stamp[:4])}"
@@ -132,7 +141,7 @@ class DayRun:
 
 def day_runs(points: Sequence[Point]) -> list[DayRun]:
     """The bar's runs, oldest first, covering every point of the 90-day history."""
-    return [DayRun(sum(1 for _ in group), css) for css, group in itertools.groupby(points, key=_band)]
+    return [DayRun(len(list(group)), css) for css, group in itertools.groupby(points, key=_band)]
 
 
 def bar_cells(points: Sequence[Point]) -> Markup:
@@ -188,12 +197,17 @@ def nice_top(value: float) -> float:
 
 def _axes(top: float, unit: str, history: dict[str, Any]) -> str:
     """The grid (0, half, top), its labels, and the dates of the first and last buckets."""
+    points = history["points"]
+    return _axes_of(top, unit, points[0]["start"], points[-1]["start"], history["resolution_s"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _axes_of(top: float, unit: str, first: str, last: str, res: int) -> str:
+    """``_axes``, remembered: the services of a build share their ranges' dates and most of their axis tops."""
     grid = "".join(f"M{LEFT},{_c(BASE - f * PLOT_H)}H{W - RIGHT}" for f in (0, 0.5, 1))
     labels = "".join(f'<text class="end" x="{LEFT - 4}" y="{_c(BASE - f * PLOT_H + 3.5)}">{figure(v)}{unit}</text>'
                      for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
-    res, points = history["resolution_s"], history["points"]
-    first = html.escape(bucket_text(points[0]["start"], res), quote=False)
-    last = html.escape(bucket_text(points[-1]["start"], res), quote=False)
+    first, last = (html.escape(bucket_text(stamp, res), quote=False) for stamp in (first, last))
     return (f'<path class="grid" d="{grid}"></path>{labels}<text x="{LEFT}" y="{H - 6}">{first}</text>'
             f'<text class="end" x="{W - RIGHT}" y="{H - 6}">{last}</text>')
 
@@ -218,16 +232,20 @@ def _no_data(points: Sequence[Point], field: str, words: str) -> str:
 def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str:
     """One series: a subpath per run of measured buckets; a lone measured bucket is a dot."""
     cols = _columns(len(values))
-    scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5    # + 0.5: int() below rounds
-    if None not in values:   # the common case, made quick: every bucket measured
-        d = cols.line % tuple([_TENTHS[int(base - v * scale)] for v in values])   # type: ignore[operator]
+    # A y in tenths is base - v * scale, truncated: + 0.5 makes it round. float.__trunc__ is int() made
+    # quicker (the bound method skips the int constructor): a build draws some two million points.
+    scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5
+    try:   # the common case, made quick: every bucket measured (a null raises TypeError)
+        d = cols.line % tuple([_TENTHS[(base - v * scale).__trunc__()] for v in values])   # type: ignore[operator]
         return f'<path class="{css}" d="{d}"></path>'
+    except TypeError:
+        pass
     runs: list[str] = []
     dots: list[str] = []
     for known, group in itertools.groupby(enumerate(values), key=lambda iv: iv[1] is not None):
         if not known:
             continue
-        run = [cols.centres[i] + _TENTHS[int(base - v * scale)] for i, v in group]   # type: ignore[operator]
+        run = [cols.centres[i] + _TENTHS[(base - v * scale).__trunc__()] for i, v in group]   # type: ignore[operator]
         if len(run) > 1:
             runs.append("M" + " ".join(run))
         else:
@@ -240,10 +258,12 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str
 def latency_chart(history: dict[str, Any]) -> Markup:
     """p50 (solid) and p95 (dashed) latency of every bucket of a history document."""
     points = history["points"]
-    p50 = [p["latency_p50_ms"] for p in points]
-    p95 = [p["latency_p95_ms"] for p in points]
-    known = [v for v in p50 + p95 if v is not None] if None in p50 or None in p95 else p50 + p95
-    top = nice_top(max(known, default=0.0))
+    p50 = list(map(_P50, points))
+    p95 = list(map(_P95, points))
+    try:   # quickly when every bucket was measured (max of a null raises TypeError)
+        top = nice_top(max(max(p50, default=0.0), max(p95, default=0.0)))   # type: ignore[type-var]
+    except TypeError:
+        top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
     body = (_axes(top, " ms", history) + _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50")
             + _no_data(points, "latency_p50_ms", "No latency measured in this range"))
     s = history["summary"]
@@ -260,11 +280,11 @@ def _bars(points: Sequence[Point]) -> str:
     step, scale, highest = PLOT_W / len(points), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
     bands: dict[str, list[str]] = {css: [] for css, _ in LEGEND}
     i = 0
-    for avail, group in itertools.groupby([p["availability"] for p in points]):
-        n = sum(1 for _ in group)
+    for avail, group in itertools.groupby(map(_AVAILABILITY, points)):
+        n = len(list(group))
         if avail is None:   # split by band: maintenance only, or nothing at all
             for css, run in itertools.groupby(points[i:i + n], key=_band):
-                x0, x1 = _c(LEFT + i * step), _c(LEFT + (i := i + sum(1 for _ in run)) * step)
+                x0, x1 = _c(LEFT + i * step), _c(LEFT + (i := i + len(list(run))) * step)
                 bands[css].append(f"M{x0},{BASE}v-3H{x1}v3z")
             continue
         x0, x1 = _c(LEFT + i * step), _c(LEFT + (i + n) * step)
@@ -299,8 +319,11 @@ def _cell(value: float | None) -> str:
 
 def _day_row(p: Point) -> str:
     avail = p["availability"]
-    words = _cell(avail) + "%" if avail is not None else "maintenance only" if p.get("maintenance") else "no data"
-    return _DAY_ROW % (_day_cell(p["start"]), _band(p), words, _cell(p["incident_minutes"]), _cell(p["checks"]),
+    if avail is None:
+        band, words = ("a-maint", "maintenance only") if p.get("maintenance") else ("a-none", "no data")
+    else:
+        band, words = availability_class(avail), _cell(avail) + "%"
+    return _DAY_ROW % (_day_cell(p["start"]), band, words, _cell(p["incident_minutes"]), _cell(p["checks"]),
                        _cell(p["failed"]), _cell(p["latency_p50_ms"]), _cell(p["latency_p95_ms"]))
 
 

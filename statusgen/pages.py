@@ -118,6 +118,13 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# -- markup that pages repeat thousands of times: Python, not macros -----------------------
+#
+# A build of 1,000 services writes some 8,000 pages; a Jinja macro call (or
+# import) costs tens of microseconds, a function a few. These are called from
+# the templates like macros (``status(s)``, ``when(ts)``, ``timeline(updates)``,
+# ``incident_card(i)``) and escape every word they are given.
+
 @functools.lru_cache(maxsize=256)
 def status_label(status: str) -> Markup:
     """A status as its word, with the class that adds its symbol and colour (never colour alone)."""
@@ -131,8 +138,47 @@ def when(stamp: str | None) -> Markup:
     return Markup(f'<time datetime="{escape(stamp)}">{escape(charts.moment_text(stamp))}</time>')
 
 
-#: Called from the templates as ``status(s)`` and ``when(ts)``: Python, not macros, as pages use them thousands of times.
-GLOBALS = {"status": status_label, "when": when}
+def _update(u: dict[str, Any]) -> str:
+    state = f" · {status_label(u['status'])}" if u["status"] else ""
+    return f'\n<li>{when(u["at"])} <span class="kind">{escape(sentence(u["kind"]))}</span>{state}<br>{escape(u["message"])}</li>'
+
+
+def timeline(updates: list[dict[str, Any]]) -> Markup:
+    """An incident's updates, oldest first: when, what kind, the status it reached, the message."""
+    return Markup(f'<ol class="timeline">{"".join([_update(u) for u in updates])}\n</ol>')
+
+
+def incident_facts(i: dict[str, Any]) -> Markup:
+    """Which service, how severe, when it started, and whether it is open or how long it lasted."""
+    if i["open"]:
+        state = f"<dt>State</dt><dd><strong>Open</strong>, last update {when(i['updated_at'])}</dd>"
+    else:
+        state = f"<dt>Resolved</dt><dd>{when(i['ended_at'])}, after {escape(duration(i['duration_s']))}</dd>"
+    return Markup(f'<dl class="facts">\n<dt>Service</dt><dd><a href="{escape(routes.service_page_url(i["service"]))}">'
+                  f'{escape(i["service_name"])}</a></dd>\n<dt>Severity</dt><dd><span class="sev">'
+                  f'{escape(sentence(i["severity"]))}</span></dd>\n<dt>Started</dt><dd>{when(i["started_at"])}</dd>\n'
+                  f"{state}\n</dl>")
+
+
+def incident_card(i: dict[str, Any]) -> Markup:
+    """An incident told in full: its title linking its page, its facts and its timeline."""
+    anchor = escape(f"inc-{i['id']}")
+    return Markup(f'<article class="incident" aria-labelledby="{anchor}">\n<h3 id="{anchor}"><a href="'
+                  f'{escape(i["links"]["page"])}">{escape(i["title"])}</a></h3>\n{incident_facts(i)}\n'
+                  f"{timeline(i['updates'])}\n</article>")
+
+
+def incident_rows(incidents: list[dict[str, Any]]) -> Markup:
+    """Incidents as rows of a table (incident, severity, started, lasted), each linking its page."""
+    return Markup("".join([
+        f'\n<tr><td data-label="Incident"><a href="{escape(i["links"]["page"])}">{escape(i["title"])}</a></td>'
+        f'<td data-label="Severity">{escape(sentence(i["severity"]))}</td><td data-label="Started">'
+        f'{when(i["started_at"])}</td><td data-label="Lasted">{escape(duration(i["duration_s"]))}</td></tr>'
+        for i in incidents]))
+
+
+GLOBALS = {"status": status_label, "when": when, "timeline": timeline, "incident_facts": incident_facts,
+           "incident_card": incident_card, "incident_rows": incident_rows}
 
 FILTERS = {
     "number": charts.number, "moment": charts.moment_text, "day": charts.day_text,
@@ -196,27 +242,32 @@ def static_files() -> dict[str, bytes]:
 
 # -- the front page -------------------------------------------------------------------
 
-def _front_service(docs: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
-    history = _history(docs, summary["slug"], "90d")
+def _front_service(summary: dict[str, Any], history: dict[str, Any]) -> dict[str, Any]:
     return {"summary": summary, "cells": charts.bar_cells(history["points"]), "history": history}
 
 
-def _categories(docs: dict[str, Any]) -> list[dict[str, Any]]:
+def _categories(docs: dict[str, Any], ninety: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Categories in declared order, each with its counts and its services."""
     snapshot = docs[SNAPSHOT]
     out = []
     for slug, counts in snapshot["counts"]["by_category"].items():
-        members = [_front_service(docs, s) for s in snapshot["services"] if s["category"] == slug]
+        members = [_front_service(s, ninety[s["slug"]]) for s in snapshot["services"] if s["category"] == slug]
         if members:
             out.append({"slug": slug, "counts": counts, "services": members})
     return out
 
 
-def front_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
-    """The health index, the counts, open incidents, and every service with its 90-day bar."""
+def front_page(env: Environment, config: Config, docs: dict[str, Any],
+               ninety: dict[str, dict[str, Any]] | None = None) -> bytes:
+    """The health index, the counts, open incidents, and every service with its 90-day bar.
+
+    ``ninety``: each service's 90-day history, when the service pages have read them already.
+    """
+    if ninety is None:
+        ninety = {s["slug"]: _history(docs, s["slug"], "90d") for s in docs[SNAPSHOT]["services"]}
     return _render(env, "index.html", site=config.site, nav="status", snapshot=docs[SNAPSHOT],
                    health=docs[HEALTH], open_incidents=_incidents(docs, "1"),
-                   categories=_categories(docs), legend=charts.LEGEND, statuses=STATUSES)
+                   categories=_categories(docs, ninety), legend=charts.LEGEND, statuses=STATUSES)
 
 
 # -- a page per service -----------------------------------------------------------------
@@ -241,17 +292,20 @@ def incidents_by_service(docs: dict[str, Any]) -> dict[str, list[dict[str, Any]]
 
 
 def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: str,
-                 incidents: list[dict[str, Any]]) -> bytes:
+                 incidents: list[dict[str, Any]], ninety: dict[str, dict[str, Any]] | None = None) -> bytes:
     """One service: its record, vendor view, checks, charts of every range, its days, incidents and links.
 
     Open incidents are told with their timelines; past ones are listed, each linking its page.
+    ``ninety`` (slug -> 90-day history) receives this service's, for the front page to draw its bar.
     """
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
     panels = _chart_panels(docs, slug)
-    days = next(p["history"]["points"] for p in panels if p["name"] == "90d")
+    days = next(p["history"] for p in panels if p["name"] == "90d")
+    if ninety is not None:
+        ninety[slug] = days
     return _render(env, "service.html", site=config.site, nav="status", service=record, category=category,
-                   panels=panels, days=charts.day_rows(days),
+                   panels=panels, days=charts.day_rows(days["points"]),
                    open_incidents=[i for i in incidents if i["open"]],
                    past_incidents=[i for i in incidents if not i["open"]],
                    as_of=docs[routes.service_file(slug)]["as_of"])
@@ -335,11 +389,12 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
         env.bytecode_cache = COMPILED
     config = data.config
     files = static_files()
-    files["index.html"] = front_page(env, config, docs)
     by_service = incidents_by_service(docs)
+    ninety: dict[str, dict[str, Any]] = {}   # each service's 90-day history, read once for its page and its bar
     for summary in docs[SNAPSHOT]["services"]:
         slug = summary["slug"]
-        files[f"services/{slug}/index.html"] = service_page(env, config, docs, slug, by_service.get(slug, []))
+        files[f"services/{slug}/index.html"] = service_page(env, config, docs, slug, by_service.get(slug, []), ninety)
+    files["index.html"] = front_page(env, config, docs, ninety)
     files["incidents/index.html"] = incidents_page(env, config, docs)
     for incident in _incidents(docs):
         if not INCIDENT_ID.match(incident["id"]):
