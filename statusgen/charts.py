@@ -282,14 +282,16 @@ def _bars(points: Sequence[Point]) -> str:
     i = 0
     for avail, group in itertools.groupby(map(_AVAILABILITY, points)):
         n = len(list(group))
-        if avail is None:   # split by band: maintenance only, or nothing at all
+        if avail is None:   # a strip per band: maintenance only, or nothing at all
+            start = i
             for css, run in itertools.groupby(points[i:i + n], key=_band):
-                x0, x1 = _c(LEFT + i * step), _c(LEFT + (i := i + len(list(run))) * step)
-                bands[css].append(f"M{x0},{BASE}v-3H{x1}v3z")
-            continue
-        x0, x1 = _c(LEFT + i * step), _c(LEFT + (i + n) * step)
-        y = _TENTHS[min(round(BASE * 10 - avail * scale), highest)]
-        bands[availability_class(avail)].append(f"M{x0},{BASE}V{y}H{x1}V{BASE}z")
+                end = start + len(list(run))
+                bands[css].append(f"M{_c(LEFT + start * step)},{BASE}v-3H{_c(LEFT + end * step)}v3z")
+                start = end
+        else:
+            y = _TENTHS[min(round(BASE * 10 - avail * scale), highest)]
+            bands[availability_class(avail)].append(
+                f"M{_c(LEFT + i * step)},{BASE}V{y}H{_c(LEFT + (i + n) * step)}V{BASE}z")
         i += n
     return "".join(f'<path class="{css}" d="{"".join(d)}"></path>' for css, d in bands.items() if d)
 

@@ -65,6 +65,7 @@ def site() -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def browser(site: Site) -> Iterator[Browser]:
     """Chromium, started after the demo is built: Playwright's loop would stop ``asyncio.run``."""
+    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield chromium
@@ -165,11 +166,13 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         page = seen.page
         bar, tip = "#svc-acme-api .bar", page.locator("#svc-acme-api .tip")
         assert tip.count() == 0 and not any("/api/" in u for u in seen.requests), "nothing is fetched before it is asked"
+        assert page.is_visible("#h-services ~ p [data-hint]"), "the script says how to use the bars"
         for day in (89, 45, 0):
             point_at(page, bar, day, len(points))
-            tip.wait_for()
-            assert tip.inner_text() == told(points[day], res), day
+            expect(tip).to_have_text(told(points[day], res))
             tip_in_view(page, tip)
+            if day == 45:
+                page.screenshot(path=str(ARTIFACTS / f"front-tip-{width}.png"))
         page.mouse.move(0, 0)
         expect(tip).to_have_count(0)
         page.locator("#svc-acme-api .svc-head a").focus()
@@ -200,6 +203,7 @@ def test_front_page_without_javascript_tells_the_90_days_in_words(browser: Brows
         assert page.inner_text(f"#svc-{svc['slug']} .bar-foot") == bar_foot(summary)
         bar = page.locator(f"#svc-{svc['slug']} .bar")
         assert bar.get_attribute("tabindex") is None, "no keyboard stop without the script that tells the days"
+        assert not page.is_visible("[data-hint]"), "no word of pointing and keys without the script"
         widths = bar.locator("i").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
         assert all(w > 0 for w in widths) and sum(widths) == pytest.approx(bar.bounding_box()["width"], abs=1)  # type: ignore[index]
     context.close()
@@ -236,6 +240,7 @@ def test_service_page_charts_tell_a_bucket_on_hover_and_on_focus(browser: Browse
                 point_at(page, chart, index, len(points), PLOT)
                 expect(tip).to_have_text(told(points[index], res, tell))
                 tip_in_view(page, tip)
+            page.screenshot(path=str(ARTIFACTS / f"service-tip-{name}-{tell}.png"))
             page.mouse.move(0, 0)
             page.focus(chart)
             expect(tip).to_have_text(told(points[-1], res, tell))

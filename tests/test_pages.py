@@ -37,6 +37,8 @@ from statusgen.openapi import openapi_document
 from statusgen.pages import (
     PAST_WITH_TIMELINES,
     duration,
+    incident_card,
+    incident_rows,
     outside_link,
     page_files,
     status_word,
@@ -652,6 +654,32 @@ def test_chart_words_are_escaped_and_numbers_must_be_numbers(demo: DemoBuild) ->
     assert lxml.etree.fromstring(svg.encode("utf-8")).get("aria-label").startswith("Latency, last 24 hours: p50 <b> ms")
     with pytest.raises(TypeError):
         charts.day_rows([dict(history["points"][0], checks="<b>")])
+
+
+def test_incident_markup_escapes_every_word() -> None:
+    incident = {"id": "x-1", "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": "major",
+                "open": False, "started_at": "2026-11-22T20:00:00Z", "ended_at": "2026-11-22T21:00:00Z",
+                "updated_at": "2026-11-22T21:00:00Z", "duration_s": 3600, "links": {"page": '/incidents/x-1/"><b>'},
+                "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
+                             "message": HOSTILE}]}
+    for markup in (incident_card(incident), incident_rows([incident])):
+        text = str(markup)
+        assert "<script" not in text and "<img" not in text and '"><b>' not in text
+        html_ = lxml.html.fragment_fromstring(text, create_parent="div")
+        assert HOSTILE in text_of(html_) and html_.xpath(".//a/@href")[0] == '/incidents/x-1/"><b>'
+
+
+def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
+    values = [None, 10.0, None, 20.0, 30.0, 40.0, None, None, 5.5]
+    points = [dict(p, latency_p50_ms=v, latency_p95_ms=v and v * 2) for p, v in zip(
+        _points([(100.0, 0)] * len(values)), values, strict=True)]
+    history = {"service": "x", "range": "24h", "resolution_s": 300, "count": len(points), "points": points,
+               "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0}}
+    svg = lxml.html.fragment_fromstring(str(charts.latency_chart(history)))
+    assert [c.get("class") for c in _svg_children(svg, "circle")] == ["dot95", "dot95", "dot50", "dot50"]
+    assert [p.get("class") for p in _svg_children(svg, "path")] == ["grid", "p95", "p50"]
+    assert [p.get("d").count("M") for p in _svg_children(svg, "path")[1:]] == [1, 1], "one line: buckets 3 to 5"
+    latency_matches(svg, history)
 
 
 def _points(values: list[tuple[float | None, int]]) -> list[dict[str, Any]]:

@@ -171,6 +171,7 @@
     });
   }
 
+  document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
   document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
     explore(bar, `/api/v1/services/${bar.parentElement.id.slice(4)}/history?range=90d`);
