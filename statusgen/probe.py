@@ -30,31 +30,47 @@ import asyncio
 import gc
 import importlib.util
 import ipaddress
+import logging
+import os
+import pickle
 import ssl
 import sys
 import time
+import zlib
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
+    Awaitable,
     Callable,
     Iterable,
     Iterator,
     Sequence,
 )
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
+import anyio
 import httpcore
 import httpx
 
+from . import logs
 from .config import CheckConfig, Config
 from .neterrors import outcome_of
 from .outcomes import Outcome
 from .timeutil import utcnow
 
 MAX_REDIRECTS = 5
+TICK_S = 0.010                  # the loop-lag ticker's sleep
+REHEARSALS = 3                  # checks a process makes to itself before its first real one
+MIN_CHECKS_PER_PROCESS = 100    # fewer checks than this do not pay for a worker process's start
+WORKER_START_DEADLINE_S = 30.0  # a worker not ready by then is left out; its checks run in the main process
+WORKER_START_MARGIN_S = 0.03    # from "all ready" to the first start: time to send each worker its share
+WORKER_SLACK_S = 30.0           # a worker silent this long after its last check should have ended is given up
+WORKER_EXIT_S = 1.0             # a worker not ended this long after its answer (or its failure) is killed
+MAX_FRAME = 1 << 28             # bytes; a worker announcing more is talking nonsense
 HAPPY_EYEBALLS_S = 0.25     # the next address of a host gets a try after this long, as AnyIO does
 
 
@@ -392,9 +408,9 @@ class ClientShelf:
     No cookie and no connection passes from one check to the next.
     """
 
-    def __init__(self, user_agent: str) -> None:
+    def __init__(self, user_agent: str, tls: ssl.SSLContext) -> None:
         self.user_agent = user_agent
-        self.tls = httpx.create_ssl_context()
+        self.tls = tls
         self.idle: list[httpx.AsyncClient] = []
         self.made: list[httpx.AsyncClient] = []
 
@@ -445,30 +461,338 @@ class _OldObjectsFrozen:
             gc.unfreeze()
 
 
-# -- a cycle ------------------------------------------------------------------
+# -- a share of the checks, on this process's event loop ----------------------
 
-async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None,
-                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0) -> list[CheckResult]:
-    """Run every check concurrently, at most ``site.concurrency`` at a time.
+def _warm_up() -> ssl.SSLContext:
+    """Load now what httpx would load during the first check, inside its latency; the TLS context.
 
-    With ``spread_s``, check *i* of *n* starts ``i * spread_s / n`` seconds after
-    the first, in order; results come back in the order of the checks.
+    httpcore's locks and events load AnyIO's asyncio backend when the first one
+    is made (about 50 ms here); httpcore also tries ``import sniffio`` for each.
     """
-    todo = list(only) if only is not None else targets(config)
     _remember_sniffio_is_missing()
-    gate = asyncio.Semaphore(config.site.concurrency)
-    loop = asyncio.get_running_loop()
-    first = loop.time()
-    step = spread_s / len(todo) if todo else 0.0
-    shelf = ClientShelf(config.site.user_agent)
+    anyio.Event()
+    return httpx.create_ssl_context()
 
-    async def in_turn(i: int, target: CheckTarget) -> CheckResult:
-        await asyncio.sleep(first + i * step - loop.time())
+
+class _Rehearsal(asyncio.Protocol):
+    """The loopback server of a rehearsal: answers every request at once, and closes."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if b"\r\n\r\n" in data:
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            self.transport.close()
+
+
+class _Rehearsed:
+    """Whether this process has rehearsed (see ``_rehearse``)."""
+
+    done = False
+
+
+async def _rehearse(tls: ssl.SSLContext) -> None:
+    """Once a process, a few checks against a loopback server of our own before the first real one.
+
+    A fresh process runs the request path slowly the first times (Python
+    specializes bytecode as it runs it; first uses initialise things): measured
+    on the first real checks, that is latency the services never had (20-30 ms
+    here). Whatever the rehearsal's outcome, it is not kept.
+    """
+    if _Rehearsed.done:
+        return
+    _Rehearsed.done = True
+    server = await asyncio.get_running_loop().create_server(_Rehearsal, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    shelf = ClientShelf("statusgen rehearsal", tls)
+    try:
+        for _ in range(REHEARSALS):
+            async with shelf.client() as client:
+                await probe_one(client, CheckTarget("", 0, CheckConfig(url, keyword="ok", timeout=2.0)))
+    finally:
+        await shelf.aclose()
+        server.close()
+
+
+async def _ready_to_probe() -> ssl.SSLContext:
+    """Warmed up and rehearsed; the TLS context for the checks."""
+    tls = _warm_up()
+    await _rehearse(tls)
+    return tls
+
+
+@dataclass(frozen=True)
+class Share:
+    """The checks one event loop runs; check *i* starts ``offsets[i]`` seconds after the run starts."""
+
+    targets: tuple[CheckTarget, ...]
+    offsets: tuple[float, ...]
+    positions: tuple[int, ...]     # where each check's result goes in the run's results
+    user_agent: str
+    concurrency: int
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """A run's results, in the order of its checks, and how late its event loops were."""
+
+    results: list[CheckResult]
+    loop_lag: list[tuple[float, float]]   # (seconds after the start, ms late) of each tick of a probing loop
+
+
+async def _tick(lags: list[tuple[float, float]], start_at: float) -> None:
+    """Forever: how late ``asyncio.sleep(TICK_S)`` wakes, and when."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(TICK_S)
+        now = loop.time()
+        lags.append((now - start_at, (now - before - TICK_S) * 1000.0))
+
+
+async def _in_slots(share: Share, start_at: float,
+                    run: Callable[[CheckTarget], Awaitable[CheckResult]]) -> list[CheckResult]:
+    """Start each check at its offset after ``start_at`` (loop time), each as its own task.
+
+    Tasks are made at their slot, not all at the start, so the start is no
+    burst of a thousand task steps; a slot already past starts at once.
+    """
+    loop = asyncio.get_running_loop()
+    tasks: list[asyncio.Task[CheckResult]] = []
+    async with asyncio.TaskGroup() as group:
+        for target, offset in zip(share.targets, share.offsets, strict=True):
+            wait = start_at + offset - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            tasks.append(group.create_task(run(target)))
+    return [task.result() for task in tasks]
+
+
+async def run_share(share: Share, start_at: float, tls: ssl.SSLContext,
+                    clock: Callable[[], datetime] = utcnow) -> ProbeRun:
+    """Probe a share on the running loop, from ``start_at`` (loop time, i.e. ``time.monotonic()``)."""
+    gate = asyncio.Semaphore(share.concurrency)
+    shelf = ClientShelf(share.user_agent, tls)
+    lags: list[tuple[float, float]] = []
+
+    async def in_turn(target: CheckTarget) -> CheckResult:
         async with gate, shelf.client() as client:
             return await probe_one(client, target, clock)
 
+    ticker = asyncio.create_task(_tick(lags, start_at))
     with _OldObjectsFrozen():
         try:
-            return list(await asyncio.gather(*(in_turn(i, t) for i, t in enumerate(todo))))
+            results = await _in_slots(share, start_at, in_turn)
         finally:
+            ticker.cancel()
             await shelf.aclose()
+    return ProbeRun(results, lags)
+
+
+# -- worker processes -----------------------------------------------------------
+#
+# One event loop runs out of CPU at a few hundred checks a second on a small
+# machine, and a busy loop is late to read answers, which shows as latency.
+# With ``processes`` > 1 the checks are dealt out, in turn, to that many worker
+# processes, each with its own loop; they keep one schedule (time.monotonic is
+# the same clock in every process). A worker is ``python -c`` running
+# ``worker_main``, fed and answered over its stdin and stdout in pickled frames.
+
+WORKER_CODE = "from statusgen.probe import worker_main; worker_main()"
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _frame(value: object) -> bytes:
+    data = pickle.dumps(value)
+    return len(data).to_bytes(8, "big") + data
+
+
+async def _read_frame(stream: asyncio.StreamReader) -> Any:
+    size = int.from_bytes(await stream.readexactly(8), "big")
+    if size > MAX_FRAME:
+        raise WorkerError(f"the probe worker announced {size} bytes")
+    return pickle.loads(await stream.readexactly(size))
+
+
+def _read_frame_from(stream: BinaryIO) -> Any:
+    size = int.from_bytes(stream.read(8), "big")
+    return pickle.loads(stream.read(size))
+
+
+async def _work(results: BinaryIO) -> None:
+    tls = await _ready_to_probe()
+    results.write(_frame("ready"))
+    results.flush()
+    share, start_at = await asyncio.to_thread(_read_frame_from, sys.stdin.buffer)
+    run = await run_share(share, start_at, tls)
+    results.write(_frame(run))
+    results.flush()
+    os._exit(0)                        # nothing left to clean up; the parent is waiting for the exit
+
+
+def worker_main() -> None:
+    """A worker process: warm up, say "ready", probe the share it is sent, send back the run."""
+    results = sys.stdout.buffer
+    sys.stdout = sys.stderr            # nothing but frames may reach the parent on stdout
+    asyncio.run(_work(results))
+
+
+def _longest(share: Share) -> float:
+    """Seconds from the start until the share's last check has surely ended."""
+    return max((o + t.check.timeout for o, t in zip(share.offsets, share.targets, strict=True)), default=0.0)
+
+
+class WorkerError(Exception):
+    """A worker process said something other than what it should have."""
+
+
+class Worker:
+    """One worker process, from start to its run's results."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def start(cls) -> Worker:
+        path = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WORKER_CODE, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path}, start_new_session=True)   # Ctrl-C is the parent's to handle
+        return cls(process)
+
+    async def ready(self) -> None:
+        assert self.process.stdout is not None
+        if await _read_frame(self.process.stdout) != "ready":
+            raise WorkerError("the probe worker did not say it was ready")
+
+    async def run(self, share: Share, start_at: float) -> ProbeRun:
+        """Send the share; its run, or TimeoutError well after its last check should have ended."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(_frame((share, start_at)))
+        await self.process.stdin.drain()
+        async with asyncio.timeout_at(start_at + _longest(share) + WORKER_SLACK_S):
+            run = await _read_frame(self.process.stdout)
+        if not isinstance(run, ProbeRun):
+            raise WorkerError("the probe worker sent something other than its results")
+        return run
+
+    async def stop(self) -> None:
+        """Wait for the worker to end (it ends by itself once it has answered), else kill it.
+
+        Never kill first: killing polls, which may reap a worker that just ended
+        and leave asyncio's child watcher to complain about an unknown child.
+        """
+        try:
+            async with asyncio.timeout(WORKER_EXIT_S):
+                await self.process.wait()
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+
+WORKER_ERRORS = (OSError, EOFError, WorkerError, asyncio.IncompleteReadError, pickle.UnpicklingError)
+
+
+async def _started(count: int, deadline_s: float) -> list[Worker | None]:
+    """``count`` workers, ready; None in place of any that failed to start in time."""
+    async def one() -> Worker | None:
+        worker = None
+        try:
+            worker = await Worker.start()
+            async with asyncio.timeout(deadline_s):
+                await worker.ready()
+            return worker
+        except (*WORKER_ERRORS, TimeoutError) as exc:
+            logs.event(f"probe worker did not start ({exc!r}); its checks run in the main process",
+                       logging.WARNING)
+            if worker is not None:
+                await worker.stop()
+            return None
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+async def _run_somewhere(worker: Worker | None, share: Share, start_at: float) -> ProbeRun:
+    """The share's run by its worker, or by this process when there is none or it fails."""
+    if worker is not None:
+        try:
+            return await worker.run(share, start_at)
+        except (*WORKER_ERRORS, TimeoutError) as exc:
+            logs.event(f"probe worker failed ({exc!r}); its checks run again in the main process",
+                       logging.WARNING)
+    tls = await _ready_to_probe()
+    return await run_share(share, max(start_at, time.monotonic()), tls)
+
+
+async def _in_workers(parts: list[Share], clock: Callable[[], datetime]) -> list[ProbeRun]:
+    """Each share in a worker process of its own, on one schedule."""
+    workers = await _started(len(parts), WORKER_START_DEADLINE_S)
+    try:
+        start_at = time.monotonic() + WORKER_START_MARGIN_S
+        shift = clock() - utcnow()         # workers read the real clock; results follow the given one
+        runs = await asyncio.gather(*(_run_somewhere(w, s, start_at) for w, s in zip(workers, parts)))
+    finally:
+        await asyncio.gather(*(w.stop() for w in workers if w is not None))
+    return [ProbeRun([replace(r, ts=r.ts + shift) for r in run.results], run.loop_lag) for run in runs]
+
+
+# -- a cycle ------------------------------------------------------------------
+
+def start_order(todo: Sequence[CheckTarget]) -> list[int]:
+    """Positions of the checks in the order they start: a fixed shuffle, by a hash of each check's
+    service and index, so that one service's checks (often one host) or a run of failing checks are
+    spread over the window and over the workers, the same way every cycle."""
+    def key(i: int) -> tuple[int, int]:
+        return zlib.crc32(f"{todo[i].service}/{todo[i].check_index}".encode()), i
+    return sorted(range(len(todo)), key=key)
+
+
+def shares(todo: Sequence[CheckTarget], user_agent: str, concurrency: int, spread_s: float,
+           processes: int) -> list[Share]:
+    """The checks in start order, dealt out in turn to at most ``processes`` shares.
+
+    The *s*-th check to start starts ``s * spread_s / n`` seconds after the first,
+    wherever it runs; a share gets its part of ``concurrency``; a process is
+    only worth its start for at least MIN_CHECKS_PER_PROCESS checks.
+    """
+    count = max(1, min(processes, len(todo) // MIN_CHECKS_PER_PROCESS))
+    order = start_order(todo)
+    step = spread_s / len(todo) if todo else 0.0
+    each = max(1, -(-concurrency // count))
+    return [Share(tuple(todo[i] for i in order[j::count]), tuple(s * step for s in range(j, len(order), count)),
+                  tuple(order[j::count]), user_agent, each)
+            for j in range(count)]
+
+
+def _merged(parts: Sequence[Share], runs: Sequence[ProbeRun]) -> ProbeRun:
+    """The shares' runs as one: results back in the checks' order, every loop's lag."""
+    results: list[CheckResult | None] = [None] * sum(len(p.positions) for p in parts)
+    for part, run in zip(parts, runs, strict=True):
+        for position, result in zip(part.positions, run.results, strict=True):
+            results[position] = result
+    return ProbeRun([r for r in results if r is not None], [lag for run in runs for lag in run.loop_lag])
+
+
+async def probe_run(config: Config, only: Sequence[CheckTarget] | None = None,
+                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
+                    processes: int = 1) -> ProbeRun:
+    """``probe_all``, with how late the probing event loops were."""
+    todo = list(only) if only is not None else targets(config)
+    parts = shares(todo, config.site.user_agent, config.site.concurrency, spread_s, processes)
+    if len(parts) > 1:
+        return _merged(parts, await _in_workers(parts, clock))
+    tls = await _ready_to_probe()
+    return _merged(parts, [await run_share(parts[0], asyncio.get_running_loop().time(), tls, clock)])
+
+
+async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None,
+                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
+                    processes: int = 1) -> list[CheckResult]:
+    """Run every check concurrently, at most ``site.concurrency`` at a time; results in the checks' order.
+
+    With ``spread_s``, check *i* of *n* starts ``i * spread_s / n`` seconds after
+    the first. With ``processes`` > 1 (and enough checks), worker processes share
+    the checks; each result's ``ts`` then comes from the real clock, shifted by
+    the offset between ``clock`` and it at the start.
+    """
+    return (await probe_run(config, only, clock, spread_s, processes)).results

@@ -9,6 +9,7 @@ are in ``bench/bench_probe.py``.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult, probe_all
+from statusgen.probe import CheckResult, CheckTarget, probe_all, probe_run, shares
 
 # A self-signed certificate for 127.0.0.1, valid from 2000 to 2100, and its key.
 CERT = """-----BEGIN CERTIFICATE-----
@@ -139,7 +140,8 @@ def test_two_hundred_checks_run_concurrently(target: Target) -> None:
 
 
 def test_spread_starts_each_check_in_its_slot(target: Target) -> None:
-    """Check i of n starts no earlier than i * spread / n after the run began, and the run spans the window."""
+    """The s-th check to start starts no earlier than s * spread / n after the run began,
+    and the starts span the window."""
     sent: dict[datetime, float] = {}
     epoch = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -152,12 +154,11 @@ def test_spread_starts_each_check_in_its_slot(target: Target) -> None:
     before = time.monotonic()
     results = asyncio.run(probe_all(config_for(checks), clock=clock, spread_s=1.0))
     assert all(r.up for r in results)
-    starts = [sent[r.ts] - before for r in results]
-    assert all(start >= i * 0.05 - 0.001 for i, start in enumerate(starts)), starts
-    assert starts == sorted(starts)
+    starts = sorted(sent[r.ts] - before for r in results)
+    assert all(start >= s * 0.05 - 0.001 for s, start in enumerate(starts)), starts
     assert 0.95 <= starts[-1] < 3.0
-    arrivals = [target.arrivals[f"/delay/1/spread{i}"] - before for i in range(20)]
-    assert all(arrival >= i * 0.05 - 0.001 for i, arrival in enumerate(arrivals)), arrivals
+    arrivals = sorted(target.arrivals[f"/delay/1/spread{i}"] - before for i in range(20))
+    assert all(arrival >= s * 0.05 - 0.001 for s, arrival in enumerate(arrivals)), arrivals
 
 
 def test_latency_is_the_request_not_the_wait_for_its_turn(target: Target) -> None:
@@ -203,3 +204,39 @@ def test_tls_failures_are_tls(target: Target, targets, monkeypatch: pytest.Monke
 def test_large_bodies_read_in_full_or_capped(target: Target, size: int, cap: int, outcome: Outcome) -> None:
     results, _ = probe([CheckConfig(target.url(f"/size/{size}"), max_bytes=cap)])
     assert [(r.outcome, r.http_status) for r in results] == [(outcome, 200)]
+
+
+# -- worker processes -----------------------------------------------------------
+
+def test_shares_deal_the_checks_in_turn_and_keep_the_schedule() -> None:
+    todo = [CheckTarget(f"s{i}", 0, CheckConfig(f"http://127.0.0.1:1/{i}")) for i in range(250)]
+    two = shares(todo, "ua", concurrency=100, spread_s=1.0, processes=2)
+    assert [len(s.targets) for s in two] == [125, 125]
+    assert [s.concurrency for s in two] == [50, 50]
+    assert sorted(p for s in two for p in s.positions) == list(range(250))
+    assert all(todo[p] == t for s in two for p, t in zip(s.positions, s.targets, strict=True))
+    starts = sorted(o for s in two for o in s.offsets)
+    assert starts == pytest.approx([i / 250 for i in range(250)])
+    assert all(b - a == pytest.approx(2 / 250) for s in two for a, b in zip(s.offsets, s.offsets[1:]))
+    assert len(shares(todo[:150], "ua", 100, 1.0, processes=2)) == 1     # too few checks for a second process
+
+
+def test_worker_processes_probe_their_shares(target: Target, caplog: pytest.LogCaptureFixture) -> None:
+    """Two worker processes: every check answered, in order; times follow the given clock."""
+    checks = [CheckConfig(target.url(f"/delay/50/worker{i}"), keyword="all good") for i in range(200)]
+    frozen = datetime(2030, 1, 1, tzinfo=UTC)
+    run = asyncio.run(probe_run(config_for(checks), clock=lambda: frozen, spread_s=0.5, processes=2))
+    assert [(r.service, r.outcome) for r in run.results] == [(f"s{i}", Outcome.OK) for i in range(200)]
+    assert all(r.latency_ms is not None and 50 <= r.latency_ms < 400 for r in run.results)
+    offsets = sorted((r.ts - frozen).total_seconds() for r in run.results)
+    assert -0.01 <= offsets[0] and 0.45 <= offsets[-1] < 3.0     # the real send times, moved onto the given clock
+    assert run.loop_lag and not [m for m in caplog.messages if "probe worker" in m]
+
+
+def test_a_worker_that_cannot_start_leaves_its_checks_to_the_main_process(
+        target: Target, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    checks = [CheckConfig(target.url(f"/delay/10/fallback{i}")) for i in range(200)]
+    results = asyncio.run(probe_all(config_for(checks), spread_s=0.2, processes=2))
+    assert [r.outcome for r in results] == [Outcome.OK] * 200
+    assert len([m for m in caplog.messages if "probe worker did not start" in m]) == 2
