@@ -11,6 +11,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -28,10 +29,20 @@ from .tree import WriteStats, write_tree
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
+class DocumentEnvironment(Environment):
+    """Templates read JSON documents (dicts): ``x.y`` looks the key up first, without the
+    exception Jinja's attribute-first lookup raises and catches for every dict field."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Jinja with autoescape on for every template (HTML and Atom alike); made once per process."""
-    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
+    return DocumentEnvironment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                        trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
 
 
