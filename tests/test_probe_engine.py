@@ -23,6 +23,8 @@ from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult, CheckTarget, probe_all, probe_run, shares
 
+HANG_CAP_S = 5.0
+
 # A self-signed certificate for 127.0.0.1, valid from 2000 to 2100, and its key.
 CERT = """-----BEGIN CERTIFICATE-----
 MIIBhDCCASqgAwIBAgIBATAKBggqhkjOPQQDAjAgMR4wHAYDVQQDDBVzdGF0dXNn
@@ -51,7 +53,7 @@ class Target:
     """An asyncio HTTP/1.1 server in a thread. Paths:
 
     /delay/MS/...  answers "status: all good" after MS milliseconds
-    /hang/...      never answers; lets go when the client closes
+    /hang/...      never answers; closes when the client does, or after HANG_CAP_S
     /size/BYTES    answers a body of BYTES bytes at once
     """
 
@@ -68,15 +70,15 @@ class Target:
             path = head.split(b" ", 2)[1].decode()
             self.arrivals[path] = time.monotonic()
             parts = path.split("/")
-            if parts[1] == "hang":
-                await reader.read()
+            if parts[1] == "hang":            # until the client gives up, or HANG_CAP_S: then closes, silent
+                await asyncio.wait_for(reader.read(), HANG_CAP_S)
                 return
             body = b"x" * int(parts[2]) if parts[1] == "size" else b"status: all good"
             if parts[1] == "delay":
                 await asyncio.sleep(int(parts[2]) / 1000)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
             await writer.drain()
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, IndexError, ValueError):
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, IndexError, ValueError, TimeoutError):
             pass
         finally:
             writer.close()
@@ -240,3 +242,8 @@ def test_a_worker_that_cannot_start_leaves_its_checks_to_the_main_process(
     results = asyncio.run(probe_all(config_for(checks), spread_s=0.2, processes=2))
     assert [r.outcome for r in results] == [Outcome.OK] * 200
     assert len([m for m in caplog.messages if "probe worker did not start" in m]) == 2
+
+
+def test_no_checks_no_work() -> None:
+    run = asyncio.run(probe_run(config_for([]), only=[], spread_s=1.0, processes=2))
+    assert (run.results, run.loop_lag) == ([], [])
