@@ -1,10 +1,13 @@
 """Probe-engine figures (issue 5): 1,000 checks against loopback targets, concurrent and one by one.
 
-The targets run in a process of their own (an asyncio server on 127.0.0.1
-whose timers wake to the microsecond): 950 paths answer after 50 ms, 50 never
-answer. While the concurrent cycle runs, a control process asks the same
-target with plain blocking sockets, so the figures show what the target
-itself did under that load, apart from our client.
+The targets run in a process of their own (a bare asyncio protocol server on
+127.0.0.1, as cheap in CPU as it can be): 950 paths answer 50 ms after the
+request, 50 never answer. While the concurrent cycle runs, a control process
+asks the same target with plain blocking sockets, so the figures show what the
+target itself did under that load (its delay as a raw client sees it, loopback
+and scheduling included), apart from our client. The probe engine runs as the
+site would run it: two worker processes, starts spread over 1.5 s, the default
+concurrency of 100.
 
     python -m bench probe                        # or: make bench (runs every bench)
     BENCH_PROBE_SEQUENTIAL=0 python -m bench probe   # without the 3.5-minute baseline
@@ -178,6 +181,8 @@ def bench_config(port: int, concurrency: int) -> Config:
 
 @dataclass(frozen=True)
 class Timed:
+    """One run of the engine and what it cost."""
+
     seconds: float
     children_cpu_s: float          # CPU of the worker processes that ended during the run
     own_cpu_s: float               # CPU of this process during the run
