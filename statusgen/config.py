@@ -73,6 +73,12 @@ def seconds(value: Any) -> float:
     return float(value)
 
 
+def non_negative_seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise Invalid(f"must be a number of seconds, 0 or more, got {_show(value)}")
+    return float(value)
+
+
 def milliseconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise Invalid(f"must be a number of milliseconds greater than 0, got {_show(value)}")
@@ -191,6 +197,11 @@ SITE_KEYS = (
     Key("mass_failure_ratio", ratio, 0.6, "When more than this share of checks fail at once, the problem is "
         "probably ours: results are set aside and no incident opens."),
     Key("mass_failure_min_checks", count, 5, "The mass-failure rule applies only to runs with at least this many checks."),
+    Key("spread", non_negative_seconds, None, "Seconds over which a run's check starts are spread evenly, so a burst "
+        "of starts does not delay the answers being timed; by default 1.5 s per 1,000 checks. --loop spreads "
+        "over most of the interval instead."),
+    Key("probe_processes", count, 1, "Worker processes sharing the checks, each with its own event loop: 2 or more "
+        "for several hundred checks on a machine with that many cores (each takes about 0.3 s to start)."),
 )
 
 CHECK_KEYS = (
@@ -317,6 +328,8 @@ class SiteConfig:
     contact: str = "the operator of this site"
     mass_failure_ratio: float = 0.6
     mass_failure_min_checks: int = 5
+    spread: float | None = None
+    probe_processes: int = 1
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,16 @@ async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Call
     """Our checks (their starts spread over ``spread_s`` seconds), the canaries and the vendor sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
-    return await asyncio.gather(probe_all(config, active, clock, spread_s=spread_s),
-                                probe_all(config, canaries, clock), fetch_vendors(config, vendor_rows, clock))
+    return await asyncio.gather(
+        probe_all(config, active, clock, spread_s=spread_s, processes=config.site.probe_processes),
+        probe_all(config, canaries, clock), fetch_vendors(config, vendor_rows, clock))
+
+
+def run_spread(config: Config) -> float:
+    """How long a single run spreads its check starts: site.spread, by default 1.5 s per 1,000 checks."""
+    if config.site.spread is not None:
+        return config.site.spread
+    return min(10.0, 0.0015 * sum(len(s.checks) for s in config.services if not s.paused))
 
 
 def loop_spread(config: Config) -> float:
@@ -121,12 +129,13 @@ def loop_spread(config: Config) -> float:
     return max(0.0, min(0.8 * config.site.interval, config.site.interval - slowest - 5.0))
 
 
-def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0) -> CycleReport:
+def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float | None = None) -> CycleReport:
     store = Store(config.site.store)
     try:
         started = clock()
         t0 = time.perf_counter()
-        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread_s))
+        spread = run_spread(config) if spread_s is None else spread_s
+        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
         vantage = judge_vantage(results, canaries, config.site)

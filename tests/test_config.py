@@ -56,7 +56,7 @@ BROKEN = [
       'services.toml: [site]: interval must be a number of seconds greater than 0, got 0',
       'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, store, '
       'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, '
-      'mass_failure_ratio, mass_failure_min_checks']),
+      'mass_failure_ratio, mass_failure_min_checks, spread, probe_processes']),
     ("no categories", GOOD_SERVICE,
      ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"']),
     ("expect status", CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",
