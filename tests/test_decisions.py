@@ -249,3 +249,11 @@ def test_loop_spreads_checks_over_most_of_the_interval():
     assert loop_spread(Config(path=None, site=SiteConfig(interval=60), categories={}, services=(svc,))) == 45.0
     assert loop_spread(Config(path=None, site=SiteConfig(interval=300), categories={}, services=(svc,))) == 240.0
     assert loop_spread(Config(path=None, site=SiteConfig(interval=1), categories={}, services=(svc,))) == 0.0
+
+
+def test_a_single_run_spreads_its_starts_by_the_number_of_checks():
+    from statusgen.config import Config, SiteConfig
+    from statusgen.cycle import run_spread
+    svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example"),)) for i in range(1000))
+    assert run_spread(Config(path=None, site=SiteConfig(), categories={}, services=svcs)) == 1.5
+    assert run_spread(Config(path=None, site=SiteConfig(spread=0.0), categories={}, services=svcs)) == 0.0
