@@ -42,6 +42,7 @@ import re
 from collections import defaultdict
 from datetime import timedelta
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -381,19 +382,21 @@ def api_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
 
 # -- the whole site ----------------------------------------------------------------------
 
-def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[str, bytes]:
-    """Every page and asset, built from ``docs`` (tree path -> the JSON document of this build)."""
+def prepare(env: Environment) -> None:
+    """Give the environment the page filters, globals and compiled-template cache (once is enough)."""
     env.filters.update(FILTERS)
     env.globals.update(GLOBALS)
     if env.bytecode_cache is None:
         env.bytecode_cache = COMPILED
+
+
+def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
+               ninety: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """Every page but the service pages, and the assets. ``ninety``: each service's 90-day history,
+    as the service pages received it (the front page draws its bars from it)."""
+    prepare(env)
     config = data.config
     files = static_files()
-    by_service = incidents_by_service(docs)
-    ninety: dict[str, dict[str, Any]] = {}   # each service's 90-day history, read once for its page and its bar
-    for summary in docs[SNAPSHOT]["services"]:
-        slug = summary["slug"]
-        files[f"services/{slug}/index.html"] = service_page(env, config, docs, slug, by_service.get(slug, []), ninety)
     files["index.html"] = front_page(env, config, docs, ninety)
     files["incidents/index.html"] = incidents_page(env, config, docs)
     for incident in _incidents(docs):
@@ -403,3 +406,16 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
     files["method/index.html"] = method_page(env, config, docs)
     files["api/index.html"] = api_page(env, config, docs)
     return files
+
+
+def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[str, bytes]:
+    """Every page and asset, built from ``docs`` (tree path -> the JSON document of this build)."""
+    prepare(env)
+    by_service = incidents_by_service(docs)
+    ninety: dict[str, dict[str, Any]] = {}   # each service's 90-day history, read once for its page and its bar
+    files = {}
+    for summary in docs[SNAPSHOT]["services"]:
+        slug = summary["slug"]
+        files[f"services/{slug}/index.html"] = service_page(env, data.config, docs, slug,
+                                                            by_service.get(slug, []), ninety)
+    return files | site_pages(env, data, docs, ninety)
