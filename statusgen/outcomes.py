@@ -23,10 +23,6 @@ class Outcome(StrEnum):
     PARSE = "parse"                 # (vendor sources) payload not in the expected shape
     ERROR = "error"                 # anything else; details go to the log only
 
-    @property
-    def is_ok(self) -> bool:
-        return self is Outcome.OK
-
 
 DESCRIPTIONS: dict[Outcome, str] = {
     Outcome.OK: "answered as expected",

@@ -49,14 +49,19 @@ def data_time(data: SiteData) -> datetime:
     return max(observed) if observed else data.now
 
 
+def _span(coarse: int) -> int:
+    """The longest range whose summary reads buckets of resolution ``coarse``, in seconds."""
+    return max(RANGES[name].resolution_s * RANGES[name].buckets
+               for name, res in SUMMARY_RESOLUTION.items() if res == coarse)
+
+
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     last_run = store.last_finished_run()
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
     buckets = {name: store.bucket_tuples(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets)
                for name, r in RANGES.items()}
-    latency_buckets = {res: store.buckets(res, to_epoch(anchor) - max(
-        RANGES[name].resolution_s * RANGES[name].buckets for name, r in SUMMARY_RESOLUTION.items() if r == res) - res)
-        for res in set(SUMMARY_RESOLUTION.values())}
+    latency_buckets = {res: store.buckets(res, to_epoch(anchor) - _span(res) - res)
+                       for res in set(SUMMARY_RESOLUTION.values())}
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
         last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), buckets=buckets, latency_buckets=latency_buckets,

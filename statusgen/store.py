@@ -262,10 +262,6 @@ class Store:
         found = (Incident.from_json(orjson.loads(j)) for (j,) in rows)
         return {i.service: i for i in found}
 
-    def last_run(self) -> RunRecord | None:
-        row = self.db.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT 1").fetchone()
-        return _run_from_row(row) if row else None
-
     def last_finished_run(self) -> RunRecord | None:
         row = self.db.execute(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
@@ -285,10 +281,10 @@ class Store:
                 CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag))
         return out
 
-    def buckets(self, res: int, since: int, with_hist: bool = True) -> dict[str, list[BucketRow]]:
-        """Buckets of one resolution from ``since`` on, per service, oldest first."""
+    def buckets(self, res: int, since: int) -> dict[str, list[BucketRow]]:
+        """Buckets of one resolution from ``since`` on, with their histograms, per service, oldest first."""
         rows = self.db.execute(
-            f"SELECT service, start, up, down, slow, maintenance, excluded, {'hist' if with_hist else 'NULL'}, "
+            "SELECT service, start, up, down, slow, maintenance, excluded, hist, "
             "p50, p95 FROM buckets WHERE res = ? AND start >= ? ORDER BY start", (res, since))
         out: dict[str, list[BucketRow]] = defaultdict(list)
         decode = latency.decode

@@ -41,10 +41,6 @@ def floor_to(ts: int, step: int) -> int:
     return ts - ts % step
 
 
-def minutes(delta: timedelta) -> int:
-    return int(delta.total_seconds() // 60)
-
-
 def human_duration(delta: timedelta) -> str:
     """"14 min", "2 h 5 min", "3 d 4 h": how a person says a duration."""
     total = max(0, int(delta.total_seconds()))
