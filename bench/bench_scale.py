@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 SERVICES = int(os.environ.get("SCALE_SERVICES", "1000"))
+CYCLES = 5
 PY = sys.executable
 
 
@@ -35,24 +36,22 @@ def simulate(work: Path, days: int) -> tuple[Path, float]:
 
 
 CHILD = r"""
-import json, resource, sys, time
+import json, resource, sys
 from statusgen.config import load_config
-from statusgen.render import Timed, render_stream
-from statusgen.sitedata import gather
+from statusgen.render import build
 from statusgen.store import Store
 from statusgen.timeutil import utcnow
-from statusgen.tree import write_tree
 cfg = load_config(sys.argv[1]); mode = sys.argv[2]
 store = Store(cfg.site.store)
 if mode == "cycle":
     from bench.scale_cycle import add_one_result_each
     add_one_result_each(store, cfg)
-t0 = time.perf_counter(); data = gather(store, cfg, utcnow()); t1 = time.perf_counter()
-stream = Timed(render_stream(data))
-stats = write_tree(cfg.site.output, stream); t3 = time.perf_counter()
-print(json.dumps({"gather": t1 - t0, "render": stream.seconds, "write": t3 - t1 - stream.seconds, "build": t3 - t0,
-                  "files": stats.files, "written": stats.written,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+r = build(store, cfg, utcnow())
+print(json.dumps({"gather": r.gather_ms / 1000, "render": r.render_ms / 1000, "write": r.write_ms / 1000,
+                  "build": (r.gather_ms + r.render_ms + r.write_ms) / 1000,
+                  "files": r.stats.files, "written": r.stats.written,
+                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "writer_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 FLOOR = r"""
@@ -78,6 +77,18 @@ def build(cfg: Path, mode: str) -> dict[str, float]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def drop_output(work: Path, days: int) -> None:
+    """Remove the built tree, so the next build writes every file (the store keeps its kept points)."""
+    shutil.rmtree(work / f"site{days}", ignore_errors=True)
+    (work / f"site{days}").unlink(missing_ok=True)
+    shutil.rmtree(work / f"site{days}.gens", ignore_errors=True)
+
+
+def parts(r: dict[str, float]) -> str:
+    return (f"store {r['gather']:.2f} s, render {r['render']:.2f} s, writer {r['write']:.2f} s; "
+            f"{r['written']} of {r['files']} files written")
+
+
 def line(name: str, value: str, goal: str, ok: bool) -> None:
     print(f"  {name:<44} {value:>22}   goal {goal:<16} {'met' if ok else 'NOT MET'}", flush=True)
 
@@ -91,20 +102,29 @@ def main() -> None:
         size = (work / "sim90.db").stat().st_size / 1e6
         print(f"  simulate: 90 days in {sim90:.1f} s, 7 days in {sim7:.1f} s")
         line("store size, 90 days", f"{size:.0f} MB", "< 1000 MB", size < 1000)
+        cold = build(cfg90, "full")
+        drop_output(work, 90)
         full = build(cfg90, "full")
+        cycles = [build(cfg90, "cycle") for _ in range(CYCLES)]
+        cold7 = build(cfg7, "full")
+        drop_output(work, 7)
         full7 = build(cfg7, "full")
-        cycle = build(cfg90, "cycle")
-        line("full build, 90 days", f"{full['build']:.2f} s", "< 10 s", full["build"] < 10)
         fl = floor(work / "site90", work)
-        print(f"    (gather {full['gather']:.2f} s, render {full['render']:.2f} s, write {full['write']:.2f} s; "
-              f"{full['files']} files, {fl['bytes'] / 1e6:.0f} MB without the .gz copies)")
-        line("cycle build (one new result per check)", f"{cycle['build']:.2f} s", "< 2 s", cycle["build"] < 2)
-        print(f"    (gather {cycle['gather']:.2f} s, render {cycle['render']:.2f} s, write {cycle['write']:.2f} s; "
-              f"{cycle['written']} of {cycle['files']} files written)")
-        peak = max(full["maxrss_mb"], cycle["maxrss_mb"])
-        line("peak memory of a build", f"{peak:.0f} MB", "< 500 MB", peak < 500)
+        print(f"  first build of a store (no kept history points yet; every file written): {cold['build']:.2f} s"
+              f"\n    ({parts(cold)})")
+        line("full build, 90 days (every file written)", f"{full['build']:.2f} s", "< 10 s", full["build"] < 10)
+        print(f"    ({parts(full)}; {fl['bytes'] / 1e6:.0f} MB without the .gz copies)")
+        times = sorted(c["build"] for c in cycles)
+        worst = max(cycles, key=lambda c: c["build"])
+        line(f"cycle build, worst of {CYCLES} cycles a minute apart", f"{times[-1]:.2f} s", "< 2 s", times[-1] < 2)
+        print(f"    (median {times[len(times) // 2]:.2f} s; worst: {parts(worst)})")
+        runs = [cold, full, *cycles, cold7, full7]
+        peak = max(max(r["maxrss_mb"], r["writer_maxrss_mb"]) for r in runs)
+        line("peak memory of a build (either process)", f"{peak:.0f} MB", "< 500 MB", peak < 500)
         ratio = full["build"] / full7["build"]
         line("full build 90 days / 7 days", f"{ratio:.2f}x ({full7['build']:.2f} s)", "<= 1.3x", ratio <= 1.3)
+        print(f"    (first builds: 90 days {cold['build']:.2f} s / 7 days {cold7['build']:.2f} s = "
+              f"{cold['build'] / cold7['build']:.2f}x)")
         print(f"  full build / floor (same bytes written, no computation): {full['build'] / fl['floor']:.1f}x "
               f"(floor {fl['floor']:.2f} s)")
     finally:

@@ -99,8 +99,7 @@ def build(config_path: Path) -> None:
     cfg = load_config(config_path)
     with run_lock(cfg.site.store):
         result = rebuild(cfg)
-    click.echo(f"{result.stats.files} files rendered in {result.render_ms / 1000:.2f} s, "
-               f"{result.stats.written} written in {result.write_ms / 1000:.2f} s -> {cfg.site.output}")
+    click.echo(f"{result.line()} -> {cfg.site.output}")
 
 
 @main.command()

@@ -99,9 +99,7 @@ class CycleReport:
     def line(self) -> str:
         b = self.build
         return (f"run {self.run_id}: {self.checks} checks ({self.failed} failed) probed in "
-                f"{self.probe_ms / 1000:.2f} s; {self.opened_or_changed} incident changes; "
-                f"{b.stats.files} files rendered in {b.render_ms / 1000:.2f} s, "
-                f"{b.stats.written} written in {b.write_ms / 1000:.2f} s")
+                f"{self.probe_ms / 1000:.2f} s; {self.opened_or_changed} incident changes; {b.line()}")
 
 
 async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime],

@@ -16,7 +16,6 @@ from . import routes
 from .config import CheckConfig, MaintenanceWindow, ServiceConfig
 from .errors_doc import error_documents
 from .health import FORMULA, collection_state, health_index
-from .history import RANGES, SUMMARY_RESOLUTION, build_history
 from .incidents import Incident
 from .sitedata import SiteData, data_time
 from .state import STATUSES, Status
@@ -185,14 +184,7 @@ def incidents_document(data: SiteData, active: str | None) -> dict[str, Any]:
 
 def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
     """The four history documents of a service, by range name."""
-    incidents = data.incidents_of(svc.slug)
-    as_of = _as_of_service(data, svc)
-    out = {}
-    for name, rng in RANGES.items():
-        rows = data.buckets[name].get(svc.slug, [])
-        coarse = data.latency_buckets[SUMMARY_RESOLUTION[name]].get(svc.slug, [])
-        out[name] = build_history(svc.slug, rng, rows, incidents, as_of, coarse)
-    return out
+    return data.history.histories(svc.slug, _as_of_service(data, svc), data.incidents_of(svc.slug))
 
 
 def global_documents(data: SiteData) -> Documents:

@@ -7,7 +7,9 @@ XHTML content. Text goes through Jinja autoescape, once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -58,15 +60,26 @@ def render_feed(env: Environment, data: SiteData, incidents: list[Incident], pat
     return text.encode("utf-8")
 
 
-def feed_files(env: Environment, data: SiteData) -> dict[str, bytes]:
+def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Callable[[], bytes]]]:
+    """Each feed: its path, what it is made from (for a build's keys), and how to render it."""
     host = tag_authority(data.config)
     since = f"{data.epoch:%Y-%m-%d}"
-    files = {"feed/incidents.xml": render_feed(
-        env, data, data.incidents, "feed/incidents.xml", f"{data.config.site.title}: incidents",
-        "/incidents/", f"tag:{host},{since}:feed/incidents")}
+    site = data.config.site
+
+    def made_of(name: str, incidents: list[Incident]) -> list[Any]:
+        return [name, iso(data.epoch), [i.to_json() for i in incidents],
+                [s.name for s in data.config.services]]
+
+    yield ("feed/incidents.xml", made_of("all", data.incidents), lambda: render_feed(
+        env, data, data.incidents, "feed/incidents.xml", f"{site.title}: incidents",
+        "/incidents/", f"tag:{host},{since}:feed/incidents"))
     for svc in data.config.services:
-        path = routes.service_feed_file(svc.slug)
-        files[path] = render_feed(env, data, data.incidents_of(svc.slug), path,
-                                  f"{svc.name}: incidents ({data.config.site.title})",
-                                  routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}")
-    return files
+        path, incidents = routes.service_feed_file(svc.slug), data.incidents_of(svc.slug)
+        yield (path, made_of(svc.name, incidents), partial(
+            render_feed, env, data, incidents, path, f"{svc.name}: incidents ({site.title})",
+            routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}"))
+
+
+def feed_files(env: Environment, data: SiteData) -> dict[str, bytes]:
+    """Every feed, rendered, by path."""
+    return {path: make() for path, _, make in feeds(env, data)}

@@ -5,7 +5,14 @@ measured. Availability counts good answers over counted answers; results
 taken during maintenance, or set aside because our own vantage point was at
 fault, are not counted (they are reported as ``maintenance`` and
 ``excluded``). Latency p50 and p95 come from the bucket's log-scale histogram
-of good answers.
+of good answers; the summary's from the merged histograms of every bucket of
+the range.
+
+A build is incremental: the points of buckets that have closed are kept
+(``Closed``, in the store's history_cache) and carried to the next build,
+which adds the buckets that closed since, drops those that left the range
+and keeps the summary's sums rolling; only the bucket in progress is made
+each time.
 """
 
 from __future__ import annotations
@@ -19,7 +26,6 @@ import orjson
 
 from . import latency
 from .incidents import Incident
-from .store import BucketRow
 from .timeutil import floor_to, from_epoch, iso, iso_epoch, to_epoch
 
 
@@ -42,9 +48,6 @@ RANGES: dict[str, Range] = {
     "90d": Range("90d", 86400, 90),
 }
 DEFAULT_RANGE = "24h"
-# The summary's latency percentiles merge the histograms of these coarser buckets
-# (a few dozen per range instead of hundreds); they cover the range plus at most one bucket.
-SUMMARY_RESOLUTION = {"24h": 3600, "7d": 21600, "30d": 86400, "90d": 86400}
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:
@@ -70,8 +73,14 @@ def incident_seconds(incidents: Sequence[Incident], start: int, step: int, n: in
     return out
 
 
-# A bucket as the history reads it: (start, up, down, slow, maintenance, excluded, p50, p95).
-Bucket = tuple[int, int, int, int, int, int, float | None, float | None]
+# A bucket as the history reads it:
+# (start, up, down, slow, maintenance, excluded, p50, p95, latency histogram as stored).
+Bucket = tuple[int, int, int, int, int, int, "float | None", "float | None", "bytes | None"]
+
+# The next coarser resolution, whose buckets are sums of the finer ones (each result is
+# aggregated at every resolution): a cold summary merges those where they fit whole.
+COARSER = {300: 3600, 3600: 21600, 21600: 86400, 86400: None}
+CACHE_VERSION = "1"   # bump when a point's or a summary's meaning changes: every cache is then remade
 
 _NULL_POINT = ('{"start":"%s","availability":null,"latency_p50_ms":null,"latency_p95_ms":null,"checks":0,'
                '"failed":0,"slow":0,"maintenance":0,"excluded":0,"incident_minutes":%d}')
@@ -88,7 +97,7 @@ def point_json(start: int, row: Bucket | None, incident_s: int) -> str:
     minutes = round(incident_s / 60)
     if row is None:
         return _NULL_POINT % (iso_epoch(start), minutes)
-    _, up, down, slow, maint, excl, p50, p95 = row
+    up, down, slow, maint, excl, p50, p95 = row[1:8]
     return _POINT % (iso_epoch(start), _num(availability(up, down)), _num(p50), _num(p95), up + down, down, slow,
                      maint, excl, minutes)
 
@@ -99,38 +108,130 @@ def points_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return orjson.loads(orjson.dumps(pts)) if isinstance(pts, orjson.Fragment) else pts
 
 
-def summary(rows: Sequence[Bucket], incident_s: int, latency_rows: Sequence[BucketRow]) -> dict[str, Any]:
-    """Counts from ``rows``; latency percentiles from the histograms of ``latency_rows``."""
-    up = sum(r[1] for r in rows)
-    down = sum(r[2] for r in rows)
+@dataclass(frozen=True)
+class Closed:
+    """The closed buckets of one service's history for one range, kept between builds.
+
+    Points of buckets that ended before the one in progress never change (a result
+    written into one of them deletes this record, see ``Store``), so a build reuses
+    their JSON text, adds the buckets that closed since, drops those that left the
+    range, and keeps the summary's sums rolling the same way.
+    """
+
+    first: int                 # start of the first point held
+    upto: int                  # start of the first bucket not held
+    key: str                   # the incidents the points' incident minutes were made from
+    points: str                # the points' JSON, comma-joined ("" for none)
+    counts: tuple[int, int, int, int]   # up, down, maintenance, excluded over those buckets
+    hist: latency.Histogram    # their merged latency histogram
+
+
+def incidents_key(incidents: Sequence[Incident]) -> str:
+    """What a service's closed points depend on besides their buckets: its incidents' spans."""
+    spans = ";".join(f"{to_epoch(i.started_at)}-{to_epoch(i.ended_at) if i.ended_at else ''}" for i in incidents)
+    return f"{CACHE_VERSION}:{spans}"
+
+
+def reusable(closed: Closed | None, rng: Range, as_of: datetime, key: str) -> bool:
+    """Whether ``closed`` can be carried forward to the range ending with as_of's bucket."""
+    if closed is None or closed.key != key:
+        return False
+    start, end = window(rng, as_of)
+    return closed.first <= start <= closed.upto <= end - rng.resolution_s
+
+
+def _drop_points(points: str, n: int) -> str:
+    """The points text without its first n points (a point holds no nested object: '},{' splits them)."""
+    at = -2
+    for _ in range(n):
+        at = points.find("},{", at + 2)
+        if at < 0:
+            return ""
+    return points[at + 2:]
+
+
+def _add(counts: list[int], hist: latency.Histogram, row: Bucket, sign: int) -> None:
+    counts[0] += sign * row[1]
+    counts[1] += sign * row[2]
+    counts[2] += sign * row[4]
+    counts[3] += sign * row[5]
+    if row[8]:
+        for b, n in latency.decode(row[8]).items():
+            left = hist.get(b, 0) + sign * n
+            if left:
+                hist[b] = left
+            else:
+                hist.pop(b, None)
+
+
+def _cold_hist(start: int, last: int, res: int, fine: dict[int, Bucket], coarse: Sequence[Bucket]) -> latency.Histogram:
+    """The merged histogram of the buckets in [start, last): from coarser buckets where they fit whole."""
+    c = COARSER[res]
     hist: latency.Histogram = {}
-    for r in latency_rows:
-        latency.merge(hist, r.hist)
+
+    def whole(s: int) -> bool:
+        return c is not None and s >= start and s + c <= last
+
+    for row in coarse:
+        if whole(row[0]) and row[8]:
+            latency.merge(hist, latency.decode(row[8]))
+    for s, row in fine.items():
+        if start <= s < last and row[8] and not (c is not None and whole(floor_to(s, c))):
+            latency.merge(hist, latency.decode(row[8]))
+    return hist
+
+
+def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[Incident], key: str,
+                  closed: Closed | None, fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
+                  ) -> tuple[dict[str, Any], Closed]:
+    """The history answer of one service for one range, and its closed part for the next build.
+
+    With a ``closed`` part that is ``reusable``, ``fine`` holds the range's buckets that
+    left the range since, and those from ``closed.upto`` on; without, every bucket of the
+    range, and ``coarse`` the next coarser resolution's buckets (for the summary's
+    histogram). The points are kept as pre-serialized JSON (``points_of`` reads them back).
+    """
+    step = rng.resolution_s
+    start, end = window(rng, as_of)
+    last = end - step                                  # the bucket in progress
+    rows = {r[0]: r for r in fine}
+    inc_s = incident_seconds(incidents, start, step, rng.buckets, min(end, to_epoch(as_of)))
+    if closed is not None:             # carried forward: drop what left the range, add what closed since
+        points, counts, hist = _drop_points(closed.points, (start - closed.first) // step), \
+            list(closed.counts), dict(closed.hist)
+        for s in range(closed.first, start, step):
+            if s in rows:
+                _add(counts, hist, rows[s], -1)
+        first_new = closed.upto
+        for s in range(first_new, last, step):
+            if s in rows:
+                _add(counts, hist, rows[s], 1)
+    else:                              # made anew: the histogram from coarser buckets where they fit
+        points, counts, first_new = "", [0, 0, 0, 0], start
+        hist = _cold_hist(start, last, step, rows, coarse)
+        for s in range(start, last, step):
+            if s in rows:
+                _add(counts, {}, rows[s][:8] + (None,), 1)
+    new = [point_json(s, rows.get(s), inc_s[(s - start) // step]) for s in range(first_new, last, step)]
+    points = ",".join(([points] if points else []) + new)
+    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist)
+    now_row = rows.get(last)
+    total, total_hist = list(counts), dict(hist)
+    if now_row is not None:
+        _add(total, total_hist, now_row, 1)
+    open_point = point_json(last, now_row, inc_s[-1])
+    doc = {"service": slug, "range": rng.name, "resolution": rng.resolution,
+           "resolution_s": step, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
+           "as_of": iso(as_of), "summary": summary(total, total_hist, sum(inc_s)),
+           "count": rng.buckets, "points": orjson.Fragment(f"[{points},{open_point}]" if points else f"[{open_point}]")}
+    return doc, kept
+
+
+def summary(counts: Sequence[int], hist: latency.Histogram, incident_s: int) -> dict[str, Any]:
+    """The summary of a range from its buckets' sums (up, down, maintenance, excluded) and merged histogram."""
+    up, down, maintenance, excluded = counts
     return {"availability": availability(up, down),
             "latency_p50_ms": latency.percentile(hist, 0.50),
             "latency_p95_ms": latency.percentile(hist, 0.95),
-            "checks": up + down, "failed": down,
-            "maintenance": sum(r[4] for r in rows), "excluded": sum(r[5] for r in rows),
+            "checks": up + down, "failed": down, "maintenance": maintenance, "excluded": excluded,
             "incident_minutes": round(incident_s / 60)}
-
-
-def build_history(slug: str, rng: Range, rows: Sequence[Bucket], incidents: Sequence[Incident],
-                  as_of: datetime, latency_rows: Sequence[BucketRow]) -> dict[str, Any]:
-    """The history answer of one service for one range.
-
-    ``rows``: the range's buckets; ``latency_rows``: coarser buckets (with histograms,
-    see SUMMARY_RESOLUTION) for the summary's percentiles. The points are kept as
-    pre-serialized JSON (``points_of`` reads them back).
-    """
-    start, end = window(rng, as_of)
-    by_start = {r[0]: r for r in rows if start <= r[0] < end}
-    coarse = SUMMARY_RESOLUTION[rng.name]
-    latency_rows = [r for r in latency_rows if start - coarse < r.start < end]
-    inc_s = incident_seconds(incidents, start, rng.resolution_s, rng.buckets, min(end, to_epoch(as_of)))
-    step = rng.resolution_s
-    points = ",".join(point_json(start + i * step, by_start.get(start + i * step), inc_s[i])
-                      for i in range(rng.buckets))
-    return {"service": slug, "range": rng.name, "resolution": rng.resolution,
-            "resolution_s": rng.resolution_s, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
-            "as_of": iso(as_of), "summary": summary(list(by_start.values()), sum(inc_s), latency_rows),
-            "count": rng.buckets, "points": orjson.Fragment(f"[{points}]")}

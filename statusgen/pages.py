@@ -40,9 +40,10 @@ import functools
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -390,19 +391,24 @@ def prepare(env: Environment) -> None:
         env.bytecode_cache = COMPILED
 
 
+def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
+                   ) -> Iterator[tuple[str, dict[str, Any], Callable[[], bytes]]]:
+    """Each incident's page: its path, the incident document it shows, and how to render it."""
+    for incident in _incidents(docs):  # type: ignore[arg-type]
+        if not INCIDENT_ID.match(incident["id"]):
+            raise ValueError(f"incident id {incident['id']!r} cannot name a page folder")
+        yield f"incidents/{incident['id']}/index.html", incident, partial(incident_page, env, config, incident)
+
+
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
                ninety: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every page but the service pages, and the assets. ``ninety``: each service's 90-day history,
+    """Every page but the service and incident pages, and the assets. ``ninety``: each service's 90-day history,
     as the service pages received it (the front page draws its bars from it)."""
     prepare(env)
     config = data.config
     files = static_files()
     files["index.html"] = front_page(env, config, docs, ninety)
     files["incidents/index.html"] = incidents_page(env, config, docs)
-    for incident in _incidents(docs):
-        if not INCIDENT_ID.match(incident["id"]):
-            raise ValueError(f"incident id {incident['id']!r} cannot name a page folder")
-        files[f"incidents/{incident['id']}/index.html"] = incident_page(env, config, incident)
     files["method/index.html"] = method_page(env, config, docs)
     files["api/index.html"] = api_page(env, config, docs)
     return files
@@ -418,4 +424,5 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
         slug = summary["slug"]
         files[f"services/{slug}/index.html"] = service_page(env, data.config, docs, slug,
                                                             by_service.get(slug, []), ninety)
+    files |= {path: make() for path, _, make in incident_pages(env, data.config, docs)}
     return files | site_pages(env, data, docs, ninety)

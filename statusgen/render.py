@@ -1,14 +1,19 @@
-"""Render: the whole tree as bytes, then written and swapped in (``tree.py``).
+"""Render: the whole tree as bytes, written and swapped in by ``tree.py``.
 
-A build is two phases, like mkdocs: gather (``sitedata.gather``, the only
-read) and render (pure functions of the gathered data), then one write.
+A build: the writer process starts and links the previous generation; gather
+(``sitedata.gather``) reads what the whole site needs; then the files are
+rendered a service at a time (documents and pages are pure functions of the
+gathered data; each service's histories are read, and their closed points
+kept, through ``sitedata.HistorySource``) and streamed to the writer, which
+hashes, compresses and writes them on the other core. Incident pages and
+feeds whose inputs are those of the previous generation are not rendered.
 """
 
 from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,16 +22,16 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from . import jsonout, routes
+from . import __version__, jsonout, routes
 from .badges import badge_files
 from .config import Config
 from .documents import global_documents, service_documents
-from .feeds import feed_files
+from .feeds import feeds
 from .openapi import openapi_document
-from .pages import incidents_by_service, prepare, service_page, site_pages
+from .pages import incident_pages, incidents_by_service, prepare, service_page, site_pages
 from .sitedata import SiteData, gather
 from .store import Store
-from .tree import WriteStats, write_tree
+from .tree import KEEP, Item, StaleTree, TreeWriter, WriteStats, digest
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -54,11 +59,35 @@ def _slim(record: dict[str, Any]) -> dict[str, Any]:
     return record | {"service": service | {"last_day": service["last_day"] | {"rows": []}}}
 
 
-def render_stream(data: SiteData) -> Iterator[tuple[str, bytes]]:
+@lru_cache(maxsize=1)
+def code_key() -> str:
+    """The code and templates a page or feed is made with: a key changes when any of them does."""
+    package = Path(__file__).resolve().parent
+    parts = [__version__.encode()]
+    for path in sorted([*package.glob("*.py"), *TEMPLATES.rglob("*")]):
+        if path.is_file():
+            parts += [str(path.relative_to(package.parent)).encode(), path.read_bytes()]
+    return digest(b"\0".join(parts))
+
+
+def _keyed(previous: Mapping[str, str], site_key: str, path: str, made_of: Any,
+           make: Callable[[], bytes]) -> Item:
+    """A file whose inputs are known: kept from the previous generation when they are the same."""
+    key = digest(site_key.encode() + jsonout.dump(made_of))
+    return (path, KEEP, key) if previous.get(path) == key else (path, make(), key)
+
+
+def render_stream(data: SiteData, previous: Mapping[str, str] | None = None) -> Iterator[Item]:
     """Every file of the tree as (path, bytes), a service at a time, so a build holds one
-    service's documents at once (and what the site-wide pages need of the others)."""
+    service's documents at once (and what the site-wide pages need of the others).
+
+    ``previous``: the keys of the previous generation's files (``TreeWriter.previous_keys``);
+    an incident page or a feed whose inputs have the same key is not rendered again (KEEP).
+    """
     env = environment()
     prepare(env)
+    previous = previous or {}
+    site_key = code_key() + repr(data.config.site)
     site = global_documents(data)
     kept: dict[str, Any] = dict(site)
     by_service = incidents_by_service(site)
@@ -71,45 +100,75 @@ def render_stream(data: SiteData) -> Iterator[tuple[str, bytes]]:
         kept[routes.service_file(svc.slug)] = _slim(own[routes.service_file(svc.slug)])
         if svc is data.config.services[0]:      # the method page reads the ranges off one service's histories
             kept.update((p, d) for p, d in own.items() if "/history/" in p)
+    data.history.flush()
     yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
     yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
     for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
         yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
-    yield from feed_files(env, data).items()
+    for path, made_of, make in feeds(env, data):
+        yield _keyed(previous, site_key, path, made_of, make)
+    for path, made_of, make in incident_pages(env, data.config, kept):
+        yield _keyed(previous, site_key, path, made_of, make)
     yield from site_pages(env, data, kept, ninety).items()   # pages show only what the JSON documents hold
 
 
 def render_files(data: SiteData) -> dict[str, bytes]:
     """Every file of the tree, by path, as bytes (the whole tree in memory: for tests and tools)."""
-    return dict(render_stream(data))
+    return {item[0]: item[1] for item in render_stream(data)}  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
 class BuildResult:
     stats: WriteStats
-    render_ms: float
-    write_ms: float
+    gather_ms: float      # reading the store
+    render_ms: float      # making the files' bytes
+    write_ms: float       # the rest: waiting on the writer process, swapping the tree in
+    keys_used: bool = True
+
+    def line(self) -> str:
+        total = (self.gather_ms + self.render_ms + self.write_ms) / 1000
+        return (f"{self.stats.files} files built in {total:.2f} s (store {self.gather_ms / 1000:.2f} s, "
+                f"render {self.render_ms / 1000:.2f} s, writer {self.write_ms / 1000:.2f} s), "
+                f"{self.stats.written} written")
 
 
 def build(store: Store, config: Config, now: datetime) -> BuildResult:
+    """One build: a new generation of the output tree, swapped in.
+
+    The writer process starts linking the previous generation while the store is read.
+    Should a file to keep be missing there (someone removed it), the build is made again
+    with every file rendered.
+    """
+    try:
+        return _build(store, config, now, use_keys=True)
+    except StaleTree:
+        return _build(store, config, now, use_keys=False)
+
+
+def _build(store: Store, config: Config, now: datetime, use_keys: bool) -> BuildResult:
     t0 = time.perf_counter()
-    stream = Timed(render_stream(gather(store, config, now)))
-    stats = write_tree(config.site.output, stream)
-    t2 = time.perf_counter()
-    return BuildResult(stats, stream.seconds * 1000, ((t2 - t0) - stream.seconds) * 1000)
+    with TreeWriter(config.site.output) as writer:
+        data = gather(store, config, now)
+        t1 = time.perf_counter()
+        stream = Timed(render_stream(data, writer.previous_keys if use_keys else None))
+        writer.write(stream)
+    assert writer.stats is not None
+    total = time.perf_counter() - t0
+    return BuildResult(writer.stats, (t1 - t0) * 1000, stream.seconds * 1000,
+                       (total - (t1 - t0) - stream.seconds) * 1000, use_keys)
 
 
 class Timed:
     """An iterator that adds up the time spent producing its items (the rendering of a streamed build)."""
 
-    def __init__(self, items: Iterator[tuple[str, bytes]]):
+    def __init__(self, items: Iterator[Item]):
         self.items = items
         self.seconds = 0.0
 
-    def __iter__(self) -> Iterator[tuple[str, bytes]]:
+    def __iter__(self) -> Iterator[Item]:
         return self
 
-    def __next__(self) -> tuple[str, bytes]:
+    def __next__(self) -> Item:
         start = time.perf_counter()
         try:
             return next(self.items)

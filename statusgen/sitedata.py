@@ -7,15 +7,16 @@ feeds and pages are pure functions of the ``SiteData`` it returns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta
+from typing import Any
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .history import RANGES, SUMMARY_RESOLUTION, Bucket
+from .history import COARSER, RANGES, Bucket, Closed, build_history, incidents_key, reusable, window
 from .incidents import Incident
 from .state import ServiceState
-from .store import BucketRow, Store, VendorRow
-from .timeutil import to_epoch
+from .store import Store, VendorRow
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,7 @@ class SiteData:
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
     last_day: dict[str, tuple[int, str]]           # raw results of the last day, per service: count, JSON rows
-    buckets: dict[str, dict[str, list[Bucket]]]    # range name -> service -> buckets (no histograms)
-    latency_buckets: dict[int, dict[str, list[BucketRow]]]  # resolution -> service -> rows with histograms
+    history: HistorySource                         # each service's histories, read when rendered
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
 
@@ -35,7 +35,14 @@ class SiteData:
         return self.states.get(slug) or ServiceState()
 
     def incidents_of(self, slug: str) -> list[Incident]:
-        return [i for i in self.incidents if i.service == slug]
+        return self._incidents_by_service.get(slug, [])
+
+    @cached_property
+    def _incidents_by_service(self) -> dict[str, list[Incident]]:
+        out: dict[str, list[Incident]] = {}
+        for inc in self.incidents:
+            out.setdefault(inc.service, []).append(inc)
+        return out
 
     def service(self, slug: str) -> ServiceConfig:
         return self.config.by_slug[slug]
@@ -49,21 +56,50 @@ def data_time(data: SiteData) -> datetime:
     return max(observed) if observed else data.now
 
 
-def _span(coarse: int) -> int:
-    """The longest range whose summary reads buckets of resolution ``coarse``, in seconds."""
-    return max(RANGES[name].resolution_s * RANGES[name].buckets
-               for name, res in SUMMARY_RESOLUTION.items() if res == coarse)
+class HistorySource:
+    """A build's reads of buckets and kept points, a service at a time, and its writes of the
+    points that closed (saved in batches, so a build holds a few services' worth at once)."""
+
+    BATCH = 128
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.pending: list[tuple[str, int, Closed]] = []
+
+    def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
+        """The service's four history documents, by range name."""
+        span, cached, key = self.store.bucket_span, self.store.history_cache(slug), incidents_key(incidents)
+        out = {}
+        for name, rng in RANGES.items():
+            res = rng.resolution_s
+            start, end = window(rng, as_of)
+            closed = cached.get(res)
+            if closed is not None and reusable(closed, rng, as_of, key):
+                fine = (span(slug, res, closed.first, start) if closed.first < start else []) + \
+                    span(slug, res, closed.upto, end)
+                coarse: list[Bucket] = []
+            else:
+                closed, fine = None, span(slug, res, start, end)
+                c = COARSER[res]
+                coarse = span(slug, c, start, end - res) if c else []
+            out[name], kept = build_history(slug, rng, as_of, incidents, key, closed, fine, coarse)
+            if closed is None or (kept.first, kept.upto) != (closed.first, closed.upto):
+                self.pending.append((slug, res, kept))
+        if len(self.pending) >= self.BATCH:
+            self.flush()
+        return out
+
+    def flush(self) -> None:
+        if self.pending:
+            self.store.save_history_cache(self.pending)
+            self.pending.clear()
 
 
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     last_run = store.last_finished_run()
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
-    buckets = {name: store.bucket_tuples(r.resolution_s, to_epoch(anchor) - r.resolution_s * r.buckets)
-               for name, r in RANGES.items()}
-    latency_buckets = {res: store.buckets(res, to_epoch(anchor) - _span(res) - res)
-                       for res in set(SUMMARY_RESOLUTION.values())}
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
-        last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), buckets=buckets, latency_buckets=latency_buckets,
+        last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), history=HistorySource(store),
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(),
     )

@@ -11,6 +11,9 @@ Tables:
   buckets         aggregates per service at each published resolution, kept only for its range
   service_state   the decided state of each service (JSON)
   incidents       statusgen's own incidents (JSON record, plus columns to query by)
+  vendor_sources  each vendor source's last fetch and last good view
+  history_cache   per service and resolution, the closed points of its history (history.Closed);
+                  a bucket written inside them deletes the record, so it is never stale
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import orjson
 from . import latency
 from .errors import StoreError
 from .health import RunRecord
+from .history import Bucket, Closed
 from .incidents import Incident
 from .outcomes import Outcome
 from .probe import CheckResult
@@ -88,6 +92,13 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "ALTER TABLE results ADD COLUMN row TEXT",
         f"UPDATE results SET row = {ROW_SQL}",
         "CREATE INDEX results_by_service ON results (service, ts)",
+    ]),
+    (6, "closed history points kept between builds, and buckets by service", [
+        """CREATE TABLE history_cache (
+            service TEXT NOT NULL, res INTEGER NOT NULL, first INTEGER NOT NULL, upto INTEGER NOT NULL,
+            key TEXT NOT NULL, points TEXT NOT NULL, counts TEXT NOT NULL, hist BLOB,
+            PRIMARY KEY (service, res))""",
+        "CREATE INDEX buckets_by_service ON buckets (res, service, start)",
     ]),
 ]
 
@@ -228,9 +239,11 @@ class Store:
     def bulk_load(self, buckets: Iterable[tuple], results: Iterable[tuple],  # type: ignore[type-arg]
                   states: dict[str, ServiceState], incidents: Sequence[Incident]) -> None:
         """Load prepared rows (as ``statusgen simulate`` makes them) in one transaction."""
+        touched: set[str] = set()
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           (_with_percentiles(b) for b in buckets))
+                           (_with_percentiles(b, touched) for b in buckets))
+            db.executemany("DELETE FROM history_cache WHERE service = ?", [(svc,) for svc in touched])
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
@@ -246,6 +259,7 @@ class Store:
             db.execute("DELETE FROM results WHERE ts < ?", (t - RAW_RETENTION_S,))
             for res, keep in RESOLUTIONS.items():
                 db.execute("DELETE FROM buckets WHERE res = ? AND start < ?", (res, t - keep))
+                db.execute("DELETE FROM history_cache WHERE res = ? AND first < ?", (res, t - keep))
 
     # -- reading ------------------------------------------------------------
 
@@ -301,6 +315,27 @@ class Store:
         for row in rows:
             out[row[0]].append(row[1:])
         return out
+
+    def bucket_span(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
+        """One service's buckets of one resolution in [since, until), oldest first, as history reads them."""
+        return self.db.execute(
+            "SELECT start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets INDEXED BY buckets_by_service "
+            "WHERE res = ? AND service = ? AND start >= ? AND start < ? ORDER BY start",
+            (res, service, since, until)).fetchall()
+
+    def history_cache(self, service: str) -> dict[int, Closed]:
+        """The closed history points kept for a service, by resolution."""
+        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist FROM history_cache "
+                               "WHERE service = ?", (service,))
+        return {res: Closed(first, upto, key, points, tuple(orjson.loads(counts)), latency.decode(hist))
+                for res, first, upto, key, points, counts, hist in rows}
+
+    def save_history_cache(self, kept: Iterable[tuple[str, int, Closed]]) -> None:
+        """Keep closed history points for the next build (one transaction)."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?)",
+                           [(svc, res, c.first, c.upto, c.key, c.points, orjson.dumps(c.counts).decode(),
+                             latency.encode(c.hist)) for svc, res, c in kept])
 
     def last_day_json(self, services: Iterable[str], since: datetime) -> dict[str, tuple[int, str]]:
         """Each service's raw results from ``since`` on, oldest first: their count, and the JSON
@@ -384,6 +419,12 @@ def _incident_row(i: Incident) -> tuple:  # type: ignore[type-arg]
 
 
 def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
+    """Add ``rows`` into the stored buckets; a history_cache record holding one of them goes."""
+    earliest: dict[str, int] = {}
+    for svc, start in rows:
+        earliest[svc] = min(start, earliest.get(svc, start))
+    db.executemany("DELETE FROM history_cache WHERE service = ? AND res = ? AND upto > ?",
+                   [(svc, res, start) for svc, start in earliest.items()])
     for (svc, start), row in rows.items():
         old = db.execute("SELECT up, down, slow, maintenance, excluded, hist FROM buckets "
                          "WHERE res = ? AND start = ? AND service = ?", (res, start, svc)).fetchone()
@@ -397,8 +438,10 @@ def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int]
 _PERCENTILES: dict[bytes, tuple[float | None, float | None]] = {}
 
 
-def _with_percentiles(row: tuple) -> tuple:  # type: ignore[type-arg]
-    """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram)."""
+def _with_percentiles(row: tuple, services: set[str]) -> tuple:  # type: ignore[type-arg]
+    """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram);
+    its service is added to ``services``."""
+    services.add(row[2])
     blob = row[8] or b""
     if blob not in _PERCENTILES:
         hist = latency.decode(blob)

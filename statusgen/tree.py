@@ -138,7 +138,7 @@ class _Placer:
     """In the writer process: links the previous generation and places each file it is sent."""
 
     def __init__(self, prev: Path | None, new: Path, old: dict[str, list]):  # type: ignore[type-arg]
-        self.new, self.old = new, old
+        self.prev, self.new, self.old = str(prev), new, old
         self.manifest: dict[str, list] = {}  # type: ignore[type-arg]
         self._made: set[str] = set()
         self._kept: list[str] = []
@@ -157,7 +157,8 @@ class _Placer:
         """Keep ``rel`` as linked from the previous generation when its bytes are the same, else write it."""
         h, before = digest(data), self.old.get(rel)
         gz = rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES
-        if before and before[1] == h and (len(before) < 4 or before[3] == int(gz)):
+        if before and before[1] == h and (len(before) < 4 or before[3] == int(gz)) \
+                and os.path.exists(os.path.join(self.prev, rel)):       # the linker links it
             self.manifest[rel] = [before[0], h, before[2], int(gz), key]
             self._kept.append(rel)
             return

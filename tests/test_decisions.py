@@ -9,12 +9,11 @@ import pytest
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
 from statusgen.cycle import service_decision
 from statusgen.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.history import RANGES, build_history, incident_seconds, points_of
+from statusgen.history import RANGES, build_history, incident_seconds, incidents_key, points_of
 from statusgen.incidents import Incident, advance
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
 from statusgen.state import ServiceState, Status, decide, verdict
-from statusgen.store import BucketRow
 from statusgen import latency
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -196,8 +195,10 @@ def test_history_gives_every_bucket_with_null_gaps():
     rng = RANGES["24h"]
     start = int((T0 - 10 * MIN).timestamp())
     hist = latency.add({}, [40, 50, 60, 70])
-    rows = [(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))]
-    doc = build_history("api", rng, rows, [], T0, [BucketRow(start - start % 3600, 4, 1, hist=hist)])
+    rows = [(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95),
+             latency.encode(hist))]
+    doc, kept = build_history("api", rng, T0, [], incidents_key([]), None, rows)
+    assert kept.upto == int(T0.timestamp()) and kept.counts == (4, 1, 0, 0)
     points = points_of(doc)
     assert doc["count"] == 288 == len(points)
     assert points[-1]["start"] == "2026-11-22T12:00:00Z"

@@ -3,6 +3,8 @@ then every endpoint asserted over HTTP through the preview server."""
 
 from __future__ import annotations
 
+import re
+
 import http.client
 import json
 import threading
@@ -119,7 +121,8 @@ def get(scenario, path: str, **kw) -> httpx.Response:
 
 def test_cli_run_prints_one_line(scenario):
     lines = [ln for ln in scenario["cli"].splitlines() if " run 11: " in ln]
-    assert len(lines) == 1 and lines[0].endswith(" written in " + lines[0].rsplit(" written in ", 1)[1])
+    assert len(lines) == 1 and re.search(r"; \d+ files built in [\d.]+ s \(store [\d.]+ s, render [\d.]+ s, "
+                                         r"writer [\d.]+ s\), \d+ written$", lines[0])
     assert "info: run 11: 3 checks (1 failed) probed in " in lines[0]
 
 

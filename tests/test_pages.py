@@ -553,13 +553,10 @@ def test_api_page_lists_every_endpoint_of_the_openapi_document(demo: DemoBuild) 
 # -- one source of truth, untrusted text ----------------------------------------------------------
 
 def _site_data(demo: DemoBuild, config: Config | None = None) -> SiteData:
-    store = Store(demo.config.site.store)
-    try:
-        last = store.last_finished_run()
-        assert last is not None and last.finished_at is not None
-        return gather(store, config or demo.config, last.finished_at)
-    finally:
-        store.close()
+    store = Store(demo.config.site.store)      # left open: the histories are read as they are rendered
+    last = store.last_finished_run()
+    assert last is not None and last.finished_at is not None
+    return gather(store, config or demo.config, last.finished_at)
 
 
 def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
@@ -723,9 +720,9 @@ def simulated_build() -> tuple[SiteData, dict[str, Any]]:
     store = Store(config.site.store)
     try:
         data = gather(store, config, SIM_NOW)
+        return data, api_documents(data)
     finally:
         store.close()
-    return data, api_documents(data)
 
 
 @pytest.fixture(scope="module")

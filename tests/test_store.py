@@ -101,3 +101,20 @@ def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_p
     assert store.states()["api"].incident_basis is Status.OPERATIONAL
     assert store.db.execute("SELECT latency_ms FROM results").fetchone() == (12.5,)
     assert store.vendor_rows() == {}
+
+
+def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(tmp_path):
+    from statusgen.sitedata import HistorySource
+    from statusgen.store import migrate
+    path = tmp_path / "v5.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, upto=MIGRATIONS[-2][0])                   # the store as the previous release made it
+    for i in range(3):
+        db.execute("INSERT INTO buckets (res, start, service, up, down) VALUES (300, ?, 'api', 2, 1)",
+                   (int(T0.timestamp()) - 300 * i,))
+    db.close()
+    store = Store(path)
+    assert store.schema_version() == MIGRATIONS[-1][0]
+    docs = HistorySource(store).histories("api", T0, [])
+    assert docs["24h"]["summary"]["checks"] == 9 and docs["24h"]["summary"]["failed"] == 3
+    assert store.db.execute("SELECT COUNT(*) FROM buckets").fetchone() == (3,)

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from statusgen.errors import RenderError
-from statusgen.tree import gens_dir, write_tree
+from statusgen.tree import KEEP, StaleTree, TreeWriter, gens_dir, write_tree
 
 BIG = b'{"a": "' + b"x" * 400 + b'"}\n'
 
@@ -87,3 +87,63 @@ def test_repeated_runs_from_fresh_config_loads_never_nest_generations(tmp_path):
     gens = list(gens_dir(tmp_path / "site").iterdir())
     assert len(gens) == 2 and not list(tmp_path.glob("site.gens/*/*.gens"))
     assert (tmp_path / "site" / "a.json").read_bytes() == b"2"
+
+
+# -- files kept by the key of their inputs ------------------------------------------------------
+
+def test_a_kept_file_is_the_previous_generations_file(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, [("feed/a.xml", BIG, "k1"), ("b.json", BIG, None)])
+    before = os.stat(out / "feed/a.xml")
+    stats = write_tree(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
+    after = os.stat(out / "feed/a.xml")
+    assert (stats.files, stats.written) == (2, 1)
+    assert (before.st_ino, before.st_mtime) == (after.st_ino, after.st_mtime)
+    assert (out / "feed/a.xml.gz").exists()
+    assert TreeWriter(out).previous_keys == {"feed/a.xml": "k1"}
+
+
+def test_keeping_a_file_the_previous_generation_lacks_asks_for_a_full_build(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, [("a.json", BIG, "k1")])
+    with pytest.raises(StaleTree):
+        write_tree(out, [("other.json", KEEP, "k1")])
+    os.unlink(out.resolve() / "a.json")                 # listed in the manifest, gone from the folder
+    with pytest.raises(StaleTree):
+        write_tree(out, [("a.json", KEEP, "k1")])
+    assert (out / "a.json.gz").exists(), "the last complete site is left as it was"
+
+
+def test_a_file_no_longer_compressed_loses_its_gz_copy(tmp_path):
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": BIG, "gone.json": BIG})
+    write_tree(out, {"a.json": b"{}"})
+    assert (out / "a.json").read_bytes() == b"{}"
+    assert sorted(p.name for p in out.resolve().iterdir()) == [".manifest.json", "a.json"]
+
+
+def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(tmp_path):
+    from datetime import UTC, datetime
+
+    from statusgen.config import load_config
+    from statusgen.render import build
+    from statusgen.simulate import config_text, simulate
+    from statusgen.store import Store
+    now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
+    simulate(4, 20, tmp_path / "sim.db", now)
+    (tmp_path / "sim.toml").write_text(config_text(4, tmp_path / "sim.db", tmp_path / "site"), encoding="utf-8")
+    config = load_config(tmp_path / "sim.toml")
+    store = Store(config.site.store)
+    first = build(store, config, now)
+    pages = sorted((tmp_path / "site").glob("incidents/*/index.html"))
+    assert len(pages) >= 3
+    inode = os.stat(pages[0]).st_ino
+    second = build(store, config, now)
+    assert second.keys_used and second.stats.written < first.stats.written
+    assert os.stat(pages[0]).st_ino == inode
+    keys = TreeWriter(config.site.output).previous_keys
+    assert len(keys) == len(pages) + 1 + 4                # incident pages, the feed of all, a feed per service
+    page = pages[1].read_bytes()
+    os.unlink(pages[1].resolve())                         # a file to keep has gone: built again in full
+    third = build(store, config, now)
+    assert not third.keys_used and pages[1].read_bytes() == page
