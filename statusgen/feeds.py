@@ -66,16 +66,15 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
     since = f"{data.epoch:%Y-%m-%d}"
     site = data.config.site
 
-    def made_of(name: str, incidents: list[Incident]) -> list[Any]:
-        return [name, iso(data.epoch), [i.to_json() for i in incidents],
-                [s.name for s in data.config.services]]
+    def made_of(incidents: list[Incident], names: list[str]) -> list[Any]:
+        return [iso(data.epoch), [i.to_json() for i in incidents], names]   # names: of the entries' services
 
-    yield ("feed/incidents.xml", made_of("all", data.incidents), lambda: render_feed(
+    yield ("feed/incidents.xml", made_of(data.incidents, [s.name for s in data.config.services]), lambda: render_feed(
         env, data, data.incidents, "feed/incidents.xml", f"{site.title}: incidents",
         "/incidents/", f"tag:{host},{since}:feed/incidents"))
     for svc in data.config.services:
         path, incidents = routes.service_feed_file(svc.slug), data.incidents_of(svc.slug)
-        yield (path, made_of(svc.name, incidents), partial(
+        yield (path, made_of(incidents, [svc.name]), partial(
             render_feed, env, data, incidents, path, f"{svc.name}: incidents ({site.title})",
             routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}"))
 

@@ -1,7 +1,9 @@
-"""Gather: everything a build needs, read from the store in one place.
+"""Gather: what a build needs, read from the store in one place.
 
-``gather`` is the only I/O of a build before the write; the documents,
-feeds and pages are pure functions of the ``SiteData`` it returns.
+``gather`` reads what the whole site needs; each service's histories are
+read as the service is rendered, through ``HistorySource`` (which also
+keeps their closed points for the next build). The documents, feeds and
+pages are pure functions of the ``SiteData`` and of those histories.
 """
 
 from __future__ import annotations

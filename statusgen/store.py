@@ -100,6 +100,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             PRIMARY KEY (service, res))""",
         "CREATE INDEX buckets_by_service ON buckets (res, service, start)",
     ]),
+    (7, "a service's last day read from the index alone", [
+        "CREATE INDEX results_last_day ON results (service, ts, check_index, row)",
+        "DROP INDEX results_by_service",
+    ]),
 ]
 
 

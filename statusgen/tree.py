@@ -1,26 +1,33 @@
 """Write: the output tree, swapped into place atomically.
 
 The output path (``site/`` by default) is a symbolic link to a generation
-directory in ``<output>.gens/``. A build writes a new generation, then points
-the link at it with one rename, so a reader (nginx, the preview server, a
-mirror) never sees a half-written tree.
+directory in ``<output>.gens/``. There are two generations: the one served,
+and the one before it. A build rewrites the one before, then points the link
+at it with one rename, so a reader (nginx, the preview server, a mirror)
+never sees a half-written tree; the generation it leaves stays complete for
+readers still using it, until the next build rewrites it in turn.
 
-A new generation starts as hard links to every file of the previous one,
-made on a thread of its own while the build renders (kernel work, overlapped
-with the Python work). A file whose bytes changed is written beside its link
-and renamed over it, so the previous generation's inode is never touched.
-Unchanged files therefore keep their inode and mtime, and nginx its ETag
-(mtime + size). A changed file gets an mtime in a later second than its
-previous version, so a change of the same size within one second still
-changes nginx's ETag. Compressible files get a ``.gz`` copy (for
-gzip_static) written and dated with them.
+The files are placed by a process of its own (``TreeWriter`` starts
+``python -m statusgen.tree`` and streams them to it): rendering holds the
+GIL, so hashing, gzip and file I/O run there, on the other core.
+
+Rewriting in place is what keeps a build cheap on disk: a file the
+generation already holds as wanted (same size, hash, mtime, .gz copy) is not
+touched, and a changed one is written over its old bytes (creating a new
+inode for each changed file, and hard-linking the rest, cost several times
+more on ext4). A changed file gets an mtime in a later second than its
+previous version; an unchanged one keeps its mtime in both generations; so
+nginx's ETag (mtime + size) changes exactly when the bytes do, even for a
+change of the same size within one second. Compressible files get a ``.gz``
+copy (for gzip_static) written and dated with them. Each generation's
+``.manifest.json`` says what it holds; it is removed while the generation is
+being rewritten, so after a killed build the next one starts that folder anew.
 
 A file can be given without bytes, as ``KEEP`` with the key of its inputs:
-the renderer saw that the inputs are those of the previous generation's file
-(its key is in the manifest) and skipped rendering it. Should that file be
-missing from the previous generation, ``StaleTree`` asks for a build without
-keys. The previous generation is kept for readers still using it; older
-ones go.
+the renderer saw that the inputs are those of the previous build's file (its
+key is in the manifest) and skipped rendering it. Should that file be missing
+from the served generation when it has to be copied, ``StaleTree`` asks for a
+build without keys.
 """
 
 from __future__ import annotations
@@ -102,94 +109,95 @@ def _mkdirs(path: str, made: set[str]) -> None:
         made.add(path)
 
 
-class _Linker(threading.Thread):
-    """Hard-links every file of the previous generation into the new one (not the manifest)."""
-
-    def __init__(self, prev: Path | None, new: Path):
-        super().__init__(name="statusgen-linker", daemon=True)
-        self.prev, self.new = prev, new
-        self.linked: set[str] = set()
-        self.error: OSError | None = None
-
-    def run(self) -> None:
-        if self.prev is None:
-            return
-        src, dst = str(self.prev), str(self.new)
-        made: set[str] = set()
-        try:
-            for root, _dirs, names in os.walk(src):
-                rel_root = root[len(src) + 1:]
-                target = os.path.join(dst, rel_root) if rel_root else dst
-                _mkdirs(target, made)
-                for name in names:
-                    rel = f"{rel_root}/{name}" if rel_root else name
-                    if rel == MANIFEST:
-                        continue
-                    try:
-                        os.link(f"{root}/{name}", f"{target}/{name}")
-                    except FileExistsError:     # already written anew by the build
-                        continue
-                    self.linked.add(rel)
-        except OSError as exc:
-            self.error = exc
+def _same(entry: list | None, wanted: list) -> bool:  # type: ignore[type-arg]
+    """Whether a manifest entry describes the same file (size, hash, mtime, .gz copy)."""
+    return entry is not None and len(entry) > 3 and entry[:4] == wanted[:4]
 
 
 class _Placer:
-    """In the writer process: links the previous generation and places each file it is sent."""
+    """In the writer process: brings the generation being rewritten up to date, file by file.
 
-    def __init__(self, prev: Path | None, new: Path, old: dict[str, list]):  # type: ignore[type-arg]
-        self.prev, self.new, self.old = str(prev), new, old
+    ``served``/``old``: the generation readers see now and its manifest (the previous
+    build). ``target``/``mine``: the generation being rewritten and what it holds (the
+    build before; empty when it is new). A file is written into ``target`` only when
+    ``target`` does not hold it already as wanted; kept files whose bytes are not in hand
+    are copied from ``served``.
+    """
+
+    def __init__(self, served: Path | None, old: dict[str, list], target: Path,  # type: ignore[type-arg]
+                 mine: dict[str, list]):  # type: ignore[type-arg]
+        self.served, self.old, self.target, self.mine = served, old, target, mine
         self.manifest: dict[str, list] = {}  # type: ignore[type-arg]
         self._made: set[str] = set()
-        self._kept: list[str] = []
         self.written = self.nbytes = 0
-        self._linker = _Linker(prev, new)
-        self._linker.start()
 
     def keep(self, rel: str, key: str | None) -> None:
+        """The previous build's file, unchanged (its inputs are the same)."""
         before = self.old.get(rel)
-        if before is None:
+        if before is None or len(before) < 4:
             raise StaleTree(f"{rel}: nothing to keep in the previous generation")
-        self.manifest[rel] = [*before[:4], key] if len(before) > 3 else [*before, _had_gz(rel, before), key]
-        self._kept.append(rel)
+        wanted = [*before[:4], key]
+        if not self._holds(rel, wanted):
+            self._copy(rel, wanted)
+        self.manifest[rel] = wanted
 
     def place(self, rel: str, data: bytes, key: str | None) -> None:
-        """Keep ``rel`` as linked from the previous generation when its bytes are the same, else write it."""
+        """``rel`` with these bytes: the previous build's file when they are the same, else a changed one."""
         h, before = digest(data), self.old.get(rel)
-        gz = rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES
-        if before and before[1] == h and (len(before) < 4 or before[3] == int(gz)) \
-                and os.path.exists(os.path.join(self.prev, rel)):       # the linker links it
-            self.manifest[rel] = [before[0], h, before[2], int(gz), key]
-            self._kept.append(rel)
-            return
-        mtime = max(int(time.time()), before[2] + 1) if before else int(time.time())
-        path = os.path.join(self.new, rel)
+        gz = int(rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES)
+        if before and before[1] == h and (len(before) < 4 or before[3] == gz):
+            wanted = [before[0], h, before[2], gz, key]
+        else:
+            wanted = [len(data), h, max(int(time.time()), before[2] + 1) if before else int(time.time()), gz, key]
+            self.written += 1
+            self.nbytes += len(data)
+        if not self._holds(rel, wanted):
+            self._put(rel, data, _gzip(data) if gz else None, wanted[2])
+        self.manifest[rel] = wanted
+
+    def _holds(self, rel: str, wanted: list) -> bool:  # type: ignore[type-arg]
+        """Whether the target holds ``rel`` as wanted: by its manifest, and on disk (size and mtime)."""
+        if not _same(self.mine.get(rel), wanted):
+            return False
+        try:
+            st = os.stat(os.path.join(self.target, rel))
+        except FileNotFoundError:
+            return False
+        return st.st_size == wanted[0] and int(st.st_mtime) == wanted[2]
+
+    def _copy(self, rel: str, wanted: list) -> None:  # type: ignore[type-arg]
+        if self.served is None:
+            raise StaleTree(f"{rel}: nothing to keep in the previous generation")
+        try:
+            data = (self.served / rel).read_bytes()
+            packed = (self.served / (rel + ".gz")).read_bytes() if wanted[3] else None
+        except FileNotFoundError:
+            raise StaleTree(f"{rel}: missing from the previous generation") from None
+        if len(data) != wanted[0]:
+            raise StaleTree(f"{rel}: changed in the previous generation since it was written")
+        self._put(rel, data, packed, wanted[2])
+
+    def _put(self, rel: str, data: bytes, packed: bytes | None, mtime: int) -> None:
+        path = os.path.join(self.target, rel)
         _mkdirs(os.path.dirname(path), self._made)
-        _replace(path, data, mtime)
-        if gz:
-            _replace(path + ".gz", _gzip(data), mtime)
-        self.manifest[rel] = [len(data), h, mtime, int(gz), key]
-        self.written += 1
-        self.nbytes += len(data)
+        _write_in_place(path, data, mtime)
+        if packed is not None:
+            _write_in_place(path + ".gz", packed, mtime)
 
     def finish(self) -> tuple[int, int, int]:
-        """Check what was kept, drop what is no longer rendered, write the manifest: (files, written, bytes)."""
-        linker = self._linker
-        linker.join()
-        if linker.error is not None:
-            raise linker.error
-        missing = [rel for rel in self._kept if rel not in linker.linked]
-        if missing:
-            raise StaleTree(f"{len(missing)} files to keep are missing from the previous generation, "
-                            f"for example {missing[0]}")
+        """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes)."""
         wanted = set(self.manifest) | {rel + ".gz" for rel, e in self.manifest.items() if e[3]}
-        for rel in linker.linked - wanted:          # no longer rendered, or no longer compressed
-            os.unlink(os.path.join(self.new, rel))
-        (self.new / MANIFEST).write_bytes(orjson.dumps(self.manifest))
+        root = str(self.target)
+        for dirpath, _dirs, names in os.walk(root, topdown=False):
+            rel_dir = dirpath[len(root) + 1:]
+            for name in names:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if rel not in wanted:
+                    os.unlink(os.path.join(dirpath, name))
+            if rel_dir and not os.listdir(dirpath):
+                os.rmdir(dirpath)
+        (self.target / MANIFEST).write_bytes(orjson.dumps(self.manifest))
         return len(self.manifest), self.written, self.nbytes
-
-    def abandon(self) -> None:
-        self._linker.join()
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes:
@@ -199,9 +207,9 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
     return data
 
 
-def _writer_main(prev: str, new: str) -> int:
-    """The writer process (``python -m statusgen.tree PREV NEW``): reads the files on stdin,
-    places them, and reports on stdout as one JSON line.
+def _writer_main(served: str, target: str) -> int:
+    """The writer process (``python -m statusgen.tree SERVED TARGET``): reads the files on
+    stdin, brings TARGET up to date with them, and reports on stdout as one JSON line.
 
     Rendering is Python work that holds the GIL; hashing, gzip and file I/O here run
     on the other core, with no GIL to wait for between system calls. A message is a
@@ -209,10 +217,11 @@ def _writer_main(prev: str, new: str) -> int:
     body; a header of lengths 0 ends the stream.
     """
     stdin, out = sys.stdin.buffer, sys.stdout
-    placer = None
     try:
-        old = _read_manifest(Path(prev) if prev else None)
-        placer = _Placer(Path(prev) if prev else None, Path(new), old)
+        served_path = Path(served) if served else None
+        mine = _read_manifest(Path(target))
+        (Path(target) / MANIFEST).unlink(missing_ok=True)      # from here on, TARGET is being rewritten
+        placer = _Placer(served_path, _read_manifest(served_path), Path(target), mine)
         while True:
             hlen, blen = _FRAME.unpack(_read_exact(stdin, _FRAME.size))
             if hlen == 0:
@@ -227,11 +236,8 @@ def _writer_main(prev: str, new: str) -> int:
         report = ["stale", str(exc)]
     except OSError as exc:
         report = ["oserror", exc.strerror or str(exc)]
-    except EOFError:          # the build stopped: the next run prunes the partial generation
+    except EOFError:          # the build stopped: TARGET has no manifest, so the next build starts it anew
         return 1
-    finally:
-        if placer is not None:
-            placer.abandon()
     out.write(orjson.dumps(report).decode() + "\n")
     out.flush()
     return 0
@@ -260,10 +266,9 @@ class TreeWriter:
         self.output = output
         self.prev = current_generation(output)
         self.old = _read_manifest(self.prev)
-        self.new = gens_dir(output) / f"g{time.time_ns()}"
         self.stats: WriteStats | None = None
         try:
-            self.new.mkdir(parents=True)
+            self.new = _target(output, self.prev)
         except OSError as exc:
             raise self._failure(exc.strerror or str(exc)) from None
         self._proc = subprocess.Popen(
@@ -274,17 +279,16 @@ class TreeWriter:
 
     @property
     def previous_keys(self) -> Mapping[str, str]:
-        """Path -> key of the inputs the previous generation's file was made from."""
-        return {rel: e[4] for rel, e in self.old.items() if len(e) > 4 and e[4]}
+        """Path -> key of the inputs the previous build's file was made from."""
+        return _keys(self.old)
 
     def __enter__(self) -> TreeWriter:
         return self
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        if exc is not None:
+        if exc is not None:          # the target has no manifest now: the next build starts it anew
             self._proc.kill()
             self._proc.communicate()
-            shutil.rmtree(self.new, ignore_errors=True)
             return
         try:
             self._pipe.write(_FRAME.pack(0, 0))
@@ -297,7 +301,6 @@ class TreeWriter:
         except (IndexError, orjson.JSONDecodeError):
             report = ["oserror", f"the writer process ended with status {self._proc.returncode}"]
         if report[0] != "ok":
-            shutil.rmtree(self.new, ignore_errors=True)
             if report[0] == "stale":
                 raise StaleTree(report[1])
             raise self._failure(report[1])
@@ -305,7 +308,6 @@ class TreeWriter:
         try:
             _swap(self.output, self.new)
         except OSError as exc:
-            shutil.rmtree(self.new, ignore_errors=True)
             raise self._failure(exc.strerror or str(exc)) from None
         _prune(self.output, {self.new.resolve()} | ({self.prev.resolve()} if self.prev else set()))
         self.stats = WriteStats(files, written, files - written, nbytes, self.new.name)
@@ -336,13 +338,41 @@ def _had_gz(rel: str, entry: list) -> int:  # type: ignore[type-arg]
     return int(rel.endswith(GZIP_SUFFIXES) and entry[0] >= GZIP_MIN_BYTES)
 
 
-def _replace(path: str, data: bytes, mtime: int) -> None:
-    """Write ``path`` beside itself and rename it into place (never into a linked inode)."""
-    tmp = path + ".~new"
-    with open(tmp, "wb") as f:
+def _write_in_place(path: str, data: bytes, mtime: int) -> None:
+    """Write ``path`` over its old bytes, truncated after them (never to zero first: ext4
+    then writes the data back at close, which made a build wait on the disk)."""
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644), "wb") as f:
         f.write(data)
-    os.utime(tmp, (mtime, mtime))
-    os.replace(tmp, path)
+        f.truncate()
+    os.utime(path, (mtime, mtime))
+
+
+def _keys(manifest: dict[str, list]) -> dict[str, str]:  # type: ignore[type-arg]
+    return {rel: e[4] for rel, e in manifest.items() if len(e) > 4 and e[4]}
+
+
+def previous_keys(output: Path) -> dict[str, str]:
+    """The keys of the served generation's files (what ``TreeWriter.previous_keys`` gives a build)."""
+    return _keys(_read_manifest(current_generation(output)))
+
+
+def _target(output: Path, served: Path | None) -> Path:
+    """The generation to rewrite: the one before the served one, when it is complete (it has
+    its manifest); else a new folder. Any other folder (what a killed run left) goes."""
+    gens = gens_dir(output)
+    gens.mkdir(parents=True, exist_ok=True)
+    keep = served.resolve() if served else None
+    others = sorted((g for g in gens.iterdir() if g.resolve() != keep and g.is_dir()),
+                    key=lambda g: g.stat().st_mtime, reverse=True)
+    chosen = next((g for g in others if (g / MANIFEST).is_file() and g.name.startswith("g")), None)
+    for g in others:
+        if g != chosen:
+            shutil.rmtree(g, ignore_errors=True)
+    if chosen is not None:
+        return chosen
+    new = gens / f"g{time.time_ns()}"
+    new.mkdir()
+    return new
 
 
 def _swap(output: Path, new: Path) -> None:

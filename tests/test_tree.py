@@ -8,12 +8,12 @@ import os
 import pytest
 
 from statusgen.errors import RenderError
-from statusgen.tree import KEEP, StaleTree, TreeWriter, gens_dir, write_tree
+from statusgen.tree import KEEP, StaleTree, gens_dir, previous_keys, write_tree
 
 BIG = b'{"a": "' + b"x" * 400 + b'"}\n'
 
 
-def test_unchanged_files_keep_inode_and_mtime(tmp_path):
+def test_unchanged_files_keep_mtime_and_are_not_rewritten(tmp_path):
     out = tmp_path / "site"
     files = {"api/v1/a.json": BIG, "index.html": b"<p>hi</p>"}
     first = write_tree(out, files)
@@ -21,8 +21,12 @@ def test_unchanged_files_keep_inode_and_mtime(tmp_path):
     second = write_tree(out, files)
     st2 = os.stat(out / "api/v1/a.json")
     assert (first.written, second.written, second.unchanged) == (2, 0, 2)
-    assert (st1.st_ino, st1.st_mtime) == (st2.st_ino, st2.st_mtime)
+    assert (st1.st_size, st1.st_mtime) == (st2.st_size, st2.st_mtime)     # the same ETag under nginx
     assert out.is_symlink() and first.generation != second.generation
+    third = write_tree(out, files)                 # rewrites the first generation, which holds them already
+    st3 = os.stat(out / "api/v1/a.json")
+    assert third.generation == first.generation
+    assert (st3.st_ino, st3.st_mtime, st3.st_ctime_ns) == (st1.st_ino, st1.st_mtime, st1.st_ctime_ns)
 
 
 def test_changed_file_of_same_size_gets_a_later_second(tmp_path):
@@ -98,9 +102,12 @@ def test_a_kept_file_is_the_previous_generations_file(tmp_path):
     stats = write_tree(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
     after = os.stat(out / "feed/a.xml")
     assert (stats.files, stats.written) == (2, 1)
-    assert (before.st_ino, before.st_mtime) == (after.st_ino, after.st_mtime)
-    assert (out / "feed/a.xml.gz").exists()
-    assert TreeWriter(out).previous_keys == {"feed/a.xml": "k1"}
+    assert (before.st_size, before.st_mtime) == (after.st_size, after.st_mtime)
+    assert (out / "feed/a.xml").read_bytes() == BIG and gzip.decompress((out / "feed/a.xml.gz").read_bytes()) == BIG
+    write_tree(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
+    again = os.stat(out / "feed/a.xml")                   # the first generation held it: not touched
+    assert (again.st_ino, again.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
+    assert previous_keys(out) == {"feed/a.xml": "k1"}
 
 
 def test_keeping_a_file_the_previous_generation_lacks_asks_for_a_full_build(tmp_path):
@@ -111,7 +118,7 @@ def test_keeping_a_file_the_previous_generation_lacks_asks_for_a_full_build(tmp_
     os.unlink(out.resolve() / "a.json")                 # listed in the manifest, gone from the folder
     with pytest.raises(StaleTree):
         write_tree(out, [("a.json", KEEP, "k1")])
-    assert (out / "a.json.gz").exists(), "the last complete site is left as it was"
+    assert (out / "a.json.gz").exists(), "the site served is left as it was"
 
 
 def test_a_file_no_longer_compressed_loses_its_gz_copy(tmp_path):
@@ -137,13 +144,15 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     first = build(store, config, now)
     pages = sorted((tmp_path / "site").glob("incidents/*/index.html"))
     assert len(pages) >= 3
-    inode = os.stat(pages[0]).st_ino
+    made = os.stat(pages[0])
     second = build(store, config, now)
     assert second.keys_used and second.stats.written < first.stats.written
-    assert os.stat(pages[0]).st_ino == inode
-    keys = TreeWriter(config.site.output).previous_keys
-    assert len(keys) == len(pages) + 1 + 4                # incident pages, the feed of all, a feed per service
+    third = build(store, config, now)                     # into the first generation again: pages untouched
+    assert third.keys_used and third.stats.generation == first.stats.generation
+    assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
+    assert len(previous_keys(config.site.output)) == len(pages) + 1 + 4   # incident pages, the feeds
     page = pages[1].read_bytes()
-    os.unlink(pages[1].resolve())                         # a file to keep has gone: built again in full
-    third = build(store, config, now)
-    assert not third.keys_used and pages[1].read_bytes() == page
+    for gen in (tmp_path / "site.gens").iterdir():       # a file to keep has gone: built again in full
+        (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)
+    fourth = build(store, config, now)
+    assert not fourth.keys_used and pages[1].read_bytes() == page
