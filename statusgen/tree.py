@@ -38,7 +38,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import threading
 import time
 import zlib
 from collections.abc import Iterable, Mapping
