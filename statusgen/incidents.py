@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from .config import ServiceConfig
@@ -69,6 +70,10 @@ class Incident:
         return int(((self.ended_at or now) - self.started_at).total_seconds())
 
     def to_json(self) -> dict[str, Any]:
+        return dict(self._json)      # a copy: the record made once (a build asks for it several times)
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
         return {"id": self.id, "service": self.service, "title": self.title, "severity": self.severity,
                 "started_at": iso(self.started_at), "ended_at": iso(self.ended_at),
                 "updates": [u.to_json() for u in self.updates]}

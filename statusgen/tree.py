@@ -9,10 +9,10 @@ readers still using it, until the next build rewrites it in turn.
 
 The files are placed by a process of its own (``TreeWriter`` starts
 ``python -m statusgen.tree`` and streams them to it): rendering holds the
-GIL, so hashing, gzip and file I/O run there, on the other core.
+GIL, so comparing, gzip and file I/O run there, on the other core.
 
 Rewriting in place is what keeps a build cheap on disk: a file the
-generation already holds as wanted (same size, hash, mtime, .gz copy) is not
+generation already holds as wanted (same size, mtime, .gz copy) is not
 touched, and a changed one is written over its old bytes (creating a new
 inode for each changed file, and hard-linking the rest, cost several times
 more on ext4). A changed file gets an mtime in a later second than its
@@ -73,6 +73,7 @@ class WriteStats:
 
 
 def digest(data: bytes) -> str:
+    """A short hash (the keys of files' inputs)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -87,13 +88,25 @@ def current_generation(output: Path) -> Path | None:
     return output if output.is_dir() else None
 
 
-def _read_manifest(gen: Path | None) -> dict[str, list]:  # type: ignore[type-arg]
+# A file as a manifest lists it: [size, mtime, has a .gz copy (0/1), key of its inputs or None].
+Entry = list  # type: ignore[type-arg]
+MANIFEST_FORMAT = 2
+
+
+def _read_manifest(gen: Path | None) -> dict[str, Entry]:
+    """What a generation holds, by path; {} for none, a damaged manifest or an older format."""
     if gen is None:
         return {}
     try:
-        return orjson.loads((gen / MANIFEST).read_bytes())
+        doc = orjson.loads((gen / MANIFEST).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
+    ok = isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and isinstance(doc.get("files"), dict)
+    return doc["files"] if ok else {}
+
+
+def _write_manifest(gen: Path, files: dict[str, Entry]) -> None:
+    (gen / MANIFEST).write_bytes(orjson.dumps({"format": MANIFEST_FORMAT, "files": files}))
 
 
 def _gzip(data: bytes) -> bytes:
@@ -108,9 +121,10 @@ def _mkdirs(path: str, made: set[str]) -> None:
         made.add(path)
 
 
-def _same(entry: list | None, wanted: list) -> bool:  # type: ignore[type-arg]
-    """Whether a manifest entry describes the same file (size, hash, mtime, .gz copy)."""
-    return entry is not None and len(entry) > 3 and entry[:4] == wanted[:4]
+def _same(entry: Entry | None, wanted: Entry) -> bool:
+    """Whether a manifest entry describes the same version of a file: size, mtime and .gz copy
+    (a path's mtime moves on with every change this writer makes)."""
+    return entry is not None and entry[:3] == wanted[:3]
 
 
 class _Placer:
@@ -123,38 +137,47 @@ class _Placer:
     are copied from ``served``.
     """
 
-    def __init__(self, served: Path | None, old: dict[str, list], target: Path,  # type: ignore[type-arg]
-                 mine: dict[str, list]):  # type: ignore[type-arg]
+    def __init__(self, served: Path | None, old: dict[str, Entry], target: Path, mine: dict[str, Entry]):
         self.served, self.old, self.target, self.mine = served, old, target, mine
-        self.manifest: dict[str, list] = {}  # type: ignore[type-arg]
+        self.manifest: dict[str, Entry] = {}
         self._made: set[str] = set()
         self.written = self.nbytes = 0
 
     def keep(self, rel: str, key: str | None) -> None:
         """The previous build's file, unchanged (its inputs are the same)."""
         before = self.old.get(rel)
-        if before is None or len(before) < 4:
+        if before is None:
             raise StaleTree(f"{rel}: nothing to keep in the previous generation")
-        wanted = [*before[:4], key]
+        wanted = [*before[:3], key]
         if not self._holds(rel, wanted):
             self._copy(rel, wanted)
         self.manifest[rel] = wanted
 
     def place(self, rel: str, data: bytes, key: str | None) -> None:
         """``rel`` with these bytes: the previous build's file when they are the same, else a changed one."""
-        h, before = digest(data), self.old.get(rel)
+        before = self.old.get(rel)
         gz = int(rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES)
-        if before and before[1] == h and (len(before) < 4 or before[3] == gz):
-            wanted = [before[0], h, before[2], gz, key]
+        if before and before[0] == len(data) and before[2] == gz and self._served_bytes(rel) == data:
+            wanted = [*before[:3], key]
         else:
-            wanted = [len(data), h, max(int(time.time()), before[2] + 1) if before else int(time.time()), gz, key]
+            wanted = [len(data), max(int(time.time()), before[1] + 1) if before else int(time.time()), gz, key]
             self.written += 1
             self.nbytes += len(data)
         if not self._holds(rel, wanted):
-            self._put(rel, data, _gzip(data) if gz else None, wanted[2])
+            self._put(rel, data, _gzip(data) if gz else None, wanted[1])
         self.manifest[rel] = wanted
 
-    def _holds(self, rel: str, wanted: list) -> bool:  # type: ignore[type-arg]
+    def _served_bytes(self, rel: str) -> bytes | None:
+        """The previous build's bytes of ``rel``, to compare with new ones of the same size (a read
+        from the page cache and a compare cost less than hashing every file)."""
+        if self.served is None:
+            return None
+        try:
+            return (self.served / rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _holds(self, rel: str, wanted: Entry) -> bool:
         """Whether the target holds ``rel`` as wanted: by its manifest, and on disk (size and mtime)."""
         if not _same(self.mine.get(rel), wanted):
             return False
@@ -162,19 +185,19 @@ class _Placer:
             st = os.stat(os.path.join(self.target, rel))
         except FileNotFoundError:
             return False
-        return st.st_size == wanted[0] and int(st.st_mtime) == wanted[2]
+        return st.st_size == wanted[0] and int(st.st_mtime) == wanted[1]
 
-    def _copy(self, rel: str, wanted: list) -> None:  # type: ignore[type-arg]
+    def _copy(self, rel: str, wanted: Entry) -> None:
         if self.served is None:
             raise StaleTree(f"{rel}: nothing to keep in the previous generation")
         try:
             data = (self.served / rel).read_bytes()
-            packed = (self.served / (rel + ".gz")).read_bytes() if wanted[3] else None
+            packed = (self.served / (rel + ".gz")).read_bytes() if wanted[2] else None
         except FileNotFoundError:
             raise StaleTree(f"{rel}: missing from the previous generation") from None
         if len(data) != wanted[0]:
             raise StaleTree(f"{rel}: changed in the previous generation since it was written")
-        self._put(rel, data, packed, wanted[2])
+        self._put(rel, data, packed, wanted[1])
 
     def _put(self, rel: str, data: bytes, packed: bytes | None, mtime: int) -> None:
         path = os.path.join(self.target, rel)
@@ -185,7 +208,7 @@ class _Placer:
 
     def finish(self) -> tuple[int, int, int]:
         """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes)."""
-        wanted = set(self.manifest) | {rel + ".gz" for rel, e in self.manifest.items() if e[3]}
+        wanted = set(self.manifest) | {rel + ".gz" for rel, e in self.manifest.items() if e[2]}
         root = str(self.target)
         for dirpath, _dirs, names in os.walk(root, topdown=False):
             rel_dir = dirpath[len(root) + 1:]
@@ -195,7 +218,7 @@ class _Placer:
                     os.unlink(os.path.join(dirpath, name))
             if rel_dir and not os.listdir(dirpath):
                 os.rmdir(dirpath)
-        (self.target / MANIFEST).write_bytes(orjson.dumps(self.manifest))
+        _write_manifest(self.target, self.manifest)
         return len(self.manifest), self.written, self.nbytes
 
 
@@ -210,7 +233,7 @@ def _writer_main(served: str, target: str) -> int:
     """The writer process (``python -m statusgen.tree SERVED TARGET``): reads the files on
     stdin, brings TARGET up to date with them, and reports on stdout as one JSON line.
 
-    Rendering is Python work that holds the GIL; hashing, gzip and file I/O here run
+    Rendering is Python work that holds the GIL; comparing, gzip and file I/O here run
     on the other core, with no GIL to wait for between system calls. A message is a
     header (8 bytes: header and body lengths), then [path, key, keep] as JSON, then the
     body; a header of lengths 0 ends the stream.
@@ -332,11 +355,6 @@ class TreeWriter:
             pass          # the writer stopped on an error: __exit__ reports it
 
 
-def _had_gz(rel: str, entry: list) -> int:  # type: ignore[type-arg]
-    """Whether a file of an older manifest (without the gzip flag) has a .gz copy."""
-    return int(rel.endswith(GZIP_SUFFIXES) and entry[0] >= GZIP_MIN_BYTES)
-
-
 def _write_in_place(path: str, data: bytes, mtime: int) -> None:
     """Write ``path`` over its old bytes, truncated after them (never to zero first: ext4
     then writes the data back at close, which made a build wait on the disk)."""
@@ -346,8 +364,8 @@ def _write_in_place(path: str, data: bytes, mtime: int) -> None:
     os.utime(path, (mtime, mtime))
 
 
-def _keys(manifest: dict[str, list]) -> dict[str, str]:  # type: ignore[type-arg]
-    return {rel: e[4] for rel, e in manifest.items() if len(e) > 4 and e[4]}
+def _keys(manifest: dict[str, Entry]) -> dict[str, str]:
+    return {rel: e[3] for rel, e in manifest.items() if e[3]}
 
 
 def previous_keys(output: Path) -> dict[str, str]:
