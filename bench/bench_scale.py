@@ -20,6 +20,7 @@ from pathlib import Path
 
 SERVICES = int(os.environ.get("SCALE_SERVICES", "1000"))
 CYCLES = 5
+REPEATS = 3
 PY = sys.executable
 
 
@@ -68,8 +69,12 @@ print(json.dumps({"floor": time.perf_counter() - t, "bytes": sum(len(b) for _, b
 
 
 def floor(site: Path, work: Path) -> dict[str, float]:
-    """Writing the same bytes with no computation (no rendering, hashing or gzip)."""
-    return json.loads(sh(PY, "-c", FLOOR, str(site), str(work / "floor")).strip().splitlines()[-1])
+    """Writing the same bytes with no computation (no rendering, comparing or gzip); best of 2."""
+    runs = []
+    for n in range(2):
+        runs.append(json.loads(sh(PY, "-c", FLOOR, str(site), str(work / f"floor{n}")).strip().splitlines()[-1]))
+        shutil.rmtree(work / f"floor{n}", ignore_errors=True)
+    return min(runs, key=lambda r: r["floor"])
 
 
 def build(cfg: Path, mode: str) -> dict[str, float]:
@@ -127,28 +132,32 @@ def main() -> None:
         print(f"  simulate: 90 days in {sim90:.1f} s, 7 days in {sim7:.1f} s")
         line("store size, 90 days", f"{size:.0f} MB", "< 1000 MB", size < 1000)
         cold = build(cfg90, "full")
-        drop_output(work, 90)
-        full = build(cfg90, "full")
+        cold7 = build(cfg7, "full")
+        fulls: dict[int, list[dict[str, float]]] = {90: [], 7: []}
+        for _ in range(REPEATS):                   # interleaved, best of each: this machine is shared
+            for days, cfg in ((90, cfg90), (7, cfg7)):
+                drop_output(work, days)
+                fulls[days].append(build(cfg, "full"))
+        full, full7 = (min(fulls[d], key=lambda r: r["build"]) for d in (90, 7))
         first_cycle = build(cfg90, "cycle")        # fills the second generation: every file written
         cycles = [build(cfg90, "cycle") for _ in range(CYCLES)]
-        cold7 = build(cfg7, "full")
-        drop_output(work, 7)
-        full7 = build(cfg7, "full")
         fl = floor(work / "site90", work)
         print(f"  first build of a store (no kept history points yet; every file written): {cold['build']:.2f} s"
               f"\n    ({parts(cold)})")
-        line("full build, 90 days (every file written)", f"{full['build']:.2f} s", "< 10 s", full["build"] < 10)
+        line(f"full build, 90 days (every file written; best of {REPEATS})", f"{full['build']:.2f} s", "< 10 s",
+             full["build"] < 10)
         print(f"    ({parts(full)}; {fl['bytes'] / 1e6:.0f} MB without the .gz copies)")
         times = sorted(c["build"] for c in cycles)
         worst = max(cycles, key=lambda c: c["build"])
         line(f"cycle build, worst of {CYCLES} cycles a minute apart", f"{times[-1]:.2f} s", "< 2 s", times[-1] < 2)
         print(f"    (median {times[len(times) // 2]:.2f} s; worst: {parts(worst)})")
         print(f"    (the first cycle after a full build fills the second generation: {first_cycle['build']:.2f} s)")
-        runs = [cold, full, first_cycle, *cycles, cold7, full7]
+        runs = [cold, cold7, *fulls[90], *fulls[7], first_cycle, *cycles]
         peak = max(max(r["maxrss_mb"], r["writer_maxrss_mb"]) for r in runs)
         line("peak memory of a build (either process)", f"{peak:.0f} MB", "< 500 MB", peak < 500)
         ratio = full["build"] / full7["build"]
-        line("full build 90 days / 7 days", f"{ratio:.2f}x ({full7['build']:.2f} s)", "<= 1.3x", ratio <= 1.3)
+        line(f"full build 90 days / 7 days (best of {REPEATS} each)", f"{ratio:.2f}x ({full7['build']:.2f} s)",
+             "<= 1.3x", ratio <= 1.3)
         print(f"    (first builds: 90 days {cold['build']:.2f} s / 7 days {cold7['build']:.2f} s = "
               f"{cold['build'] / cold7['build']:.2f}x)")
         print(f"  full build / floor (same bytes written, no computation): {full['build'] / fl['floor']:.1f}x "

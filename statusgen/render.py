@@ -1,12 +1,12 @@
 """Render: the whole tree as bytes, written and swapped in by ``tree.py``.
 
-A build: the writer process starts and links the previous generation; gather
+A build: the writer process starts (``tree.TreeWriter``); gather
 (``sitedata.gather``) reads what the whole site needs; then the files are
 rendered a service at a time (documents and pages are pure functions of the
 gathered data; each service's histories are read, and their closed points
 kept, through ``sitedata.HistorySource``) and streamed to the writer, which
-hashes, compresses and writes them on the other core. Incident pages and
-feeds whose inputs are those of the previous generation are not rendered.
+compares, compresses and writes them on the other core. Incident pages and
+feeds whose inputs are those of the previous build are not rendered.
 """
 
 from __future__ import annotations
