@@ -126,6 +126,10 @@ class Closed:
     hist: latency.Histogram    # their merged latency histogram
 
 
+class Unbalanced(Exception):
+    """Carried sums went negative: the kept points do not match the buckets (recompute them)."""
+
+
 def incidents_key(incidents: Sequence[Incident]) -> str:
     """What a service's closed points depend on besides their buckets: its incidents' spans."""
     spans = ";".join(f"{to_epoch(i.started_at)}-{to_epoch(i.ended_at) if i.ended_at else ''}" for i in incidents)
@@ -206,6 +210,8 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
         for s in range(first_new, last, step):
             if s in rows:
                 _add(counts, hist, rows[s], 1)
+        if min(counts) < 0 or any(n < 0 for n in hist.values()):
+            raise Unbalanced(f"{slug} {rng.name}: kept sums no longer match the buckets")
     else:                              # made anew: the histogram from coarser buckets where they fit
         points, counts, first_new = "", [0, 0, 0, 0], start
         hist = _cold_hist(start, last, step, rows, coarse)

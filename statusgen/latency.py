@@ -61,6 +61,8 @@ def encode(hist: Histogram) -> bytes:
     for b in sorted(hist):
         out.append(b)
         n = hist[b]
+        if n < 0:
+            raise ValueError(f"latency histogram: bin {b} holds a negative count ({n})")
         while True:
             byte = n & 0x7F
             n >>= 7

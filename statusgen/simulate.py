@@ -83,6 +83,12 @@ class HistCache:
     def __init__(self) -> None:
         self.weights: dict[int, list[tuple[int, float]]] = {}
         self.blobs: dict[tuple[int, int], bytes] = {}
+        self._decoded: dict[bytes, latency.Histogram] = {}
+
+    def decoded(self, blob: bytes) -> latency.Histogram:
+        if blob not in self._decoded:
+            self._decoded[blob] = latency.decode(blob)
+        return self._decoded[blob]
 
     def blob(self, median: float, count: int) -> bytes:
         key = (round(median), count)
@@ -109,6 +115,31 @@ def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) ->
         slow = min(up, overlap(p.slow, a, e))
         median = p.median_ms * (4 if slow * 2 > up else 1)
         yield (res, b, p.slug, up, down, slow, maint, 0, cache.blob(median, up), None, None)
+
+
+def consistent_rows(p: Profile, start: int, end: int, cache: HistCache) -> list[tuple]:  # type: ignore[type-arg]
+    """Buckets at every resolution, each kept for its retention, and each coarser one the sum
+    of the finer ones it holds, as the store's own aggregation makes them: 5-minute buckets
+    for their retention, hours before that, and 6-hour and day buckets summed from hours."""
+    fine_from = max(start, floor_to(end - RESOLUTIONS[300], 3600))
+    five = list(bucket_rows(p, 300, fine_from, end, cache))
+    hours = list(bucket_rows(p, 3600, start, fine_from, cache)) + _summed(five, 3600, cache)
+    rows = five + hours + _summed(hours, 21600, cache) + _summed(hours, 86400, cache)
+    return [r for r in rows if r[1] >= end - RESOLUTIONS[r[0]]]
+
+
+def _summed(rows: list[tuple], res: int, cache: HistCache) -> list[tuple]:  # type: ignore[type-arg]
+    groups: dict[int, list[tuple]] = {}  # type: ignore[type-arg]
+    for r in rows:
+        groups.setdefault(floor_to(r[1], res), []).append(r)
+    out = []
+    for b, members in groups.items():
+        hist: latency.Histogram = {}
+        for r in members:
+            latency.merge(hist, cache.decoded(r[8]))
+        out.append((res, b, members[0][2], *(sum(r[i] for r in members) for i in range(3, 8)),
+                    latency.encode(hist), None, None))
+    return out
 
 
 def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[tuple]:  # type: ignore[type-arg]
@@ -166,8 +197,7 @@ def simulate(n: int, days: int, db: Path, now: datetime, seed: int = 1,
         store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), n, 0))
         for i in range(n):
             p = profile(f"service-{i:04d}", start, end, seed)
-            rows = [r for res, keep in RESOLUTIONS.items()
-                    for r in bucket_rows(p, res, max(start, end - keep), end, cache)]
+            rows = consistent_rows(p, start, end, cache)
             raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng)
             store.bulk_load(rows, raw, {p.slug: current_state(p, end)}, incidents_of(p, f"Service {i:04d}"))
             progress(1)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .history import COARSER, RANGES, Bucket, Closed, build_history, incidents_key, reusable, window
+from .history import COARSER, RANGES, Closed, Range, Unbalanced, build_history, incidents_key, reusable, window
 from .incidents import Incident
 from .state import ServiceState
 from .store import Store, VendorRow
@@ -70,26 +70,35 @@ class HistorySource:
 
     def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
         """The service's four history documents, by range name."""
-        span, cached, key = self.store.bucket_span, self.store.history_cache(slug), incidents_key(incidents)
+        cached, key = self.store.history_cache(slug), incidents_key(incidents)
         out = {}
         for name, rng in RANGES.items():
             res = rng.resolution_s
-            start, end = window(rng, as_of)
             closed = cached.get(res)
-            if closed is not None and reusable(closed, rng, as_of, key):
-                fine = (span(slug, res, closed.first, start) if closed.first < start else []) + \
-                    span(slug, res, closed.upto, end)
-                coarse: list[Bucket] = []
-            else:
-                closed, fine = None, span(slug, res, start, end)
-                c = COARSER[res]
-                coarse = span(slug, c, start, end - res) if c else []
-            out[name], kept = build_history(slug, rng, as_of, incidents, key, closed, fine, coarse)
+            if closed is not None and not reusable(closed, rng, as_of, key):
+                closed = None
+            try:
+                out[name], kept = self._history(slug, rng, as_of, incidents, key, closed)
+            except Unbalanced:              # kept points that do not add up (never by our own writes): anew
+                closed = None
+                out[name], kept = self._history(slug, rng, as_of, incidents, key, None)
             if closed is None or (kept.first, kept.upto) != (closed.first, closed.upto):
                 self.pending.append((slug, res, kept))
         if len(self.pending) >= self.BATCH:
             self.flush()
         return out
+
+    def _history(self, slug: str, rng: Range, as_of: datetime, incidents: list[Incident], key: str,
+                 closed: Closed | None) -> tuple[dict[str, Any], Closed]:
+        span, res = self.store.bucket_span, rng.resolution_s
+        start, end = window(rng, as_of)
+        if closed is not None:
+            fine = (span(slug, res, closed.first, start) if closed.first < start else []) + \
+                span(slug, res, closed.upto, end)
+            return build_history(slug, rng, as_of, incidents, key, closed, fine)
+        c = COARSER[res]
+        return build_history(slug, rng, as_of, incidents, key, None, span(slug, res, start, end),
+                             span(slug, c, start, end - res) if c else [])
 
     def flush(self) -> None:
         if self.pending:
