@@ -77,8 +77,3 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
         yield (path, made_of(incidents, [svc.name]), partial(
             render_feed, env, data, incidents, path, f"{svc.name}: incidents ({site.title})",
             routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}"))
-
-
-def feed_files(env: Environment, data: SiteData) -> dict[str, bytes]:
-    """Every feed, rendered, by path."""
-    return {path: make() for path, _, make in feeds(env, data)}

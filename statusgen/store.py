@@ -310,16 +310,6 @@ class Store:
             out[svc].append(BucketRow(start, up, down, slow, maint, excl, decode(hist) if hist else {}, p50, p95))
         return out
 
-    def bucket_tuples(self, res: int, since: int) -> dict[str, list[tuple]]:  # type: ignore[type-arg]
-        """Buckets of one resolution from ``since`` on, per service, oldest first, as
-        (start, up, down, slow, maintenance, excluded, p50, p95): what a history needs."""
-        out: dict[str, list[tuple]] = defaultdict(list)  # type: ignore[type-arg]
-        rows = self.db.execute("SELECT service, start, up, down, slow, maintenance, excluded, p50, p95 FROM buckets "
-                               "WHERE res = ? AND start >= ? ORDER BY start", (res, since))
-        for row in rows:
-            out[row[0]].append(row[1:])
-        return out
-
     def bucket_span(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
         """One service's buckets of one resolution in [since, until), oldest first, as history reads them."""
         return self.db.execute(
