@@ -175,11 +175,13 @@ def incident_document(data: SiteData, inc: Incident) -> dict[str, Any]:
     }
 
 
-def incidents_document(data: SiteData, active: str | None) -> dict[str, Any]:
-    chosen = [i for i in data.incidents if active is None or i.open == (active == "1")]
-    latest = max((i.updated_at for i in chosen), default=None)
-    return {"as_of": iso(latest), "filters": {"active": active}, "count": len(chosen),
-            "incidents": [incident_document(data, i) for i in chosen]}
+def incidents_document(data: SiteData, active: str | None, made: list[dict[str, Any]]) -> dict[str, Any]:
+    """The incidents list (all, open or closed); ``made``: the document of each incident of
+    ``data.incidents``, made once for the three lists."""
+    pairs = [(i, d) for i, d in zip(data.incidents, made) if active is None or i.open == (active == "1")]
+    latest = max((i.updated_at for i, _ in pairs), default=None)
+    return {"as_of": iso(latest), "filters": {"active": active}, "count": len(pairs),
+            "incidents": [d for _, d in pairs]}
 
 
 def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
@@ -198,8 +200,9 @@ def global_documents(data: SiteData) -> Documents:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status)
+    made = [incident_document(data, i) for i in data.incidents]
     for active in (None, "1", "0"):
-        docs[routes.incidents_file(active)] = incidents_document(data, active)
+        docs[routes.incidents_file(active)] = incidents_document(data, active, made)
     docs.update(error_documents(data.config))
     return docs
 

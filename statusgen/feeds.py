@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment
+from markupsafe import Markup
 
 from . import __version__, routes
 from .config import Config
@@ -49,14 +50,33 @@ def _feed_updated(incidents: list[Incident], fallback: datetime) -> str | None:
     return iso(max((i.updated_at for i in incidents), default=fallback))
 
 
+class Entries:
+    """Each incident's ``<entry>``, rendered once per build: the site feed and its service's
+    feed hold the same text (7,000 incidents in 90 days of 1,000 services)."""
+
+    def __init__(self, env: Environment, data: SiteData):
+        self.template, self.data = env.get_template("feed-entry.xml"), data
+        self.made: dict[str, str] = {}
+
+    def __call__(self, incidents: list[Incident]) -> Markup:
+        """The entries of ``incidents``, in order, as markup (autoescaped when rendered)."""
+        made, out = self.made, []
+        for inc in incidents:
+            text = made.get(inc.id)
+            if text is None:
+                text = made[inc.id] = self.template.render(e=feed_entry(self.data, inc))
+            out.append(text)
+        return Markup("".join(out))
+
+
 def render_feed(env: Environment, data: SiteData, incidents: list[Incident], path: str,
-                title: str, alternate: str, feed_id: str) -> bytes:
+                title: str, alternate: str, feed_id: str, entries: Entries | None = None) -> bytes:
     site = data.config.site
     feed = {"id": feed_id, "title": title, "subtitle": f"Incidents recorded by {site.title}",
             "updated": _feed_updated(incidents, data.epoch), "self_url": f"{site.base_url}/{path}",
             "alternate_url": site.base_url + alternate}
-    entries = [feed_entry(data, i) for i in incidents]
-    text = env.get_template("feed.xml").render(feed=feed, entries=entries, site=site, version=__version__)
+    text = env.get_template("feed.xml").render(feed=feed, entries=(entries or Entries(env, data))(incidents),
+                                               site=site, version=__version__)
     return text.encode("utf-8")
 
 
@@ -65,15 +85,16 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
     host = tag_authority(data.config)
     since = f"{data.epoch:%Y-%m-%d}"
     site = data.config.site
+    entries = Entries(env, data)
 
     def made_of(incidents: list[Incident], names: list[str]) -> list[Any]:
         return [iso(data.epoch), [i.to_json() for i in incidents], names]   # names: of the entries' services
 
     yield ("feed/incidents.xml", made_of(data.incidents, [s.name for s in data.config.services]), lambda: render_feed(
         env, data, data.incidents, "feed/incidents.xml", f"{site.title}: incidents",
-        "/incidents/", f"tag:{host},{since}:feed/incidents"))
+        "/incidents/", f"tag:{host},{since}:feed/incidents", entries))
     for svc in data.config.services:
         path, incidents = routes.service_feed_file(svc.slug), data.incidents_of(svc.slug)
         yield (path, made_of(incidents, [svc.name]), partial(
             render_feed, env, data, incidents, path, f"{svc.name}: incidents ({site.title})",
-            routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}"))
+            routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}", entries))
