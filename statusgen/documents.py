@@ -50,7 +50,7 @@ def _last_day(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -
     return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
 
 
-def _as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
+def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
     st = data.state(svc.slug)
     return st.observed_at or data_time(data)
 
@@ -60,7 +60,7 @@ def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, 
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.open), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
     return {
-        "as_of": iso(_as_of_service(data, svc)),
+        "as_of": iso(as_of_service(data, svc)),
         "service": service_summary(data, svc) | {
             "state": {"status": st.status.value, "since": iso(st.since), "reason": st.reason,
                       "sources": list(st.sources), "own_checks": st.own_status.value,
@@ -186,7 +186,7 @@ def incidents_document(data: SiteData, active: str | None, made: list[dict[str, 
 
 def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
     """The four history documents of a service, by range name."""
-    return data.history.histories(svc.slug, _as_of_service(data, svc), data.incidents_of(svc.slug))
+    return data.history.histories(svc.slug, as_of_service(data, svc), data.incidents_of(svc.slug))
 
 
 def global_documents(data: SiteData) -> Documents:

@@ -13,25 +13,28 @@ from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from . import __version__, jsonout, routes
 from .badges import badge_files
-from .config import Config
-from .documents import global_documents, service_documents
+from .config import Config, ServiceConfig
+from .documents import as_of_service, global_documents, service_documents, vendor_record
 from .feeds import feeds
+from .history import RANGES
 from .openapi import openapi_document
 from .pages import incident_pages, incidents_by_service, prepare, service_page, site_pages
 from .sitedata import SiteData, gather
 from .store import Store
-from .tree import KEEP, Item, StaleTree, TreeWriter, WriteStats, digest
+from .timeutil import iso
+from .tree import KEEP, NO_PREVIOUS, Item, Previous, StaleTree, TreeWriter, WriteStats, digest
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -70,35 +73,73 @@ def code_key() -> str:
     return digest(b"\0".join(parts))
 
 
-def _keyed(previous: Mapping[str, str], site_key: str, path: str, made_of: Any,
+def _keyed(previous: Previous, site_key: str, path: str, made_of: Any,
            make: Callable[[], bytes]) -> Item:
     """A file whose inputs are known: kept from the previous generation when they are the same."""
     key = digest(site_key.encode() + jsonout.dump(made_of))
     return (path, KEEP, key) if previous.get(path) == key else (path, make(), key)
 
 
-def render_stream(data: SiteData, previous: Mapping[str, str] | None = None) -> Iterator[Item]:
+def service_key(data: SiteData, svc: ServiceConfig, site_key: str) -> str:
+    """The key of everything a service's record, histories and page are made from: its
+    configuration, state, measurements version (moved by every write of its results or
+    buckets), count of last-day results, incidents, vendor record, and the site's settings,
+    code and templates. Known without reading its buckets or rendering anything."""
+    st = data.state(svc.slug)
+    made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), data.last_day.get(svc.slug, (0, ""))[0],
+               iso(as_of_service(data, svc)), vendor_record(data, svc),
+               [i.to_json() for i in data.incidents_of(svc.slug)]]
+    return digest(site_key.encode() + jsonout.dump(made_of))
+
+
+def _service_paths(slug: str) -> list[str]:
+    """A service's files, record first: record, histories, page."""
+    return [routes.service_file(slug), *(routes.history_file(slug, r) for r in RANGES),
+            routes.service_page_url(slug).lstrip("/") + "index.html"]
+
+
+def _kept_documents(previous: Previous, slug: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The previous build's record and 90-day history of a service, read back; None if unreadable."""
+    try:
+        record, ninety = (orjson.loads(previous.read(p) or b"") for p in
+                          (routes.service_file(slug), routes.history_file(slug, "90d")))
+    except orjson.JSONDecodeError:
+        return None
+    return record, ninety
+
+
+def render_stream(data: SiteData, previous: Previous | None = None) -> Iterator[Item]:
     """Every file of the tree as (path, bytes), a service at a time, so a build holds one
     service's documents at once (and what the site-wide pages need of the others).
 
-    ``previous``: the keys of the previous generation's files (``TreeWriter.previous_keys``);
-    an incident page or a feed whose inputs have the same key is not rendered again (KEEP).
+    ``previous``: the previous generation's files (``TreeWriter.previous``). A file whose
+    inputs have the key it was made with is not rendered again (KEEP): incident pages,
+    feeds, and the six files of a service whose inputs did not change (the site-wide pages
+    read its record and 90-day history back from the previous build).
     """
     env = environment()
     prepare(env)
-    previous = previous or {}
-    site_key = code_key() + repr(data.config.site)
+    previous = previous or NO_PREVIOUS
+    site_key = code_key() + repr(data.config.site) + repr(data.config.categories)
     site = global_documents(data)
     kept: dict[str, Any] = dict(site)
     by_service = incidents_by_service(site)
     ninety: dict[str, dict[str, Any]] = {}
+    first = data.config.services[0] if data.config.services else None
     for svc in data.config.services:
+        key, paths = service_key(data, svc, site_key), _service_paths(svc.slug)
+        before = _kept_documents(previous, svc.slug) if (
+            svc is not first and all(previous.get(p) == key for p in paths)) else None
+        if before is not None:                  # nothing it is made from changed: keep its files
+            yield from ((p, KEEP, key) for p in paths)
+            kept[paths[0]], ninety[svc.slug] = _slim(before[0]), before[1]
+            continue
         own = service_documents(data, svc)
-        yield from ((path, jsonout.dump(doc)) for path, doc in own.items())
+        yield from ((path, jsonout.dump(own[path]), key) for path in paths[:-1])
         page = service_page(env, data.config, ChainMap(own, kept), svc.slug, by_service.get(svc.slug, []), ninety)
-        yield routes.service_page_url(svc.slug).lstrip("/") + "index.html", page
-        kept[routes.service_file(svc.slug)] = _slim(own[routes.service_file(svc.slug)])
-        if svc is data.config.services[0]:      # the method page reads the ranges off one service's histories
+        yield paths[-1], page, key
+        kept[paths[0]] = _slim(own[paths[0]])
+        if svc is first:                        # the method page reads the ranges off one service's histories
             kept.update((p, d) for p, d in own.items() if "/history/" in p)
     data.history.flush()
     yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
@@ -129,7 +170,7 @@ class BuildResult:
         total = (self.gather_ms + self.render_ms + self.write_ms) / 1000
         return (f"{self.stats.files} files built in {total:.2f} s (store {self.gather_ms / 1000:.2f} s, "
                 f"render {self.render_ms / 1000:.2f} s, writer {self.write_ms / 1000:.2f} s), "
-                f"{self.stats.written} written")
+                f"{self.stats.written} written, {self.stats.kept} kept without rendering")
 
 
 def build(store: Store, config: Config, now: datetime) -> BuildResult:
@@ -150,7 +191,7 @@ def _build(store: Store, config: Config, now: datetime, use_keys: bool) -> Build
     with TreeWriter(config.site.output) as writer:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        stream = Timed(render_stream(data, writer.previous_keys if use_keys else None))
+        stream = Timed(render_stream(data, writer.previous if use_keys else None))
         writer.write(stream)
     assert writer.stats is not None
     total = time.perf_counter() - t0

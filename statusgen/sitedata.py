@@ -32,6 +32,7 @@ class SiteData:
     history: HistorySource                         # each service's histories, read when rendered
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
+    versions: dict[str, int] = field(default_factory=dict)       # service -> its measurements version
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -112,5 +113,5 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
         last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), history=HistorySource(store),
-        epoch=store.first_run_started() or now, vendors=store.vendor_rows(),
+        epoch=store.first_run_started() or now, vendors=store.vendor_rows(), versions=store.data_versions(),
     )

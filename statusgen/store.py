@@ -104,6 +104,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "CREATE INDEX results_last_day ON results (service, ts, check_index, row)",
         "DROP INDEX results_by_service",
     ]),
+    (8, "a version of each service's measurements, moved by every write of its results or buckets", [
+        "CREATE TABLE service_data (service TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+    ]),
 ]
 
 
@@ -228,6 +231,7 @@ class Store:
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
             for res in RESOLUTIONS:
                 _upsert_buckets(db, res, aggregate(cycle.results, res))
+            _moved(db, {r.result.service for r in cycle.results})
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
                            [(k, orjson.dumps(v.to_json()).decode()) for k, v in cycle.states.items()])
             db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
@@ -248,6 +252,7 @@ class Store:
             db.executemany("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            (_with_percentiles(b, touched) for b in buckets))
             db.executemany("DELETE FROM history_cache WHERE service = ?", [(svc,) for svc in touched])
+            _moved(db, touched)
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
@@ -260,10 +265,13 @@ class Store:
         """Drop raw results and buckets past their retention."""
         t = to_epoch(now)
         with self.transaction() as db:
-            db.execute("DELETE FROM results WHERE ts < ?", (t - RAW_RETENTION_S,))
+            gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service",
+                                             (t - RAW_RETENTION_S,))}
             for res, keep in RESOLUTIONS.items():
-                db.execute("DELETE FROM buckets WHERE res = ? AND start < ?", (res, t - keep))
+                gone.update(s for (s,) in db.execute("DELETE FROM buckets WHERE res = ? AND start < ? "
+                                                     "RETURNING service", (res, t - keep)))
                 db.execute("DELETE FROM history_cache WHERE res = ? AND first < ?", (res, t - keep))
+            _moved(db, gone)
 
     # -- reading ------------------------------------------------------------
 
@@ -339,6 +347,12 @@ class Store:
         t = to_epoch(since)
         return {s: self.db.execute(query, (s, t)).fetchone() for s in services}
 
+    def data_versions(self) -> dict[str, int]:
+        """Each service's measurements version: it moves whenever its results or buckets are
+        written or pruned (a service missing here has version 0). A build skips the files of a
+        service whose version and other inputs are those of the previous build."""
+        return dict(self.db.execute("SELECT service, version FROM service_data"))
+
     def vendor_rows(self) -> dict[str, VendorRow]:
         rows = self.db.execute("SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
                                "detail, view FROM vendor_sources")
@@ -410,6 +424,12 @@ def _vendor_row(v: VendorRow) -> tuple:  # type: ignore[type-arg]
 def _incident_row(i: Incident) -> tuple:  # type: ignore[type-arg]
     return (i.id, i.service, to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None,
             to_epoch(i.updated_at), orjson.dumps(i.to_json()).decode())
+
+
+def _moved(db: sqlite3.Connection, services: Iterable[str]) -> None:
+    """Move the measurements version of ``services`` (their results or buckets were written)."""
+    db.executemany("INSERT INTO service_data VALUES (?, 1) ON CONFLICT (service) DO UPDATE SET version = version + 1",
+                   [(s,) for s in sorted(services)])
 
 
 def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:

@@ -70,6 +70,7 @@ class WriteStats:
     unchanged: int
     bytes_written: int
     generation: str
+    kept: int = 0          # of the unchanged: given as KEEP (not rendered: their inputs were the same)
 
 
 def digest(data: bytes) -> str:
@@ -115,6 +116,16 @@ def _gzip(data: bytes) -> bytes:
     return z.compress(data) + z.flush()
 
 
+def read_file(gen: Path | None, rel: str) -> bytes | None:
+    """The bytes of ``rel`` in generation ``gen``; None when there is none or it cannot be read."""
+    if gen is None:
+        return None
+    try:
+        return (gen / rel).read_bytes()
+    except OSError:
+        return None
+
+
 def _mkdirs(path: str, made: set[str]) -> None:
     if path not in made:
         os.makedirs(path, exist_ok=True)
@@ -141,7 +152,7 @@ class _Placer:
         self.served, self.old, self.target, self.mine = served, old, target, mine
         self.manifest: dict[str, Entry] = {}
         self._made: set[str] = set()
-        self.written = self.nbytes = 0
+        self.written = self.nbytes = self.kept = 0
 
     def keep(self, rel: str, key: str | None) -> None:
         """The previous build's file, unchanged (its inputs are the same)."""
@@ -152,6 +163,7 @@ class _Placer:
         if not self._holds(rel, wanted):
             self._copy(rel, wanted)
         self.manifest[rel] = wanted
+        self.kept += 1
 
     def place(self, rel: str, data: bytes, key: str | None) -> None:
         """``rel`` with these bytes: the previous build's file when they are the same, else a changed one."""
@@ -170,12 +182,7 @@ class _Placer:
     def _served_bytes(self, rel: str) -> bytes | None:
         """The previous build's bytes of ``rel``, to compare with new ones of the same size (a read
         from the page cache and a compare cost less than hashing every file)."""
-        if self.served is None:
-            return None
-        try:
-            return (self.served / rel).read_bytes()
-        except FileNotFoundError:
-            return None
+        return read_file(self.served, rel)
 
     def _holds(self, rel: str, wanted: Entry) -> bool:
         """Whether the target holds ``rel`` as wanted: by its manifest, and on disk (size and mtime)."""
@@ -207,8 +214,8 @@ class _Placer:
         if packed is not None:
             _write_in_place(path + ".gz", packed, mtime, held is not None and bool(held[2]))
 
-    def finish(self) -> tuple[int, int, int]:
-        """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes)."""
+    def finish(self) -> tuple[int, int, int, int]:
+        """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes, kept)."""
         wanted = set(self.manifest) | {rel + ".gz" for rel, e in self.manifest.items() if e[2]}
         root = str(self.target)
         emptied: set[str] = set()      # folders removed, bottom up: a folder with only those in it goes too
@@ -224,7 +231,7 @@ class _Placer:
                 os.rmdir(dirpath)
                 emptied.add(dirpath)
         _write_manifest(self.target, self.manifest)
-        return len(self.manifest), self.written, self.nbytes
+        return len(self.manifest), self.written, self.nbytes, self.kept
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes:
@@ -285,7 +292,7 @@ class TreeWriter:
     """One new generation, written by a process of its own, then swapped in.
 
         with TreeWriter(output) as w:      # the writer process starts linking at once
-            w.write(stream)                # a stream of Items; w.previous_keys for the renderer
+            w.write(stream)                # a stream of Items; w.previous for the renderer
         stats = w.stats                    # swapped in when the block ends without error
     """
 
@@ -305,9 +312,9 @@ class TreeWriter:
         assert self._pipe is not None
 
     @property
-    def previous_keys(self) -> Mapping[str, str]:
-        """Path -> key of the inputs the previous build's file was made from."""
-        return _keys(self.old)
+    def previous(self) -> Previous:
+        """The previous build's files: the keys of their inputs, and their bytes."""
+        return Previous(self.prev, _keys(self.old))
 
     def __enter__(self) -> TreeWriter:
         return self
@@ -331,13 +338,13 @@ class TreeWriter:
             if report[0] == "stale":
                 raise StaleTree(report[1])
             raise self._failure(report[1])
-        files, written, nbytes = report[1:]
+        files, written, nbytes, kept = report[1:]
         try:
             _swap(self.output, self.new)
         except OSError as exc:
             raise self._failure(exc.strerror or str(exc)) from None
         _prune(self.output, {self.new.resolve()} | ({self.prev.resolve()} if self.prev else set()))
-        self.stats = WriteStats(files, written, files - written, nbytes, self.new.name)
+        self.stats = WriteStats(files, written, files - written, nbytes, self.new.name, kept)
 
     def _failure(self, why: str) -> RenderError:
         return RenderError(f"{self.output}: cannot write the output tree ({why}); "
@@ -391,8 +398,25 @@ def _keys(manifest: dict[str, Entry]) -> dict[str, str]:
     return {rel: e[3] for rel, e in manifest.items() if e[3]}
 
 
+class Previous:
+    """The served generation as the next build sees it: the key of each file's inputs (from
+    its manifest), and the bytes of a file (a kept file's documents, read back)."""
+
+    def __init__(self, gen: Path | None, keys: Mapping[str, str]):
+        self.gen, self.keys = gen, keys
+
+    def get(self, rel: str) -> str | None:
+        return self.keys.get(rel)
+
+    def read(self, rel: str) -> bytes | None:
+        return read_file(self.gen, rel)
+
+
+NO_PREVIOUS = Previous(None, {})
+
+
 def previous_keys(output: Path) -> dict[str, str]:
-    """The keys of the served generation's files (what ``TreeWriter.previous_keys`` gives a build)."""
+    """The keys of the served generation's files (what ``TreeWriter.previous`` gives a build)."""
     return _keys(_read_manifest(current_generation(output)))
 
 

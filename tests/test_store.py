@@ -118,3 +118,6 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     docs = HistorySource(store).histories("api", T0, [])
     assert docs["24h"]["summary"]["checks"] == 9 and docs["24h"]["summary"]["failed"] == 3
     assert store.db.execute("SELECT COUNT(*) FROM buckets").fetchone() == (3,)
+    assert store.data_versions() == {}                     # migration 8: versions start with the next write
+    store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
+    assert store.data_versions() == {"api": 1}

@@ -1,0 +1,113 @@
+"""Builds skip the work for services whose data did not change, and still publish exactly
+what a build from scratch would. Real store, real tree, real writer process."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from statusgen.config import load_config
+from statusgen.cycle import decide_cycle
+from statusgen.health import RunRecord
+from statusgen.outcomes import Outcome
+from statusgen.probe import CheckResult
+from statusgen.render import build, render_files, render_stream
+from statusgen.simulate import config_text, simulate
+from statusgen.sitedata import gather
+from statusgen.store import Cycle, Store
+from statusgen.tree import KEEP, MANIFEST, Previous, current_generation, previous_keys
+
+NOW = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
+
+
+def service_files(slug: str) -> set[str]:
+    return {f"api/v1/services/{slug}.json", f"services/{slug}/index.html",
+            *(f"api/v1/services/{slug}/history/{r}.json" for r in ("24h", "7d", "30d", "90d"))}
+
+
+@pytest.fixture()
+def site(tmp_path: Path):
+    simulate(4, 20, tmp_path / "sim.db", NOW)
+    (tmp_path / "sim.toml").write_text(config_text(4, tmp_path / "sim.db", tmp_path / "site"), encoding="utf-8")
+    config = load_config(tmp_path / "sim.toml")
+    store = Store(config.site.store)
+    build(store, config, NOW)
+    return config, store
+
+
+def kept_by_next_build(config, store, now: datetime) -> set[str]:
+    """The files the next build would give as KEEP (not rendered)."""
+    out = config.site.output
+    previous = Previous(current_generation(out), previous_keys(out))
+    return {item[0] for item in render_stream(gather(store, config, now), previous) if item[1] is KEEP}
+
+
+def assert_tree_is_a_build_from_scratch(config, store, now: datetime) -> None:
+    """Every file of the served tree has the bytes a build without any kept work makes."""
+    fresh = render_files(gather(store, config, now))
+    root = current_generation(config.site.output)
+    served = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+              if p.is_file() and p.suffix != ".gz" and p.name != MANIFEST}
+    assert served.keys() == fresh.keys()
+    assert [p for p in fresh if served[p] != fresh[p]] == []
+
+
+def one_result_for(config, store: Store, slug: str, at: datetime) -> None:
+    """A cycle in which only ``slug`` was checked (the others are paused, say)."""
+    results = [CheckResult(slug, 0, at, Outcome.OK, 42.0, 200, False)]
+    d = decide_cycle(config, store.states(), store.open_incidents(), results, at)
+    store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=2), 1, 0), d.results, d.states, d.incidents))
+
+
+def test_a_build_with_no_new_data_renders_no_service_again(site):
+    config, store = site
+    kept = kept_by_next_build(config, store, NOW)
+    for svc in config.services[1:]:
+        assert service_files(svc.slug) <= kept
+    assert not service_files(config.services[0].slug) & kept     # the first: the method page reads its ranges
+    second = build(store, config, NOW)
+    assert second.stats.written == 0 and second.stats.kept == len(kept)
+    assert_tree_is_a_build_from_scratch(config, store, NOW)
+
+
+def test_only_the_services_with_new_data_are_rendered(site):
+    config, store = site
+    at = NOW + timedelta(days=2)       # the others stopped two days ago: their last day of results is empty
+    one_result_for(config, store, "service-0002", at)
+    build(store, config, at)
+    at += timedelta(minutes=1)
+    one_result_for(config, store, "service-0002", at)
+    kept = kept_by_next_build(config, store, at)
+    assert not service_files("service-0002") & kept
+    assert service_files("service-0001") | service_files("service-0003") <= kept
+    build(store, config, at)
+    assert_tree_is_a_build_from_scratch(config, store, at)
+
+
+def test_retention_moves_the_version_of_a_service_whose_buckets_it_drops(site):
+    config, store = site
+    later = NOW + timedelta(days=2)
+    one_result_for(config, store, "service-0002", later)          # the others stopped two days ago
+    build(store, config, later)
+    versions = store.data_versions()
+    store.prune(later)
+    moved = {s for s, v in store.data_versions().items() if v != versions.get(s)}
+    assert {"service-0001", "service-0003"} <= moved                # their 5-minute buckets went
+    assert not service_files("service-0001") & kept_by_next_build(config, store, later)
+    build(store, config, later)
+    assert_tree_is_a_build_from_scratch(config, store, later)
+
+
+def test_a_changed_service_setting_renders_that_service_again(site, tmp_path):
+    config, store = site
+    text = (tmp_path / "sim.toml").read_text(encoding="utf-8")
+    (tmp_path / "sim.toml").write_text(text.replace('name = "Service 0003"', 'name = "Renamed 0003"', 1),
+                                       encoding="utf-8")
+    renamed = load_config(tmp_path / "sim.toml")
+    kept = kept_by_next_build(renamed, store, NOW)
+    assert not service_files("service-0003") & kept and service_files("service-0001") <= kept
+    build(store, renamed, NOW)
+    assert_tree_is_a_build_from_scratch(renamed, store, NOW)
+    assert b"Renamed 0003" in (renamed.site.output / "services/service-0003/index.html").read_bytes()
