@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from functools import lru_cache
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from . import __version__, jsonout, routes
+from . import __version__, forked, jsonout, routes
 from .badges import badge_files
 from .config import Config, ServiceConfig
 from .documents import as_of_service, global_documents, service_documents, vendor_record
@@ -31,7 +31,8 @@ from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
 from .pages import incident_pages, incidents_by_service, prepare, service_page, site_pages
-from .sitedata import SiteData, gather
+from .forked import Share, split_point
+from .sitedata import HistorySource, SiteData, gather
 from .store import Store
 from .timeutil import iso
 from .tree import KEEP, NO_PREVIOUS, Item, Previous, StaleTree, TreeWriter, WriteStats, digest
@@ -53,7 +54,8 @@ class DocumentEnvironment(Environment):
 def environment() -> Environment:
     """Jinja with autoescape on for every template (HTML and Atom alike); made once per process."""
     return DocumentEnvironment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
-                       trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
+                       trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True,
+                       auto_reload=False)   # a process renders with the templates it started with: no stat per page
 
 
 def _slim(record: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +110,55 @@ def _kept_documents(previous: Previous, slug: str) -> tuple[dict[str, Any], dict
     return record, ninety
 
 
-def render_stream(data: SiteData, previous: Previous | None = None) -> Iterator[Item]:
+@dataclass
+class _Build:
+    """What every service's files are rendered with, made once per build; ``kept`` and
+    ``ninety`` gather what the site-wide pages need of each service."""
+
+    env: Environment
+    data: SiteData
+    previous: Previous
+    site_key: str
+    kept: dict[str, Any]                        # tree path -> document (site-wide ones, slim records)
+    by_service: dict[str, list[dict[str, Any]]]
+    ninety: dict[str, dict[str, Any]]           # slug -> 90-day history (the front page's bars)
+    first: ServiceConfig | None                 # the method page reads the ranges off its histories
+
+
+def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
+    """A service's record, histories and page; kept unrendered when their inputs are the previous build's."""
+    key, paths = service_key(b.data, svc, b.site_key), _service_paths(svc.slug)
+    before = _kept_documents(b.previous, svc.slug) if (
+        svc is not b.first and all(b.previous.get(p) == key for p in paths)) else None
+    if before is not None:                      # nothing it is made from changed: keep its files
+        yield from ((p, KEEP, key) for p in paths)
+        b.kept[paths[0]], b.ninety[svc.slug] = _slim(before[0]), before[1]
+        return
+    own = service_documents(b.data, svc)
+    yield from ((path, jsonout.dump(own[path]), key) for path in paths[:-1])
+    page = service_page(b.env, b.data.config, ChainMap(own, b.kept), svc.slug, b.by_service.get(svc.slug, []),
+                        b.ninety)
+    yield paths[-1], page, key
+    b.kept[paths[0]] = _slim(own[paths[0]])
+    if svc is b.first:
+        b.kept.update((p, d) for p, d in own.items() if "/history/" in p)
+
+
+def _share_files(b: _Build, services: list[ServiceConfig]) -> Iterator[Item]:
+    """In the forked process: its services' files, its histories read through a store connection of its own."""
+    b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
+    for svc in services:
+        yield from _service_files(b, svc)
+    b.data.history.flush()
+
+
+def _share_result(b: _Build, services: list[ServiceConfig]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the site-wide pages need of the forked process's services."""
+    records = [routes.service_file(s.slug) for s in services]
+    return {p: b.kept[p] for p in records}, {s.slug: b.ninety[s.slug] for s in services}
+
+
+def render_stream(data: SiteData, previous: Previous | None = None, share: Share | None = None) -> Iterator[Item]:
     """Every file of the tree as (path, bytes), a service at a time, so a build holds one
     service's documents at once (and what the site-wide pages need of the others).
 
@@ -116,32 +166,31 @@ def render_stream(data: SiteData, previous: Previous | None = None) -> Iterator[
     inputs have the key it was made with is not rendered again (KEEP): incident pages,
     feeds, and the six files of a service whose inputs did not change (the site-wide pages
     read its record and 90-day history back from the previous build).
+    ``share``: a forked process renders some of the services into its own input of the
+    writer (``forked.Share``); they are not among the files yielded here.
     """
     env = environment()
     prepare(env)
-    previous = previous or NO_PREVIOUS
-    site_key = code_key() + repr(data.config.site) + repr(data.config.categories)
     site = global_documents(data)
-    kept: dict[str, Any] = dict(site)
-    by_service = incidents_by_service(site)
-    ninety: dict[str, dict[str, Any]] = {}
-    first = data.config.services[0] if data.config.services else None
-    for svc in data.config.services:
-        key, paths = service_key(data, svc, site_key), _service_paths(svc.slug)
-        before = _kept_documents(previous, svc.slug) if (
-            svc is not first and all(previous.get(p) == key for p in paths)) else None
-        if before is not None:                  # nothing it is made from changed: keep its files
-            yield from ((p, KEEP, key) for p in paths)
-            kept[paths[0]], ninety[svc.slug] = _slim(before[0]), before[1]
-            continue
-        own = service_documents(data, svc)
-        yield from ((path, jsonout.dump(own[path]), key) for path in paths[:-1])
-        page = service_page(env, data.config, ChainMap(own, kept), svc.slug, by_service.get(svc.slug, []), ninety)
-        yield paths[-1], page, key
-        kept[paths[0]] = _slim(own[paths[0]])
-        if svc is first:                        # the method page reads the ranges off one service's histories
-            kept.update((p, d) for p, d in own.items() if "/history/" in p)
+    services = data.config.services
+    b = _Build(env, data, previous or NO_PREVIOUS, code_key() + repr(data.config.site) + repr(data.config.categories),
+               dict(site), incidents_by_service(site), {}, services[0] if services else None)
+    mine = services if share is None else services[:split_point(len(services))]
+    theirs = services[len(mine):]
+    if share is not None and theirs:
+        share.start(lambda: _share_files(b, theirs), lambda: _share_result(b, theirs))
+    try:
+        for svc in mine:
+            yield from _service_files(b, svc)
+        if share is not None and theirs:
+            records, ninety = share.join()
+            b.kept.update(records)
+            b.ninety.update(ninety)
+    finally:
+        if share is not None:
+            share.close()
     data.history.flush()
+    previous, site_key, kept = b.previous, b.site_key, b.kept
     yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
     yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
     for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
@@ -150,7 +199,7 @@ def render_stream(data: SiteData, previous: Previous | None = None) -> Iterator[
         yield _keyed(previous, site_key, path, made_of, make)
     for path, made_of, make in incident_pages(env, data.config, kept):
         yield _keyed(previous, site_key, path, made_of, make)
-    yield from site_pages(env, data, kept, ninety).items()   # pages show only what the JSON documents hold
+    yield from site_pages(env, data, kept, b.ninety).items()   # pages show only what the JSON documents hold
 
 
 def render_files(data: SiteData) -> dict[str, bytes]:
@@ -188,11 +237,16 @@ def build(store: Store, config: Config, now: datetime) -> BuildResult:
 
 def _build(store: Store, config: Config, now: datetime, use_keys: bool) -> BuildResult:
     t0 = time.perf_counter()
-    with TreeWriter(config.site.output) as writer:
+    two = forked.usable(len(config.services))
+    with TreeWriter(config.site.output, inputs=2 if two else 1) as writer:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        stream = Timed(render_stream(data, writer.previous if use_keys else None))
-        writer.write(stream)
+        share = forked.Share(writer.take_input()) if two else None
+        stream = Timed(render_stream(data, writer.previous if use_keys else None, share))
+        try:
+            writer.write(stream)
+        finally:
+            stream.items.close()        # a stream stopped early still reaps the share's process
     assert writer.stats is not None
     total = time.perf_counter() - t0
     return BuildResult(writer.stats, (t1 - t0) * 1000, stream.seconds * 1000,
@@ -202,7 +256,7 @@ def _build(store: Store, config: Config, now: datetime, use_keys: bool) -> Build
 class Timed:
     """An iterator that adds up the time spent producing its items (the rendering of a streamed build)."""
 
-    def __init__(self, items: Iterator[Item]):
+    def __init__(self, items: Generator[Item, None, None]):
         self.items = items
         self.seconds = 0.0
 

@@ -111,3 +111,55 @@ def test_a_changed_service_setting_renders_that_service_again(site, tmp_path):
     build(store, renamed, NOW)
     assert_tree_is_a_build_from_scratch(renamed, store, NOW)
     assert b"Renamed 0003" in (renamed.site.output / "services/service-0003/index.html").read_bytes()
+
+
+@pytest.fixture()
+def two_processes(monkeypatch):
+    """Builds of these small sites render a share of the services in a forked process, as large ones do."""
+    from statusgen import forked
+    monkeypatch.setattr(forked, "MIN_SERVICES", 2)
+
+
+def test_a_share_rendered_in_a_forked_process_makes_the_same_tree(site, two_processes):
+    config, store = site
+    at = NOW + timedelta(minutes=1)
+    for svc in config.services:
+        one_result_for(config, store, svc.slug, at)
+    result = build(store, config, at)
+    assert result.stats.written > 0
+    assert_tree_is_a_build_from_scratch(config, store, at)
+    again = build(store, config, at)                     # and the keys of the share's files were kept
+    assert again.stats.written == 0 and again.stats.kept >= 6 * (len(config.services) - 1)
+
+
+def test_a_failure_in_the_forked_process_fails_the_build_and_keeps_the_site(site, two_processes, monkeypatch):
+    from statusgen import render
+    from statusgen.errors import RenderError
+    config, store = site
+    served = {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")}
+    real = render._service_files
+
+    def broken(b, svc):
+        if svc.slug == config.services[-1].slug:        # the last service: in the forked process's share
+            raise ValueError("no such bucket")
+        return real(b, svc)
+    monkeypatch.setattr(render, "_service_files", broken)
+    at = NOW + timedelta(minutes=1)
+    one_result_for(config, store, "service-0003", at)
+    with pytest.raises(RenderError, match="second process failed: ValueError: no such bucket"):
+        build(store, config, at)
+    assert {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")} == served
+    monkeypatch.setattr(render, "_service_files", real)
+    build(store, config, at)
+    assert_tree_is_a_build_from_scratch(config, store, at)
+
+
+def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_a_forked_share(site, two_processes):
+    config, store = site
+    build(store, config, NOW)                            # both generations hold every file, with keys
+    history = "api/v1/services/service-0003/history/24h.json"   # in the forked process's share, kept
+    for gen in (config.site.output.parent / "site.gens").iterdir():
+        (gen / history).unlink()
+    result = build(store, config, NOW)
+    assert not result.keys_used
+    assert_tree_is_a_build_from_scratch(config, store, NOW)

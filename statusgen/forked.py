@@ -1,0 +1,108 @@
+"""Render: a share of the services in a forked process, so a build uses both cores.
+
+Rendering is Python and holds the GIL, so a second core needs a second
+process. After the store is read, ``Share.start`` forks: the child inherits
+the gathered data, renders its share of the services, and streams the files
+straight to the writer process on a pipe of its own (``TreeWriter.take_input``),
+while the parent renders the other services and the site-wide files. The child
+then hands back, pickled, what the site-wide pages need of its services (their
+records and 90-day histories), and exits.
+
+The child reads buckets and keeps closed history points through a store
+connection of its own (a SQLite connection must not cross a fork). It never
+returns into the caller's code: it leaves with ``os._exit``, so the parent's
+buffers and exit handlers are not run twice. A failure in the child is raised
+in the parent by ``join``; a writer that stopped (a file to keep is missing, a
+full disk) is reported by the writer itself (``WriterGone`` is a BrokenPipeError,
+which ``TreeWriter.write`` leaves to ``TreeWriter.__exit__``).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import RenderError
+from .tree import END, Item, send_items
+
+#: Services below which a build renders in one process (forking costs more than it saves).
+MIN_SERVICES = 64
+
+
+class WriterGone(BrokenPipeError):
+    """The writer process stopped reading the share's files: its own report says why."""
+
+
+def usable(services: int) -> bool:
+    """Whether a build of ``services`` services renders a share in a forked process."""
+    return services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+
+
+def split_point(services: int) -> int:
+    """How many services the parent renders: it also renders the site-wide files, after them,
+    so the child takes three in five."""
+    return max(1, services * 2 // 5)
+
+
+class Share:
+    """One forked process rendering a share of the site into an input of the writer process."""
+
+    def __init__(self, fd: int):
+        self.fd = fd                       # the writer's input this share writes (it is closed here)
+        self.pid: int | None = None
+        self._back: int | None = None
+
+    def start(self, items: Callable[[], Iterable[Item]], result: Callable[[], Any]) -> None:
+        """Fork: the child sends ``items()`` to the writer, then ``result()`` back to the parent."""
+        back, there = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                     # the child: never returns
+            status = 0
+            try:
+                os.close(back)
+                with open(self.fd, "wb", buffering=1 << 16) as out:
+                    send_items(out.write, items())
+                    out.write(END)
+                message: tuple[str, Any] = ("ok", result())
+            except BrokenPipeError:
+                message, status = ("writer gone", None), 1
+            except BaseException as exc:                 # everything reaches the parent
+                message, status = ("error", f"{type(exc).__name__}: {exc}"), 1
+            try:
+                with open(there, "wb") as out:
+                    pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+            finally:
+                os._exit(status)
+        os.close(there)
+        os.close(self.fd)
+        self.pid, self._back = pid, back
+
+    def join(self) -> Any:
+        """Wait for the child; its result, or the error it met raised here."""
+        if self.pid is None or self._back is None:
+            raise RuntimeError("join before start")
+        with open(self._back, "rb") as back:
+            data = back.read()
+        self._back = None
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        try:
+            kind, value = pickle.loads(data)
+        except (pickle.UnpicklingError, EOFError, ValueError):
+            kind, value = "error", f"it ended with status {status} and said nothing"
+        if kind == "writer gone":
+            raise WriterGone("the writer process stopped")
+        if kind != "ok":
+            raise RenderError(f"rendering a share of the services in a second process failed: {value}")
+        return value
+
+    def close(self) -> None:
+        """Reap the child when ``join`` was not reached (the build stopped early)."""
+        if self.pid is not None:
+            if self._back is not None:
+                os.close(self._back)
+                self._back = None
+            os.waitpid(self.pid, 0)
+            self.pid = None
