@@ -12,16 +12,19 @@ The child reads buckets and keeps closed history points through a store
 connection of its own (a SQLite connection must not cross a fork). It never
 returns into the caller's code: it leaves with ``os._exit``, so the parent's
 buffers and exit handlers are not run twice. A failure in the child is raised
-in the parent by ``join``; a writer that stopped (a file to keep is missing, a
+in the parent by ``join`` (or ``close``, when the build stopped first); a writer that stopped (a file to keep is missing, a
 full disk) is reported by the writer itself (``WriterGone`` is a BrokenPipeError,
 which ``TreeWriter.write`` leaves to ``TreeWriter.__exit__``).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
-from collections.abc import Callable, Iterable
+import select
+import signal
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .errors import RenderError
@@ -40,10 +43,26 @@ def usable(services: int) -> bool:
     return services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
 
 
-def split_point(services: int) -> int:
-    """How many services the parent renders: it also renders the site-wide files, after them,
-    so the child takes three in five."""
-    return max(1, services * 2 // 5)
+class Claims:
+    """Indexes handed out one at a time to whichever process asks first: the parent and the
+    child share the services this way (a counter in shared memory, made before the fork), so
+    both finish together however their other work (feeds, incident pages, site-wide pages)
+    weighs. Each process iterates its own Claims object (the same counter)."""
+
+    def __init__(self, count: int, start: int = 0):
+        self.count = count
+        self._next = multiprocessing.Value("q", start)
+        self.taken: list[int] = []           # the indexes this process took
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            with self._next.get_lock():
+                i = self._next.value
+                self._next.value = i + 1
+            if i >= self.count:
+                return
+            self.taken.append(i)
+            yield i
 
 
 class Share:
@@ -62,17 +81,18 @@ class Share:
             status = 0
             try:
                 os.close(back)
-                with open(self.fd, "wb", buffering=1 << 16) as out:
-                    send_items(out.write, items())
-                    out.write(END)
+                out = open(self.fd, "wb", buffering=1 << 16)    # closed by _exit, after the message
+                send_items(out.write, items())
+                out.write(END)
+                out.flush()
                 message: tuple[str, Any] = ("ok", result())
             except BrokenPipeError:
                 message, status = ("writer gone", None), 1
             except BaseException as exc:                 # everything reaches the parent
                 message, status = ("error", f"{type(exc).__name__}: {exc}"), 1
             try:
-                with open(there, "wb") as out:
-                    pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+                with open(there, "wb") as told:
+                    pickle.dump(message, told, protocol=pickle.HIGHEST_PROTOCOL)
             finally:
                 os._exit(status)
         os.close(there)
@@ -81,28 +101,37 @@ class Share:
 
     def join(self) -> Any:
         """Wait for the child; its result, or the error it met raised here."""
+        kind, value = self._collect()
+        if kind == "writer gone":
+            raise WriterGone("the writer process stopped")
+        return value
+
+    def close(self) -> None:
+        """When ``join`` was not reached (the build stopped early): a failure the child reported
+        is raised here; a child still rendering is stopped."""
         if self.pid is None or self._back is None:
-            raise RuntimeError("join before start")
+            return
+        told, _, _ = select.select([self._back], [], [], 2.0)
+        if not told:                                     # still at work: the build is over anyway
+            os.kill(self.pid, signal.SIGKILL)
+            os.close(self._back)
+            os.waitpid(self.pid, 0)
+            self.pid = self._back = None
+            return
+        self._collect()
+
+    def _collect(self) -> tuple[str, Any]:
+        """Read the child's message and reap it; an error it met is raised as RenderError."""
+        if self.pid is None or self._back is None:
+            raise RuntimeError("the share's process was not started")
         with open(self._back, "rb") as back:
             data = back.read()
-        self._back = None
         _, status = os.waitpid(self.pid, 0)
-        self.pid = None
+        self.pid = self._back = None
         try:
             kind, value = pickle.loads(data)
         except (pickle.UnpicklingError, EOFError, ValueError):
             kind, value = "error", f"it ended with status {status} and said nothing"
-        if kind == "writer gone":
-            raise WriterGone("the writer process stopped")
-        if kind != "ok":
+        if kind not in ("ok", "writer gone"):
             raise RenderError(f"rendering a share of the services in a second process failed: {value}")
-        return value
-
-    def close(self) -> None:
-        """Reap the child when ``join`` was not reached (the build stopped early)."""
-        if self.pid is not None:
-            if self._back is not None:
-                os.close(self._back)
-                self._back = None
-            os.waitpid(self.pid, 0)
-            self.pid = None
+        return kind, value

@@ -11,6 +11,7 @@ feeds whose inputs are those of the previous build are not rendered.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import ChainMap
 from collections.abc import Callable, Generator, Iterator
@@ -31,7 +32,7 @@ from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
 from .pages import incident_pages, incidents_by_service, prepare, service_page, site_pages
-from .forked import Share, split_point
+from .forked import Claims, Share
 from .sitedata import HistorySource, SiteData, gather
 from .store import Store
 from .timeutil import iso
@@ -144,18 +145,30 @@ def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
         b.kept.update((p, d) for p, d in own.items() if "/history/" in p)
 
 
-def _share_files(b: _Build, services: list[ServiceConfig]) -> Iterator[Item]:
-    """In the forked process: its services' files, its histories read through a store connection of its own."""
+def _keyed_files(b: _Build) -> Iterator[Item]:
+    """The feeds and incident pages, each kept unrendered when its inputs are the previous build's."""
+    for path, made_of, make in feeds(b.env, b.data):
+        yield _keyed(b.previous, b.site_key, path, made_of, make)
+    for path, made_of, make in incident_pages(b.env, b.data.config, b.kept):
+        yield _keyed(b.previous, b.site_key, path, made_of, make)
+
+
+def _share_files(b: _Build, claims: Claims) -> Iterator[Item]:
+    """In the forked process: the feeds and incident pages, then the services it claims (their
+    histories read through a store connection of its own)."""
     b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
-    for svc in services:
-        yield from _service_files(b, svc)
+    yield from _keyed_files(b)
+    services = b.data.config.services
+    for i in claims:
+        yield from _service_files(b, services[i])
     b.data.history.flush()
 
 
-def _share_result(b: _Build, services: list[ServiceConfig]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What the site-wide pages need of the forked process's services."""
-    records = [routes.service_file(s.slug) for s in services]
-    return {p: b.kept[p] for p in records}, {s.slug: b.ninety[s.slug] for s in services}
+def _share_result(b: _Build, claims: Claims) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the site-wide pages need of the services the forked process rendered."""
+    services = [b.data.config.services[i] for i in claims.taken]
+    return ({p: b.kept[p] for p in (routes.service_file(s.slug) for s in services)},
+            {s.slug: b.ninety[s.slug] for s in services})
 
 
 def render_stream(data: SiteData, previous: Previous | None = None, share: Share | None = None) -> Iterator[Item]:
@@ -166,8 +179,9 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     inputs have the key it was made with is not rendered again (KEEP): incident pages,
     feeds, and the six files of a service whose inputs did not change (the site-wide pages
     read its record and 90-day history back from the previous build).
-    ``share``: a forked process renders some of the services into its own input of the
-    writer (``forked.Share``); they are not among the files yielded here.
+    ``share``: a forked process renders the feeds, the incident pages and the services it
+    claims into its own input of the writer (``forked.Share``); they are not among the
+    files yielded here.
     """
     env = environment()
     prepare(env)
@@ -175,31 +189,28 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     services = data.config.services
     b = _Build(env, data, previous or NO_PREVIOUS, code_key() + repr(data.config.site) + repr(data.config.categories),
                dict(site), incidents_by_service(site), {}, services[0] if services else None)
-    mine = services if share is None else services[:split_point(len(services))]
-    theirs = services[len(mine):]
-    if share is not None and theirs:
-        share.start(lambda: _share_files(b, theirs), lambda: _share_result(b, theirs))
+    sharing = share is not None and len(services) > 1
+    claims = Claims(len(services), start=1)       # the first service is the parent's (the method page)
     try:
-        for svc in mine:
+        if share is not None and sharing:
+            share.start(lambda: _share_files(b, claims), lambda: _share_result(b, claims))
+        for svc in services if not sharing else itertools.chain(services[:1], (services[i] for i in claims)):
             yield from _service_files(b, svc)
-        if share is not None and theirs:
+        data.history.flush()
+        yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
+        yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
+        for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
+            yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
+        if share is not None and sharing:
             records, ninety = share.join()
             b.kept.update(records)
             b.ninety.update(ninety)
+        else:
+            yield from _keyed_files(b)
     finally:
         if share is not None:
             share.close()
-    data.history.flush()
-    previous, site_key, kept = b.previous, b.site_key, b.kept
-    yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
-    yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
-    for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
-        yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
-    for path, made_of, make in feeds(env, data):
-        yield _keyed(previous, site_key, path, made_of, make)
-    for path, made_of, make in incident_pages(env, data.config, kept):
-        yield _keyed(previous, site_key, path, made_of, make)
-    yield from site_pages(env, data, kept, b.ninety).items()   # pages show only what the JSON documents hold
+    yield from site_pages(env, data, b.kept, b.ninety).items()   # pages show only what the JSON documents hold
 
 
 def render_files(data: SiteData) -> dict[str, bytes]:

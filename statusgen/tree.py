@@ -135,6 +135,11 @@ def _mkdirs(path: str, made: set[str]) -> None:
         made.add(path)
 
 
+def _with_gz(files: dict[str, Entry]) -> set[str]:
+    """The paths of a manifest's files and of their .gz copies."""
+    return set(files) | {rel + ".gz" for rel, e in files.items() if e[2]}
+
+
 def _same(entry: Entry | None, wanted: Entry) -> bool:
     """Whether a manifest entry describes the same version of a file: size, mtime and .gz copy
     (a path's mtime moves on with every change this writer makes)."""
@@ -218,8 +223,37 @@ class _Placer:
             _write_in_place(path + ".gz", packed, mtime, held is not None and bool(held[2]))
 
     def finish(self) -> tuple[int, int, int, int]:
-        """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes, kept)."""
-        wanted = set(self.manifest) | {rel + ".gz" for rel, e in self.manifest.items() if e[2]}
+        """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes, kept).
+
+        When the target was complete (it had its manifest), what it held is known: only those
+        files go. Otherwise (a new folder, or what a killed build left) the folder is walked.
+        """
+        wanted = _with_gz(self.manifest)
+        if self.mine:
+            for rel in sorted(_with_gz(self.mine) - wanted):
+                self._remove(rel)
+        else:
+            self._sweep(wanted)
+        _write_manifest(self.target, self.manifest)
+        return len(self.manifest), self.written, self.nbytes, self.kept
+
+    def _remove(self, rel: str) -> None:
+        """Remove ``rel`` from the target, and the folders it leaves empty."""
+        path = os.path.join(self.target, rel)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        folder = os.path.dirname(path)
+        while folder != str(self.target):
+            try:
+                os.rmdir(folder)
+            except OSError:       # not empty (or gone): its parents are not empty either
+                return
+            folder = os.path.dirname(folder)
+
+    def _sweep(self, wanted: set[str]) -> None:
+        """Walk the target: remove every file not wanted, and the folders left empty."""
         root = str(self.target)
         emptied: set[str] = set()      # folders removed, bottom up: a folder with only those in it goes too
         for dirpath, dirs, names in os.walk(root, topdown=False):
@@ -233,8 +267,6 @@ class _Placer:
             if rel_dir and not left:
                 os.rmdir(dirpath)
                 emptied.add(dirpath)
-        _write_manifest(self.target, self.manifest)
-        return len(self.manifest), self.written, self.nbytes, self.kept
 
 
 # A message: a header (8 bytes: the lengths of what follows), [path, key, keep] as JSON, the body.

@@ -3,6 +3,7 @@ what a build from scratch would. Real store, real tree, real writer process."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -137,19 +138,19 @@ def test_a_failure_in_the_forked_process_fails_the_build_and_keeps_the_site(site
     from statusgen.errors import RenderError
     config, store = site
     served = {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")}
-    real = render._service_files
+    real, parent = render._keyed_files, os.getpid()
 
-    def broken(b, svc):
-        if svc.slug == config.services[-1].slug:        # the last service: in the forked process's share
+    def broken(b):                                       # the forked process renders the feeds first
+        if os.getpid() != parent:
             raise ValueError("no such bucket")
-        return real(b, svc)
-    monkeypatch.setattr(render, "_service_files", broken)
+        return real(b)
+    monkeypatch.setattr(render, "_keyed_files", broken)
     at = NOW + timedelta(minutes=1)
     one_result_for(config, store, "service-0003", at)
     with pytest.raises(RenderError, match="second process failed: ValueError: no such bucket"):
         build(store, config, at)
     assert {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")} == served
-    monkeypatch.setattr(render, "_service_files", real)
+    monkeypatch.setattr(render, "_keyed_files", real)
     build(store, config, at)
     assert_tree_is_a_build_from_scratch(config, store, at)
 
@@ -163,3 +164,23 @@ def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_a_forked_share(sit
     result = build(store, config, NOW)
     assert not result.keys_used
     assert_tree_is_a_build_from_scratch(config, store, NOW)
+
+
+def test_claims_share_the_services_between_the_processes_without_overlap():
+    import pickle
+
+    from statusgen.forked import Claims
+    claims = Claims(500, start=1)
+    back, there = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                         # the child takes what it can, and tells
+        with open(there, "wb") as out:
+            out.write(pickle.dumps([i for i in claims]))
+        os._exit(0)
+    os.close(there)
+    mine = list(claims)
+    with open(back, "rb") as told:
+        theirs = pickle.loads(told.read())
+    os.waitpid(pid, 0)
+    assert sorted(mine + theirs) == list(range(1, 500))
+    assert claims.taken == mine

@@ -129,6 +129,19 @@ def test_a_file_no_longer_compressed_loses_its_gz_copy(tmp_path):
     assert sorted(p.name for p in out.resolve().iterdir()) == [".manifest.json", "a.json"]
 
 
+def test_files_no_longer_rendered_leave_both_generations_with_their_empty_folders(tmp_path):
+    out = tmp_path / "site"
+    full = {"a.json": BIG, "inc/1/index.html": BIG, "inc/2/index.html": BIG, "b.json": BIG}
+    write_tree(out, full)                        # a new folder: what it holds is found by walking it
+    write_tree(out, full)                        # the second generation, new too
+    for _ in range(2):                           # each generation in turn, rewritten from its manifest
+        write_tree(out, {"a.json": BIG, "inc/2/index.html": BIG, "b.json": b"{}"})
+    for gen in gens_dir(out).iterdir():
+        held = sorted(str(p.relative_to(gen)) for p in gen.rglob("*"))
+        assert held == [".manifest.json", "a.json", "a.json.gz", "b.json", "inc", "inc/2",
+                        "inc/2/index.html", "inc/2/index.html.gz"]
+
+
 def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(tmp_path):
     from datetime import UTC, datetime
 
