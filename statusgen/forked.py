@@ -24,6 +24,7 @@ import os
 import pickle
 import select
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -39,8 +40,11 @@ class WriterGone(BrokenPipeError):
 
 
 def usable(services: int) -> bool:
-    """Whether a build of ``services`` services renders a share in a forked process."""
-    return services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+    """Whether a build of ``services`` services renders a share in a forked process: a site
+    that large, on more than one core, in a process of one thread (a lock another thread
+    holds at the fork, SQLite's or a logging handler's, would stay locked in the child)."""
+    return (services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+            and threading.active_count() == 1)
 
 
 class Claims:

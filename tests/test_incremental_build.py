@@ -184,3 +184,18 @@ def test_claims_share_the_services_between_the_processes_without_overlap():
     os.waitpid(pid, 0)
     assert sorted(mine + theirs) == list(range(1, 500))
     assert claims.taken == mine
+
+
+def test_a_process_with_other_threads_renders_alone(two_processes):
+    import threading
+
+    from statusgen.forked import usable
+    assert usable(10)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not usable(10)
+    finally:
+        stop.set()
+        other.join()
