@@ -43,8 +43,12 @@ def usable(services: int) -> bool:
     """Whether a build of ``services`` services renders a share in a forked process: a site
     that large, on more than one core, in a process of one thread (a lock another thread
     holds at the fork, SQLite's or a logging handler's, would stay locked in the child)."""
-    return (services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1
-            and threading.active_count() == 1)
+    return services >= MIN_SERVICES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and single_threaded()
+
+
+def single_threaded() -> bool:
+    """Whether this process runs one thread (``statusgen run`` and ``build`` do when they build)."""
+    return threading.active_count() == 1
 
 
 class Claims:
