@@ -34,6 +34,7 @@ build without keys.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import selectors
@@ -389,6 +390,8 @@ class TreeWriter:
             os.close(r)
         self._pipe = self._proc.stdin
         assert self._pipe is not None
+        for fd in [self._pipe.fileno(), *self._inputs]:
+            _widen(fd)
 
     def take_input(self) -> int:
         """The write end of one more input of the writer process; the taker writes its files
@@ -450,6 +453,15 @@ class TreeWriter:
             send_items(self._pipe.write, files.items() if isinstance(files, Mapping) else files)
         except BrokenPipeError:
             pass          # the writer stopped on an error (or a share's process saw it stop): __exit__ reports it
+
+
+def _widen(fd: int) -> None:
+    """Let a pipe to the writer hold 1 MB (Linux; 64 KB by default): renderers block less often
+    on it, and bytes cross it in fewer, larger copies (a cycle sends ~230 MB)."""
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:
+        pass              # a lower /proc/sys/fs/pipe-max-size, or not Linux: the default size
 
 
 def _write_in_place(path: str, data: bytes, mtime: int, exists: bool) -> None:
