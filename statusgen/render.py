@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import ChainMap
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from functools import lru_cache
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -189,24 +189,25 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     services = data.config.services
     b = _Build(env, data, previous or NO_PREVIOUS, code_key() + repr(data.config.site) + repr(data.config.categories),
                dict(site), incidents_by_service(site), {}, services[0] if services else None)
-    sharing = share is not None and len(services) > 1
-    claims = Claims(len(services), start=1)       # the first service is the parent's (the method page)
     try:
-        if share is not None and sharing:
+        mine: Iterable[ServiceConfig] = services
+        if share is not None:
+            claims = Claims(len(services), start=1)     # the first service is the parent's (the method page)
             share.start(lambda: _share_files(b, claims), lambda: _share_result(b, claims))
-        for svc in services if not sharing else itertools.chain(services[:1], (services[i] for i in claims)):
+            mine = itertools.chain(services[:1], (services[i] for i in claims))
+        for svc in mine:
             yield from _service_files(b, svc)
         data.history.flush()
         yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
         yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
         for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
             yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
-        if share is not None and sharing:
+        if share is None:
+            yield from _keyed_files(b)
+        else:
             records, ninety = share.join()
             b.kept.update(records)
             b.ninety.update(ninety)
-        else:
-            yield from _keyed_files(b)
     finally:
         if share is not None:
             share.close()
