@@ -2,19 +2,22 @@
 
 Rendering is Python and holds the GIL, so a second core needs a second
 process. After the store is read, ``Share.start`` forks: the child inherits
-the gathered data, renders its share of the services, and streams the files
-straight to the writer process on a pipe of its own (``TreeWriter.take_input``),
-while the parent renders the other services and the site-wide files. The child
-then hands back, pickled, what the site-wide pages need of its services (their
-records and 90-day histories), and exits.
+the gathered data, renders the feeds and incident pages, then services, and
+streams its files straight to the writer process on a pipe of its own
+(``TreeWriter.take_input``), while the parent renders services and the
+site-wide files. Services are claimed one at a time from a counter in shared
+memory (``Claims``), so both processes finish together. The child then hands
+back, pickled, what the site-wide pages need of its services (their records
+and 90-day histories), and exits.
 
 The child reads buckets and keeps closed history points through a store
 connection of its own (a SQLite connection must not cross a fork). It never
 returns into the caller's code: it leaves with ``os._exit``, so the parent's
 buffers and exit handlers are not run twice. A failure in the child is raised
-in the parent by ``join`` (or ``close``, when the build stopped first); a writer that stopped (a file to keep is missing, a
-full disk) is reported by the writer itself (``WriterGone`` is a BrokenPipeError,
-which ``TreeWriter.write`` leaves to ``TreeWriter.__exit__``).
+in the parent by ``join`` (or by ``close``, when the build stopped first); a
+writer that stopped (a file to keep is missing, a full disk) is reported by
+the writer itself (``WriterGone`` is a BrokenPipeError, which
+``TreeWriter.write`` leaves to ``TreeWriter.__exit__``).
 """
 
 from __future__ import annotations
@@ -84,7 +87,12 @@ class Share:
     def start(self, items: Callable[[], Iterable[Item]], result: Callable[[], Any]) -> None:
         """Fork: the child sends ``items()`` to the writer, then ``result()`` back to the parent."""
         back, there = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (back, there, self.fd):
+                os.close(fd)
+            raise
         if pid == 0:                                     # the child: never returns
             status = 0
             try:
