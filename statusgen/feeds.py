@@ -70,12 +70,12 @@ class Entries:
 
 
 def render_feed(env: Environment, data: SiteData, incidents: list[Incident], path: str,
-                title: str, alternate: str, feed_id: str, entries: Entries | None = None) -> bytes:
+                title: str, alternate: str, feed_id: str, entries: Entries) -> bytes:
     site = data.config.site
     feed = {"id": feed_id, "title": title, "subtitle": f"Incidents recorded by {site.title}",
             "updated": _feed_updated(incidents, data.epoch), "self_url": f"{site.base_url}/{path}",
             "alternate_url": site.base_url + alternate}
-    text = env.get_template("feed.xml").render(feed=feed, entries=(entries or Entries(env, data))(incidents),
+    text = env.get_template("feed.xml").render(feed=feed, entries=entries(incidents),
                                                site=site, version=__version__)
     return text.encode("utf-8")
 

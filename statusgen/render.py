@@ -5,8 +5,10 @@ A build: the writer process starts (``tree.TreeWriter``); gather
 rendered a service at a time (documents and pages are pure functions of the
 gathered data; each service's histories are read, and their closed points
 kept, through ``sitedata.HistorySource``) and streamed to the writer, which
-compares, compresses and writes them on the other core. Incident pages and
-feeds whose inputs are those of the previous build are not rendered.
+compares, compresses and writes them beside the rendering. A file whose
+inputs have the key of the previous build's (incident pages, feeds, and the
+record, histories and page of a service whose data did not change) is not
+rendered. Large sites are rendered by two processes (``forked``).
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def _gzip(data: bytes) -> bytes:
     return z.compress(data) + z.flush()
 
 
-def read_file(gen: Path | None, rel: str) -> bytes | None:
+def _read_file(gen: Path | None, rel: str) -> bytes | None:
     """The bytes of ``rel`` in generation ``gen``; None when there is none or it cannot be read."""
     if gen is None:
         return None
@@ -191,7 +191,7 @@ class _Placer:
     def _served_bytes(self, rel: str) -> bytes | None:
         """The previous build's bytes of ``rel``, to compare with new ones of the same size (a read
         from the page cache and a compare cost less than hashing every file)."""
-        return read_file(self.served, rel)
+        return _read_file(self.served, rel)
 
     def _holds(self, rel: str, wanted: Entry) -> bool:
         """Whether the target holds ``rel`` as wanted: by its manifest, and on disk (size and mtime)."""
@@ -506,7 +506,7 @@ class Previous:
         return self.keys.get(rel)
 
     def read(self, rel: str) -> bytes | None:
-        return read_file(self.gen, rel)
+        return _read_file(self.gen, rel)
 
 
 NO_PREVIOUS = Previous(None, {})
