@@ -46,7 +46,7 @@ LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow
 
 def _last_day(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
     """The raw results of the last day (rows serialized by the store) and the 24h summary."""
-    count, rows = data.last_day.get(svc.slug, (0, "[]"))
+    count, rows = data.history.last_day(svc.slug, data.last_day_since)
     return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
 
 

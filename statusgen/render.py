@@ -88,10 +88,10 @@ def _keyed(previous: Previous, site_key: str, path: str, made_of: Any,
 def service_key(data: SiteData, svc: ServiceConfig, site_key: str) -> str:
     """The key of everything a service's record, histories and page are made from: its
     configuration, state, measurements version (moved by every write of its results or
-    buckets), count of last-day results, incidents, vendor record, and the site's settings,
-    code and templates. Known without reading its buckets or rendering anything."""
+    buckets), oldest last-day result, incidents, vendor record, and the site's settings,
+    code and templates. Known without reading its results or buckets, or rendering anything."""
     st = data.state(svc.slug)
-    made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), data.last_day.get(svc.slug, (0, ""))[0],
+    made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), data.last_day_starts.get(svc.slug),
                iso(as_of_service(data, svc)), vendor_record(data, svc),
                [i.to_json() for i in data.incidents_of(svc.slug)]]
     return digest(site_key.encode() + jsonout.dump(made_of))
@@ -157,7 +157,7 @@ def _keyed_files(b: _Build) -> Iterator[Item]:
 
 def _share_files(b: _Build, claims: Claims) -> Iterator[Item]:
     """In the forked process: the feeds and incident pages, then the services it claims (their
-    histories read through a store connection of its own)."""
+    results and histories read through a store connection of its own)."""
     b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
     yield from _keyed_files(b)
     services = b.data.config.services

@@ -28,7 +28,8 @@ class SiteData:
     states: dict[str, ServiceState]
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
-    last_day: dict[str, tuple[int, str]]           # raw results of the last day, per service: count, JSON rows
+    last_day_since: datetime                       # the last day of results starts here (rows: ``history``)
+    last_day_starts: dict[str, float | None]       # service -> its oldest result of the last day (a key's part)
     history: HistorySource                         # each service's histories, read when rendered
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
@@ -60,14 +61,20 @@ def data_time(data: SiteData) -> datetime:
 
 
 class HistorySource:
-    """A build's reads of buckets and kept points, a service at a time, and its writes of the
-    points that closed (saved in batches, so a build holds a few services' worth at once)."""
+    """A build's reads of a service's measurements as the service is rendered (by the process
+    rendering it: a forked one reads through a connection of its own): its last day of
+    results, its buckets and kept points; and its writes of the points that closed (saved in
+    batches, so a build holds a few services' worth at once)."""
 
     BATCH = 128
 
     def __init__(self, store: Store):
         self.store = store
         self.pending: list[tuple[str, int, Closed]] = []
+
+    def last_day(self, slug: str, since: datetime) -> tuple[int, str]:
+        """The service's results from ``since`` on: their count and JSON rows."""
+        return self.store.last_day_json(slug, since)
 
     def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
         """The service's four history documents, by range name."""
@@ -110,8 +117,10 @@ class HistorySource:
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     last_run = store.last_finished_run()
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
+    since = anchor - timedelta(days=1)
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
-        last_day=store.last_day_json(config.by_slug, anchor - timedelta(days=1)), history=HistorySource(store),
+        last_day_since=since, last_day_starts=store.last_day_starts(config.by_slug, since),
+        history=HistorySource(store),
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(), versions=store.data_versions(),
     )

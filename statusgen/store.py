@@ -339,13 +339,21 @@ class Store:
                            [(svc, res, c.first, c.upto, c.key, c.points, orjson.dumps(c.counts).decode(),
                              latency.encode(c.hist)) for svc, res, c in kept])
 
-    def last_day_json(self, services: Iterable[str], since: datetime) -> dict[str, tuple[int, str]]:
-        """Each service's raw results from ``since`` on, oldest first: their count, and the JSON
+    def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
+        """A service's raw results from ``since`` on, oldest first: their count, and the JSON
         array the service record publishes (rows made when the results were written)."""
-        query = ("SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
-                 "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)")
-        t = to_epoch(since)
-        return {s: self.db.execute(query, (s, t)).fetchone() for s in services}
+        return self.db.execute(
+            "SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
+            "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)",
+            (service, to_epoch(since))).fetchone()
+
+    def last_day_starts(self, services: Iterable[str], since: datetime) -> dict[str, float | None]:
+        """Each service's oldest result from ``since`` on (None: none). With the service's
+        measurements version, it tells whether its last day of results is the one a previous
+        build read: results leave the last day only from its old end. One index seek per
+        service, where reading the rows costs some 25 pages."""
+        query, t = "SELECT min(ts) FROM results WHERE service = ? AND ts >= ?", to_epoch(since)
+        return {s: self.db.execute(query, (s, t)).fetchone()[0] for s in services}
 
     def data_versions(self) -> dict[str, int]:
         """Each service's measurements version: it moves whenever its results or buckets are

@@ -87,6 +87,18 @@ def test_only_the_services_with_new_data_are_rendered(site):
     assert_tree_is_a_build_from_scratch(config, store, at)
 
 
+def test_results_leaving_the_last_day_render_their_service_again(site):
+    config, store = site
+    at = NOW + timedelta(hours=12)
+    before = store.data_versions()
+    one_result_for(config, store, "service-0002", at)   # a run 12 hours on: every last day starts 12 hours later
+    assert store.data_versions()["service-0001"] == before["service-0001"]
+    kept = kept_by_next_build(config, store, at)
+    assert not service_files("service-0001") & kept       # nothing written for it, yet its last day is shorter
+    build(store, config, at)
+    assert_tree_is_a_build_from_scratch(config, store, at)
+
+
 def test_retention_moves_the_version_of_a_service_whose_buckets_it_drops(site):
     config, store = site
     later = NOW + timedelta(days=2)

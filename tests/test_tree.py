@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 
 import pytest
 
@@ -41,6 +42,34 @@ def test_changed_file_of_same_size_gets_a_later_second(tmp_path):
     gz = out / "a.json.gz"
     assert gzip.decompress(gz.read_bytes()) == changed
     assert int(os.stat(gz).st_mtime) == int(after.st_mtime)
+
+
+@pytest.mark.parametrize("unchanged_builds", [0, 1])
+def test_other_bytes_of_the_same_size_and_crc_are_written(tmp_path, unchanged_builds):
+    """The CRC-32 in the manifest only spares reads: bytes that share a size and a CRC with the
+    previous version are still compared (served bytes the first time, a digest after that)."""
+    assert zlib.crc32(b"plumless") == zlib.crc32(b"buckeroo")
+    out = tmp_path / "site"
+    for _ in range(1 + unchanged_builds):
+        write_tree(out, {"a.txt": b"plumless"})
+    before = os.stat(out / "a.txt")
+    stats = write_tree(out, {"a.txt": b"buckeroo"})
+    assert stats.written == 1 and (out / "a.txt").read_bytes() == b"buckeroo"
+    assert int(os.stat(out / "a.txt").st_mtime) > int(before.st_mtime)
+    assert write_tree(out, {"a.txt": b"buckeroo"}).written == 0
+
+
+def test_files_rewritten_in_place_have_exactly_their_new_bytes(tmp_path):
+    """Existing files are written in whole pages and then cut to length; every size around a
+    page boundary, growing and shrinking, ends with exactly its bytes (and its .gz copy)."""
+    out = tmp_path / "site"
+    sizes = [0, 1, 300, 4095, 4096, 4097, 8191, 8192, 9000, 5, 4096, 12000, 300]
+    for n, size in enumerate(sizes):
+        body = bytes((n + i) % 251 for i in range(size))
+        write_tree(out, {"a.json": body, "b.txt": body[::-1]})
+        assert (out / "a.json").read_bytes() == body and (out / "b.txt").read_bytes() == body[::-1]
+        gz = out / "a.json.gz"
+        assert gzip.decompress(gz.read_bytes()) == body if size >= 256 else not gz.exists()
 
 
 def test_a_reader_of_the_old_tree_keeps_a_complete_tree(tmp_path):
