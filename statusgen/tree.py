@@ -185,12 +185,11 @@ class _Placer:
         before = self.old.get(rel)
         gz = int(rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES)
         crc = zlib_ng.crc32(data)
-        sure = None
+        same, sure = False, None
         if before is not None and before[0] == len(data) and before[2] == gz and before[4] == crc:
-            sure = digest(data)
-            if sure != before[5] and (before[5] or self._served_bytes(rel) != data):
-                sure = None                         # the same size and CRC, other bytes
-        if sure is not None:
+            sure = digest(data)                     # the same size and CRC: compare the bytes themselves
+            same = sure == before[5] if before[5] else self._served_bytes(rel) == data
+        if same:
             wanted = [*before[:3], key, crc, sure]
         else:
             wanted = [len(data), max(int(time.time()), before[1] + 1) if before else int(time.time()), gz, key,
