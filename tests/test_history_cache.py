@@ -13,6 +13,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import orjson
+from zlib_ng import zlib_ng
 
 from statusgen import latency
 from statusgen.health import RunRecord
@@ -108,6 +109,34 @@ def test_kept_sums_that_do_not_add_up_are_made_anew(tmp_path):
     docs = {name: orjson.dumps(doc) for name, doc in source.histories("api", later, []).items()}
     assert docs == made_anew(store, "api", later, [])
 
+
+
+def test_kept_points_are_stored_deflated_and_a_store_holding_them_as_text_reads_them(tmp_path):
+    """The points' JSON text is kept deflated (a build reads every service's); a store
+    written before kept it as text, which is carried forward the same, and deflated when
+    its range moves on."""
+    store = Store(tmp_path / "s.db")
+    source = HistorySource(store)
+    for i in range(3 * 60):
+        save(store, T0 + timedelta(minutes=i), Outcome.OK, 40.0 + i % 7)
+    at = T0 + timedelta(minutes=3 * 60 - 1)
+    source.histories("api", at, [])
+    source.flush()
+    kept = store.history_cache("api")
+    stored = dict(store.db.execute("SELECT res, points FROM history_cache WHERE service = 'api'"))
+    for res, c in kept.items():
+        assert isinstance(stored[res], bytes) and zlib_ng.decompress(stored[res]).decode() == c.points
+    assert sum(map(len, stored.values())) * 5 < sum(len(c.points) for c in kept.values())
+    store.db.executemany("UPDATE history_cache SET points = ? WHERE service = 'api' AND res = ?",
+                         [(c.points, res) for res, c in kept.items()])          # as an older store holds them
+    assert store.history_cache("api") == kept
+    later = at + timedelta(minutes=10)
+    save(store, later, Outcome.OK, 41.0)
+    docs = {name: orjson.dumps(doc) for name, doc in source.histories("api", later, []).items()}
+    source.flush()
+    assert docs == made_anew(store, "api", later, [])
+    stored = dict(store.db.execute("SELECT res, points FROM history_cache WHERE service = 'api'"))
+    assert isinstance(stored[300], bytes) and isinstance(stored[86400], str)   # deflated as each range moves
 
 def test_simulated_buckets_add_up_across_resolutions(tmp_path):
     """``statusgen simulate`` makes each coarser bucket the sum of the finer ones, as real
