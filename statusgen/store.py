@@ -133,9 +133,10 @@ class BucketRow:
         latency.merge(self.hist, other.hist)
 
 
-# The kept points' JSON text, deflated: a build reads every rendered service's (some 125 MB of
-# text for 1,000 services, 1/30 of it deflated), and a page nobody read for a while may have to
-# come from the disk. Level 1: the points of a range close at most once a build.
+# The kept points' JSON text, deflated (1,000 services: 120 MB of text, 5 MB deflated). Every
+# 5 minutes each service's 24-hour points close a bucket and are written again, into the WAL and
+# then the database: some 30 GB a day as text, 1 GB deflated. Level 1: a build deflates only the
+# ranges that moved, and inflates every rendered service's (~0.2 CPU-s for 1,000 services).
 def _deflated(points: str) -> bytes:
     return zlib_ng.compress(points.encode(), 1)
 
