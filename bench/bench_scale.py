@@ -179,7 +179,7 @@ def main() -> None:
         fl = floor(work / "site90", work)
         drop_output(work / "full90-0")             # last: a full build right after deleting a tree
         after_delete = build(cfg90, "full", work / "full90-0")
-        line("store size, 90 days, after the builds below", f"{size:.0f} MB", "< 1000 MB", size < 1000)
+        line("store size, 90 days, after the builds and cycles", f"{size:.0f} MB", "< 1000 MB", size < 1000)
         print(f"    (as simulate left it, before any build kept history points: {simulated:.0f} MB)")
         print(f"  first build of a store (no kept history points yet; every file written): {cold['build']:.2f} s"
               f"\n    ({parts(cold)})")
