@@ -29,7 +29,7 @@ class SiteData:
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
     last_day_since: datetime                       # the last day of results starts here (rows: ``history``)
-    last_day_starts: dict[str, float | None]       # service -> its oldest result of the last day (a key's part)
+    last_day_starts: dict[str, int | None]         # service -> its oldest result of the last day (a key's part)
     history: HistorySource                         # each service's histories, read when rendered
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored

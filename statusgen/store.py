@@ -362,7 +362,7 @@ class Store:
             "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)",
             (service, to_epoch(since))).fetchone()
 
-    def last_day_starts(self, services: Iterable[str], since: datetime) -> dict[str, float | None]:
+    def last_day_starts(self, services: Iterable[str], since: datetime) -> dict[str, int | None]:
         """Each service's oldest result from ``since`` on (None: none). With the service's
         measurements version, it tells whether its last day of results is the one a previous
         build read: results leave the last day only from its old end. One index seek per
