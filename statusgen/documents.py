@@ -114,12 +114,18 @@ def _list_as_of(data: SiteData, services: list[ServiceConfig]) -> str | None:
     return iso(max(times)) if times else None  # type: ignore[type-var]
 
 
-def services_document(data: SiteData, category: str | None, status: str | None) -> dict[str, Any]:
+def service_summaries(data: SiteData) -> dict[str, dict[str, Any]]:
+    """Every service's summary, by slug: made once, shared by the snapshot and every list."""
+    return {s.slug: service_summary(data, s) for s in data.config.services}
+
+
+def services_document(data: SiteData, category: str | None, status: str | None,
+                      summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     chosen = [s for s in data.config.services
               if (category is None or s.category == category)
-              and (status is None or data.state(s.slug).status.value == status)]
+              and (status is None or summaries[s.slug]["status"] == status)]
     return {"as_of": _list_as_of(data, chosen), "filters": {"category": category, "status": status},
-            "count": len(chosen), "services": [service_summary(data, s) for s in chosen]}
+            "count": len(chosen), "services": [summaries[s.slug] for s in chosen]}
 
 
 def counts_by_status(data: SiteData) -> dict[str, int]:
@@ -144,7 +150,7 @@ def index_of(data: SiteData) -> float | None:
     return health_index(data.state(s.slug).status for s in data.config.services)
 
 
-def snapshot_document(data: SiteData) -> dict[str, Any]:
+def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
         "as_of": iso(data_time(data)),
         "title": data.config.site.title,
@@ -153,7 +159,7 @@ def snapshot_document(data: SiteData) -> dict[str, Any]:
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.open),
         "count": len(data.config.services),
-        "services": [service_summary(data, s) for s in data.config.services],
+        "services": list(summaries.values()),
     }
 
 
@@ -191,15 +197,16 @@ def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str,
 
 def global_documents(data: SiteData) -> Documents:
     """The documents about the whole site: snapshot, health, every list, incidents, error bodies."""
+    summaries = service_summaries(data)
     docs: Documents = {
-        f"{routes.API}/snapshot.json": snapshot_document(data),
+        f"{routes.API}/snapshot.json": snapshot_document(data, summaries),
         f"{routes.API}/health.json": health_document(data),
-        routes.services_file(): services_document(data, None, None),
+        routes.services_file(): services_document(data, None, None, summaries),
     }
     for cat in [None, *data.config.categories]:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
-                docs[routes.services_file(cat, status)] = services_document(data, cat, status)
+                docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
     made = [incident_document(data, i) for i in data.incidents]
     for active in (None, "1", "0"):
         docs[routes.incidents_file(active)] = incidents_document(data, active, made)
