@@ -110,7 +110,6 @@ def test_kept_sums_that_do_not_add_up_are_made_anew(tmp_path):
     assert docs == made_anew(store, "api", later, [])
 
 
-
 def test_kept_points_are_stored_deflated_and_a_store_holding_them_as_text_reads_them(tmp_path):
     """The points' JSON text is kept deflated (a build reads every service's); a store
     written before kept it as text, which is carried forward the same, and deflated when
@@ -137,6 +136,7 @@ def test_kept_points_are_stored_deflated_and_a_store_holding_them_as_text_reads_
     assert docs == made_anew(store, "api", later, [])
     stored = dict(store.db.execute("SELECT res, points FROM history_cache WHERE service = 'api'"))
     assert isinstance(stored[300], bytes) and isinstance(stored[86400], str)   # deflated as each range moves
+
 
 def test_simulated_buckets_add_up_across_resolutions(tmp_path):
     """``statusgen simulate`` makes each coarser bucket the sum of the finer ones, as real
