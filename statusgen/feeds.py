@@ -2,7 +2,10 @@
 
 One entry per incident, newest first, whose ``updated`` moves when the
 incident changes; ``tag:`` ids that never change; the whole timeline as
-XHTML content. Text goes through Jinja autoescape, once.
+XHTML content. The feed's head is a template (``feed.xml``, autoescaped);
+its entries, one per incident (the site feed of a site some years old holds
+tens of thousands), are made here: every text passes through ``escape``
+(markupsafe's, as Jinja's autoescape does), once, and the result is Markup.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import __version__, routes
 from .config import Config
@@ -27,22 +30,21 @@ def tag_authority(config: Config) -> str:
     return urlsplit(config.site.base_url).hostname or "localhost"
 
 
-def entry_id(config: Config, inc: Incident) -> str:
-    return f"tag:{tag_authority(config)},{inc.started_at:%Y-%m-%d}:incident/{inc.id}"
-
-
-def feed_entry(data: SiteData, inc: Incident) -> dict[str, Any]:
-    base = data.config.site.base_url
+def feed_entry(data: SiteData, inc: Incident, authority: str) -> dict[str, Any]:
+    """What an incident's entry says; its times are the texts of the incident's record (``to_json``)."""
+    record = inc.to_json()
     svc = data.config.by_slug.get(inc.service)
     state = "resolved" if not inc.open else f"ongoing, severity {inc.severity}"
     lasted = human_duration(inc.ended_at - inc.started_at) if inc.ended_at else "ongoing"
+    updates, started = record["updates"], record["started_at"]
     return {
-        "id": entry_id(data.config, inc), "title": f"{inc.title}{' (resolved)' if not inc.open else ''}",
-        "published": iso(inc.started_at), "updated": iso(inc.updated_at), "url": base + routes.incident_page_url(inc.id),
+        "id": f"tag:{authority},{started[:10]}:incident/{inc.id}",       # the day it started, in UTC: never changes
+        "title": f"{inc.title}{' (resolved)' if not inc.open else ''}",
+        "published": started, "updated": updates[-1]["at"] if updates else started,
+        "url": data.config.site.base_url + routes.incident_page_url(inc.id),
         "severity": inc.severity, "service": inc.service, "service_name": svc.name if svc else inc.service,
-        "summary": inc.updates[-1].message if inc.updates else inc.title, "state_words": state,
-        "ended": iso(inc.ended_at), "duration": lasted,
-        "updates": [u.to_json() for u in inc.updates],
+        "summary": updates[-1]["message"] if updates else inc.title, "state_words": state,
+        "ended": record["ended_at"], "duration": lasted, "updates": updates,
     }
 
 
@@ -50,21 +52,41 @@ def _feed_updated(incidents: list[Incident], fallback: datetime) -> str | None:
     return iso(max((i.updated_at for i in incidents), default=fallback))
 
 
+def _update_xml(u: dict[str, Any]) -> str:
+    return (f"\n          <li><strong>{escape(u['at'])}</strong> ({escape(u['kind'])}, {escape(u['status'])}): "
+            f"{escape(u['message'])}</li>")
+
+
+def entry_xml(e: dict[str, Any]) -> str:
+    """One ``<entry>`` (a ``feed_entry``), its text escaped."""
+    ended = f", resolved {escape(e['ended'])}" if e["ended"] else ""
+    return (f"\n  <entry>\n    <id>{escape(e['id'])}</id>\n    <title>{escape(e['title'])}</title>\n"
+            f"    <published>{escape(e['published'])}</published>\n    <updated>{escape(e['updated'])}</updated>\n"
+            f'    <link rel="alternate" type="text/html" href="{escape(e["url"])}"/>\n'
+            f'    <category term="{escape(e["severity"])}" label="Severity: {escape(e["severity"])}"/>\n'
+            f'    <category term="{escape(e["service"])}" label="Service: {escape(e["service_name"])}"/>\n'
+            f"    <summary>{escape(e['summary'])}</summary>\n"
+            f'    <content type="xhtml">\n      <div xmlns="http://www.w3.org/1999/xhtml">\n'
+            f"        <p>{escape(e['service_name'])}: {escape(e['state_words'])}. Started {escape(e['published'])}"
+            f"{ended} ({escape(e['duration'])}).</p>\n        <ol>{''.join([_update_xml(u) for u in e['updates']])}"
+            f"\n        </ol>\n      </div>\n    </content>\n  </entry>")
+
+
 class Entries:
-    """Each incident's ``<entry>``, rendered once per build: the site feed and its service's
+    """Each incident's ``<entry>``, made once per build: the site feed and its service's
     feed hold the same text (7,000 incidents in 90 days of 1,000 services)."""
 
-    def __init__(self, env: Environment, data: SiteData):
-        self.template, self.data = env.get_template("feed-entry.xml"), data
+    def __init__(self, data: SiteData):
+        self.data, self.authority = data, tag_authority(data.config)
         self.made: dict[str, str] = {}
 
     def __call__(self, incidents: list[Incident]) -> Markup:
-        """The entries of ``incidents``, in order, as markup (autoescaped when rendered)."""
+        """The entries of ``incidents``, in order, as markup (each text escaped once, when made)."""
         made, out = self.made, []
         for inc in incidents:
             text = made.get(inc.id)
             if text is None:
-                text = made[inc.id] = self.template.render(e=feed_entry(self.data, inc))
+                text = made[inc.id] = entry_xml(feed_entry(self.data, inc, self.authority))
             out.append(text)
         return Markup("".join(out))
 
@@ -85,7 +107,7 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
     host = tag_authority(data.config)
     since = f"{data.epoch:%Y-%m-%d}"
     site = data.config.site
-    entries = Entries(env, data)
+    entries = Entries(data)
 
     def made_of(incidents: list[Incident], names: list[str]) -> list[Any]:
         return [iso(data.epoch), [i.to_json() for i in incidents], names]   # names: of the entries' services

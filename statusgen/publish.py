@@ -96,7 +96,7 @@ class Tier(enum.IntEnum):
 # Checked in this order, first match wins; anything unmatched is a leaf.
 TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple((re.compile(p), t) for p, t in (
     (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
-    (r"incidents/[^/]+/.+", Tier.LEAVES),                      # one incident's page
+    (r"incidents/(?!index\.html$)[^/]+\.html", Tier.LEAVES),    # one incident's page
     (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
     (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
     (r".+\.html", Tier.PAGES),                                 # the front page, incidents, method, API

@@ -76,8 +76,14 @@ def service_page_url(slug: str) -> str:
     return f"/services/{slug}/"
 
 
+def incident_page_file(incident_id: str) -> str:
+    """An incident's page: a file of its own beside the incidents page (no folder each: a
+    site keeps every incident, and each folder is one more inode to make on a full build)."""
+    return f"incidents/{incident_id}.html"
+
+
 def incident_page_url(incident_id: str) -> str:
-    return f"/incidents/{incident_id}/"
+    return "/" + incident_page_file(incident_id)
 
 
 def service_feed_url(slug: str) -> str:

@@ -10,6 +10,7 @@ import pytest
 import rnc2rng
 
 from statusgen.demo import main as demo
+from statusgen.feeds import entry_xml
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 SCHEMA = Path(__file__).parent / "schemas" / "atom.rnc"
@@ -74,3 +75,22 @@ def test_a_feed_reader_sees_the_whole_timeline_newest_first(demo_site):
     resolved = next(e for e in feed.entries if e.title.endswith("(resolved)"))
     body = resolved.content[0].value
     assert "opened" in body and "resolved" in body and "Recovered after" in body
+
+
+HOSTILE = '<script>alert("x")</script> & \'quoted\' <b>'
+
+
+def test_an_entry_escapes_every_text_and_a_feed_reader_reads_it_back():
+    e = {"id": f"tag:x,2026-11-22:incident/{HOSTILE}", "title": HOSTILE, "published": "2026-11-22T20:00:00Z",
+         "updated": "2026-11-22T21:00:00Z", "url": f'https://status.example.com/incidents/a.html?"{HOSTILE}',
+         "severity": HOSTILE, "service": "x", "service_name": HOSTILE, "summary": HOSTILE, "state_words": HOSTILE,
+         "ended": "2026-11-22T21:00:00Z", "duration": HOSTILE,
+         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}]}
+    text = f'<feed xmlns="{ATOM[1:-1]}">{entry_xml(e)}</feed>'
+    assert "<script" not in text and "<b>" not in text
+    entry = et.fromstring(text.encode()).find(f"{ATOM}entry")
+    assert entry.findtext(f"{ATOM}title") == entry.findtext(f"{ATOM}summary") == HOSTILE
+    assert entry.findtext(f"{ATOM}id") == e["id"] and entry.find(f"{ATOM}link").get("href") == e["url"]
+    assert [c.get("label") for c in entry.findall(f"{ATOM}category")] == [f"Severity: {HOSTILE}", f"Service: {HOSTILE}"]
+    content = "".join(entry.find(f"{ATOM}content").itertext())
+    assert f"{HOSTILE}: {HOSTILE}. Started" in content and f"({HOSTILE}, {HOSTILE}): {HOSTILE}" in content

@@ -37,10 +37,13 @@ from statusgen.openapi import openapi_document
 from statusgen.pages import (
     PAST_WITH_TIMELINES,
     duration,
+    Layout,
     incident_card,
+    incident_page,
     incident_rows,
     outside_link,
     page_files,
+    prepare,
     status_word,
 )
 from statusgen.render import environment, render_files
@@ -199,7 +202,7 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     incidents = demo.json("api/v1/incidents.json")["incidents"]
     expected = {"index.html", "incidents/index.html", "method/index.html", "api/index.html"}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
-    expected |= {f"incidents/{i['id']}/index.html" for i in incidents}
+    expected |= {i["links"]["page"].lstrip("/") for i in incidents}      # a page where the JSON links it
     assert set(demo.pages()) == expected
     assert (demo.root / "static/site.css").is_file() and (demo.root / "static/icon.svg").is_file()
     assert {i["open"] for i in incidents} == {True, False}, "the demo has open and closed incidents"
@@ -503,7 +506,7 @@ def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: 
     past = docs[routes.incidents_file("0")]
     template = past["incidents"][0]
     past["incidents"] = [dict(template, id=f"{template['id']}-{n}", title=f"Incident {n}",
-                              links=dict(template["links"], page=f"/incidents/{template['id']}-{n}/"))
+                              links=dict(template["links"], page=f"/incidents/{template['id']}-{n}.html"))
                          for n in range(PAST_WITH_TIMELINES + 7)]
     page = lxml.html.document_fromstring(page_files(environment(), data, docs)["incidents/index.html"])
     assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
@@ -512,7 +515,7 @@ def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: 
 
 def test_incident_pages(demo: DemoBuild) -> None:
     for incident in demo.json("api/v1/incidents.json")["incidents"]:
-        page = demo.page(f"incidents/{incident['id']}/index.html")
+        page = demo.page(incident["links"]["page"].lstrip("/"))
         assert text_of(page.xpath("//h1")[0]) == incident["title"]
         assert page.xpath("//dl//time/@datetime")[0] == incident["started_at"]
         if not incident["open"]:
@@ -577,7 +580,7 @@ def test_an_incident_id_never_escapes_its_folder(demo: DemoBuild) -> None:
     data = _site_data(demo)
     docs = api_documents(data)
     docs[routes.incidents_file()]["incidents"][0]["id"] = "../../etc"
-    with pytest.raises(ValueError, match="cannot name a page folder"):
+    with pytest.raises(ValueError, match="cannot name a page file"):
         page_files(environment(), data, docs)
 
 
@@ -664,6 +667,26 @@ def test_incident_markup_escapes_every_word() -> None:
         assert "<script" not in text and "<img" not in text and '"><b>' not in text
         html_ = lxml.html.fragment_fromstring(text, create_parent="div")
         assert HOSTILE in text_of(html_) and html_.xpath(".//a/@href")[0] == '/incidents/x-1/"><b>'
+
+
+def test_an_incident_page_escapes_every_word(demo: DemoBuild) -> None:
+    incident = {"id": "x-1", "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": HOSTILE,
+                "open": True, "started_at": "2026-11-22T20:00:00Z", "ended_at": None,
+                "updated_at": "2026-11-22T21:00:00Z", "duration_s": None,
+                "links": {"page": "/incidents/x-1.html", "service": '/api/v1/services/x"><b>'},
+                "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
+                             "message": HOSTILE}]}
+    env = environment()
+    prepare(env)
+    site = dataclasses.replace(_site_data(demo).config.site, title=HOSTILE)
+    text = incident_page(Layout.of(env, site, "incidents"), site.title, incident).decode("utf-8")
+    assert "<script" not in text and "<img" not in text and '"><b>' not in text
+    page = lxml.html.document_fromstring(text)
+    assert page.findtext(".//title") == f"{HOSTILE} \u00b7 {HOSTILE}"
+    assert text_of(page.xpath("//h1")[0]) == HOSTILE and text_of(page.xpath("//main//ol/li")[0]).endswith(HOSTILE)
+    assert page.xpath("//head/link[@type='application/atom+xml']/@title")[-1] == f"{HOSTILE}: incidents"
+    assert '/api/v1/services/x"><b>' in page.xpath("//main//ul[@class='links']//a/@href")
+    assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/incidents/"]
 
 
 def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:

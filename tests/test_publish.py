@@ -104,7 +104,7 @@ def test_every_kind_of_file_has_its_tier():
     expected = {
         "static/site.css": Tier.LEAVES, "badges/a.svg": Tier.LEAVES, "_errors/404.json": Tier.LEAVES,
         "api/v1/openapi.json": Tier.LEAVES, "api/v1/services/a/history/24h.json": Tier.LEAVES,
-        "incidents/a-20250101t000000/index.html": Tier.LEAVES,
+        "incidents/a-20250101t000000.html": Tier.LEAVES,
         "services/a/index.html": Tier.SERVICES, "feed/services/a.xml": Tier.SERVICES,
         "api/v1/services/a.json": Tier.SERVICES,
         "api/v1/services.json": Tier.LISTS, "api/v1/services/_filter/_all/degraded.json": Tier.LISTS,
