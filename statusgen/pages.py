@@ -55,7 +55,7 @@ from jinja2.bccache import Bucket
 from markupsafe import Markup, escape
 
 from . import charts, routes
-from .config import Config, ServiceConfig
+from .config import Config, ServiceConfig, SiteConfig
 from .history import RANGES, points_of
 from .openapi import openapi_document
 from .outcomes import DESCRIPTIONS, Outcome
@@ -340,14 +340,14 @@ class Layout:
     parts: tuple[str, ...]    # the layout's text before, between and after the blocks
 
     @classmethod
-    def of(cls, env: Environment, site: Any, nav: str) -> Layout:
+    def of(cls, env: Environment, site: SiteConfig, nav: str) -> Layout:
         marks = [f"\0{block}\0" for block in _BLOCKS]      # NUL: never in a rendered page
         source = '{% extends "base.html" %}' + "".join(
             f"{{% block {block} %}}{mark}{{% endblock %}}" for block, mark in zip(_BLOCKS, marks))
         text = env.from_string(source).render(site=site, nav=nav)
         parts = []
-        for mark in marks:
-            before, text = text.split(mark)             # once each, in order
+        for mark in marks:                              # each block once, in this order
+            before, _, text = text.partition(mark)
             parts.append(before)
         return cls((*parts, text))
 

@@ -669,6 +669,16 @@ def test_incident_markup_escapes_every_word() -> None:
         assert HOSTILE in text_of(html_) and html_.xpath(".//a/@href")[0] == '/incidents/x-1/"><b>'
 
 
+def test_a_page_made_in_a_layout_is_what_a_template_extending_base_html_renders(demo: DemoBuild) -> None:
+    env = environment()
+    prepare(env)
+    site, blocks = _site_data(demo).config.site, {"title": "T & t", "head": "<meta name=x>\n", "main": "\n<p>M</p>\n"}
+    source = '{% extends "base.html" %}' + "".join(f"{{% block {b} %}}{v}{{% endblock %}}" for b, v in blocks.items())
+    for nav in ("incidents", "status"):
+        made = Layout.of(env, site, nav).page(**blocks).decode("utf-8")
+        assert made == env.from_string(source).render(site=site, nav=nav) and "\0" not in made
+
+
 def test_an_incident_page_escapes_every_word(demo: DemoBuild) -> None:
     incident = {"id": "x-1", "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": HOSTILE,
                 "open": True, "started_at": "2026-11-22T20:00:00Z", "ended_at": None,
