@@ -34,7 +34,9 @@ meanwhile waits: that wait would be counted as the service's latency. So:
   CPU a check.
 - A process rehearses a few checks against itself before its first real one
   (``_rehearse``), loads what httpcore loads lazily (``_warm_up``), and the
-  garbage collector skips what existed before the run (``_OldObjectsFrozen``).
+  garbage collector skips what existed before the run
+  (``gcfreeze.OldObjectsFrozen``): a full collection would stall every check
+  in flight.
 - Timeouts are ``asyncio.timeout`` (no extra task per check); tasks are made
   at their start slot, not all at once.
 
@@ -45,7 +47,6 @@ woke: the measure of how far the loop itself could have delayed an answer.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.util
 import ssl
 import sys
@@ -60,6 +61,7 @@ import anyio
 import httpx
 
 from .config import CheckConfig, Config
+from .gcfreeze import OldObjectsFrozen
 from .loopnet import LoopTransport
 from .neterrors import outcome_of
 from .outcomes import Outcome
@@ -214,28 +216,6 @@ def _remember_sniffio_is_missing() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
-class _OldObjectsFrozen:
-    """While any cycle runs, the garbage collector skips the objects that existed before.
-
-    A full collection walks every object the process holds (tens of ms on a
-    small machine) and stalls every check in flight; ``gc.freeze`` leaves it
-    only the objects made since. Counted, since cycles may overlap (our checks
-    and the canaries run side by side).
-    """
-
-    running = 0
-
-    def __enter__(self) -> None:
-        if _OldObjectsFrozen.running == 0:
-            gc.freeze()
-        _OldObjectsFrozen.running += 1
-
-    def __exit__(self, *exc: object) -> None:
-        _OldObjectsFrozen.running -= 1
-        if _OldObjectsFrozen.running == 0:
-            gc.unfreeze()
-
-
 # -- a share of the checks, on this process's event loop ----------------------
 
 def _warm_up() -> ssl.SSLContext:
@@ -358,7 +338,7 @@ async def run_share(share: Share, start_at: float, tls: ssl.SSLContext,
             return await probe_one(client, target, clock)
 
     ticker = asyncio.create_task(_tick(lags, start_at))
-    with _OldObjectsFrozen():
+    with OldObjectsFrozen():
         try:
             results = await _in_slots(share, start_at, in_turn)
         finally:

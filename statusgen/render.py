@@ -35,6 +35,7 @@ from .history import RANGES
 from .openapi import openapi_document
 from .pages import incident_pages, incidents_by_service, prepare, service_page, site_pages
 from .forked import Claims, Share
+from .gcfreeze import OldObjectsFrozen
 from .sitedata import HistorySource, SiteData, gather
 from .store import Store
 from .timeutil import iso
@@ -191,28 +192,31 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     services = data.config.services
     b = _Build(env, data, previous or NO_PREVIOUS, code_key() + repr(data.config.site) + repr(data.config.categories),
                dict(site), incidents_by_service(site), {}, services[0] if services else None)
-    try:
-        mine: Iterable[ServiceConfig] = services
-        if share is not None:
-            claims = Claims(len(services), start=1)     # the first service is the parent's (the method page)
-            share.start(lambda: _share_files(b, claims), lambda: _share_result(b, claims))
-            mine = itertools.chain(services[:1], (services[i] for i in claims))
-        for svc in mine:
-            yield from _service_files(b, svc)
-        data.history.flush()
-        yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
-        yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
-        for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
-            yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
-        if share is None:
-            yield from _keyed_files(b)
-        else:
-            records, ninety = share.join()
-            b.kept.update(records)
-            b.ninety.update(ninety)
-    finally:
-        if share is not None:
-            share.close()
+    # What was gathered lives through the build: collections skip it, and the forked process
+    # does not copy its pages to collect them.
+    with OldObjectsFrozen():
+        try:
+            mine: Iterable[ServiceConfig] = services
+            if share is not None:
+                claims = Claims(len(services), start=1)     # the first service is the parent's (method page)
+                share.start(lambda: _share_files(b, claims), lambda: _share_result(b, claims))
+                mine = itertools.chain(services[:1], (services[i] for i in claims))
+            for svc in mine:
+                yield from _service_files(b, svc)
+            data.history.flush()
+            yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
+            yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
+            for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
+                yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
+            if share is None:
+                yield from _keyed_files(b)
+            else:
+                records, ninety = share.join()
+                b.kept.update(records)
+                b.ninety.update(ninety)
+        finally:
+            if share is not None:
+                share.close()
     yield from site_pages(env, data, b.kept, b.ninety).items()   # pages show only what the JSON documents hold
 
 

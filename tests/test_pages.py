@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import gc
 import itertools
 import json
 import re
@@ -46,7 +47,7 @@ from statusgen.pages import (
     prepare,
     status_word,
 )
-from statusgen.render import environment, render_files
+from statusgen.render import environment, render_files, render_stream
 from statusgen.simulate import config_text, simulate
 from statusgen.sitedata import SiteData, gather
 from statusgen.state import STATUSES
@@ -667,6 +668,18 @@ def test_incident_markup_escapes_every_word() -> None:
         assert "<script" not in text and "<img" not in text and '"><b>' not in text
         html_ = lxml.html.fragment_fromstring(text, create_parent="div")
         assert HOSTILE in text_of(html_) and html_.xpath(".//a/@href")[0] == '/incidents/x-1/"><b>'
+
+
+def test_a_build_leaves_no_object_frozen(demo: DemoBuild) -> None:
+    """A build keeps the garbage collector off what it gathered, then gives it back (``run --loop``)."""
+    data = _site_data(demo)
+    assert gc.get_freeze_count() == 0
+    stream = render_stream(data)
+    next(stream)
+    assert gc.get_freeze_count() > 0, "frozen while the build runs"
+    stream.close()                                       # a build stopped early gives them back too
+    assert gc.get_freeze_count() == 0
+    assert render_files(data) and gc.get_freeze_count() == 0
 
 
 def test_a_page_made_in_a_layout_is_what_a_template_extending_base_html_renders(demo: DemoBuild) -> None:

@@ -1,0 +1,29 @@
+"""While a piece of work runs, the garbage collector skips the objects that existed before it.
+
+A full collection walks every object the process holds: tens of ms on a
+small machine for the gathered data of a large site. ``gc.freeze`` leaves it
+only the objects made since, and a forked process then does not write to the
+pages of the frozen objects to collect them (each such write copies a page).
+Uses are counted, since they may overlap (a probe cycle's checks and canaries
+run side by side): the objects are unfrozen when the last use ends.
+"""
+
+from __future__ import annotations
+
+import gc
+
+
+class OldObjectsFrozen:
+    """``with OldObjectsFrozen():`` the objects that exist now are left out of collections."""
+
+    running = 0
+
+    def __enter__(self) -> None:
+        if OldObjectsFrozen.running == 0:
+            gc.freeze()
+        OldObjectsFrozen.running += 1
+
+    def __exit__(self, *exc: object) -> None:
+        OldObjectsFrozen.running -= 1
+        if OldObjectsFrozen.running == 0:
+            gc.unfreeze()
