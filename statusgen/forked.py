@@ -2,7 +2,9 @@
 
 Rendering is Python and holds the GIL, so a second core needs a second
 process. After the store is read, ``Share.start`` forks: the child inherits
-the gathered data, renders the feeds and incident pages, then services, and
+the gathered data, makes the site-wide documents as the parent does (side by
+side: on a large site they are some tenths of a second, and the second core
+would wait), renders the feeds and incident pages, then services, and
 streams its files straight to the writer process on a pipe of its own
 (``TreeWriter.take_input``), while the parent renders services and the
 site-wide files. Services are claimed one at a time from a counter in shared

@@ -29,7 +29,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from . import __version__, forked, jsonout, routes
 from .badges import badge_files
 from .config import Config, ServiceConfig
-from .documents import as_of_service, global_documents, service_documents, vendor_record
+from .documents import Documents, as_of_service, global_documents, service_documents, vendor_record
 from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
@@ -188,19 +188,31 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     """
     env = environment()
     prepare(env)
-    site = global_documents(data)
     services = data.config.services
-    b = _Build(env, data, previous or NO_PREVIOUS, code_key() + repr(data.config.site) + repr(data.config.categories),
-               dict(site), incidents_by_service(site), {}, services[0] if services else None)
+    site_key = code_key() + repr(data.config.site) + repr(data.config.categories)
+
+    def setup() -> tuple[Documents, _Build]:
+        """The site-wide documents, and what every service is rendered with."""
+        site = global_documents(data)
+        return site, _Build(env, data, previous or NO_PREVIOUS, site_key, dict(site), incidents_by_service(site), {},
+                            services[0] if services else None)
+
     # What was gathered lives through the build: collections skip it, and the forked process
     # does not copy its pages to collect them.
     with OldObjectsFrozen():
         try:
             mine: Iterable[ServiceConfig] = services
-            if share is not None:
+            if share is not None:      # forked first: each process makes the site-wide documents, side by side
                 claims = Claims(len(services), start=1)     # the first service is the parent's (method page)
-                share.start(lambda: _share_files(b, claims), lambda: _share_result(b, claims))
+                theirs: list[_Build] = []                   # the forked process's, made there
+
+                def their_files() -> Iterator[Item]:
+                    theirs.append(setup()[1])
+                    return _share_files(theirs[0], claims)
+
+                share.start(their_files, lambda: _share_result(theirs[0], claims))
                 mine = itertools.chain(services[:1], (services[i] for i in claims))
+            site, b = setup()
             for svc in mine:
                 yield from _service_files(b, svc)
             data.history.flush()
