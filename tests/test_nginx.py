@@ -203,9 +203,9 @@ def etags(server: Server) -> dict[tuple[str, str], str]:
 
 
 def test_nginx_etag_is_mtime_and_size_of_the_file(nginx):
-    rel = "api/v1/services/golf/history/24h.json"                # a file with a .gz copy
-    for rel, url, enc in ((rel, "/api/v1/services/golf/history", "identity"),
-                          (rel + ".gz", "/api/v1/services/golf/history", "gzip")):
+    history = "api/v1/services/golf/history/24h.json"            # a file with a .gz copy
+    for rel, url, enc in ((history, "/api/v1/services/golf/history", "identity"),
+                          (history + ".gz", "/api/v1/services/golf/history", "gzip")):
         st = os.stat(nginx.site / rel)
         with nginx.client() as client:
             assert client.get(url, headers={"Accept-Encoding": enc}).headers["etag"] == \

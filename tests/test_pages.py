@@ -37,8 +37,8 @@ from statusgen.history import RANGES, points_of
 from statusgen.openapi import openapi_document
 from statusgen.pages import (
     PAST_WITH_TIMELINES,
-    duration,
     Layout,
+    duration,
     incident_card,
     incident_page,
     incident_rows,
@@ -577,10 +577,11 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     assert "12.345% available over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
 
 
-def test_an_incident_id_never_escapes_its_folder(demo: DemoBuild) -> None:
+@pytest.mark.parametrize("bad_id", ["../../etc", "index"])
+def test_an_incident_id_never_names_a_file_outside_its_page(demo: DemoBuild, bad_id: str) -> None:
     data = _site_data(demo)
     docs = api_documents(data)
-    docs[routes.incidents_file()]["incidents"][0]["id"] = "../../etc"
+    docs[routes.incidents_file()]["incidents"][0]["id"] = bad_id       # "index" would be the incidents page
     with pytest.raises(ValueError, match="cannot name a page file"):
         page_files(environment(), data, docs)
 
