@@ -15,13 +15,17 @@ Tables:
   history_cache   per service and resolution, the closed points of its history (history.Closed),
                   their JSON text deflated (a store made before holds it as text; both read);
                   a bucket written inside them deletes the record, so it is never stale
+  result_hours    per service and hour, the published rows of its results, deflated: rewritten
+                  with every write of its results, so that a build reads a service's last day
+                  in a few pages (``last_day_json``)
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Union
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,7 +56,29 @@ INSERT_RESULT = ("INSERT INTO results (service, check_index, ts, outcome, latenc
 RUN_COLUMNS = ("id, started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, vendors_failed, "
                "probe_ms, note, canaries_attempted, canaries_failed, results_excluded")
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+HOUR = 3600
+# A service's rows of one span of time, in order, as the record publishes them: their count and text.
+SPAN_ROWS = ("SELECT count(*), ifnull(group_concat(row, ','), '') FROM "
+             "(SELECT row FROM results WHERE service = ? AND ts >= ? AND ts < ? ORDER BY ts, check_index)")
+
+
+def _write_hours(db: sqlite3.Connection, hours: Iterable[tuple[str, int]]) -> None:
+    """Rewrite the blocks of these (service, hour) from the results (an hour left empty goes)."""
+    blocks = [(svc, hour, *db.execute(SPAN_ROWS, (svc, hour, hour + HOUR)).fetchone()) for svc, hour in sorted(hours)]
+    db.executemany("INSERT OR REPLACE INTO result_hours VALUES (?,?,?,?)",
+                   [(svc, hour, n, _deflated(text)) for svc, hour, n, text in blocks if n])
+    db.executemany("DELETE FROM result_hours WHERE service = ? AND hour = ?",
+                   [(svc, hour) for svc, hour, n, _ in blocks if not n])
+
+
+def _write_all_hours(db: sqlite3.Connection) -> None:
+    """Every block, from every result (a migrated store, a simulated one)."""
+    _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results").fetchall())
+
+
+Step = Union[str, Callable[[sqlite3.Connection], None]]     # SQL, or a function of the open transaction
+
+MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (1, "initial schema", [
         """CREATE TABLE runs (
             id INTEGER PRIMARY KEY, started_at REAL NOT NULL, finished_at REAL,
@@ -108,6 +134,12 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ]),
     (8, "a version of each service's measurements, moved by every write of its results or buckets", [
         "CREATE TABLE service_data (service TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+    ]),
+    (9, "a service's results kept in hourly blocks, so that its last day is read in a few pages", [
+        """CREATE TABLE result_hours (
+            service TEXT NOT NULL, hour INTEGER NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL,
+            PRIMARY KEY (service, hour)) WITHOUT ROWID""",
+        _write_all_hours,
     ]),
 ]
 
@@ -244,6 +276,7 @@ class Store:
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, [_result_row(r, run_id) for r in cycle.results])
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
+            _write_hours(db, {(r.result.service, floor_to(to_epoch(r.result.ts), HOUR)) for r in cycle.results})
             for res in RESOLUTIONS:
                 _upsert_buckets(db, res, aggregate(cycle.results, res))
             _moved(db, {r.result.service for r in cycle.results})
@@ -271,6 +304,8 @@ class Store:
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
+            _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results WHERE rowid > ?",
+                                        (before,)).fetchall())
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
                            [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()])
             db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
@@ -280,8 +315,10 @@ class Store:
         """Drop raw results and buckets past their retention."""
         t = to_epoch(now)
         with self.transaction() as db:
-            gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service",
-                                             (t - RAW_RETENTION_S,))}
+            cut = t - RAW_RETENTION_S
+            gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service", (cut,))}
+            db.execute("DELETE FROM result_hours WHERE hour <= ?", (cut - HOUR,))
+            _write_hours(db, {(s, floor_to(cut, HOUR)) for s in gone})      # the hour the cut goes through
             for res, keep in RESOLUTIONS.items():
                 gone.update(s for (s,) in db.execute("DELETE FROM buckets WHERE res = ? AND start < ? "
                                                      "RETURNING service", (res, t - keep)))
@@ -356,11 +393,19 @@ class Store:
 
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
         """A service's raw results from ``since`` on, oldest first: their count, and the JSON
-        array the service record publishes (rows made when the results were written)."""
-        return self.db.execute(
-            "SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
-            "(SELECT row FROM results WHERE service = ? AND ts >= ? ORDER BY ts, check_index)",
-            (service, to_epoch(since))).fetchone()
+        array the service record publishes (rows made when the results were written).
+
+        The whole hours come from their blocks (``result_hours``: a day's worth is some 12 KB,
+        against 250 KB of rows in the index), the part of an hour before them from the rows."""
+        t = to_epoch(since)
+        whole = -(-t // HOUR) * HOUR
+        count, head = self.db.execute(SPAN_ROWS, (service, t, whole)).fetchone()
+        parts = [head] if count else []
+        for n, rows in self.db.execute("SELECT n, rows FROM result_hours WHERE service = ? AND hour >= ? "
+                                       "ORDER BY hour", (service, whole)):
+            count += n
+            parts.append(_inflated(rows))
+        return count, "[" + ",".join(parts) + "]"
 
     def last_day_starts(self, services: Iterable[str], since: datetime) -> dict[str, int | None]:
         """Each service's oldest result from ``since`` on (None: none). With the service's
@@ -403,8 +448,11 @@ def migrate(db: sqlite3.Connection, upto: int | None = None) -> None:
             continue
         db.execute("BEGIN IMMEDIATE")
         try:
-            for sql in statements:
-                db.execute(sql)
+            for step in statements:
+                if callable(step):
+                    step(db)
+                else:
+                    db.execute(step)
             db.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (version, name))
         except BaseException:
             db.execute("ROLLBACK")

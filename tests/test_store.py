@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 
 from statusgen.health import RunRecord
@@ -121,3 +122,47 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     assert store.data_versions() == {}                     # migration 8: versions start with the next write
     store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
     assert store.data_versions() == {"api": 1}
+
+
+def _rows_by_sql(store: Store, since: datetime) -> tuple[int, str]:
+    """A service's last day read from its results alone, as stores before the hourly blocks read it."""
+    return store.db.execute(
+        "SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
+        "(SELECT row FROM results WHERE service = 'api' AND ts >= ? ORDER BY ts, check_index)",
+        (int(since.timestamp()),)).fetchone()
+
+
+def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
+    store = Store(tmp_path / "s.db")
+    start = T0 - timedelta(hours=30)
+    for m in range(0, 30 * 60, 7):                        # results over 30 hours, across hour boundaries
+        store.save_cycle(cycle_at(start + timedelta(minutes=m, seconds=m % 60),
+                                  Outcome.OK if m % 5 else Outcome.TIMEOUT))
+    late = start + timedelta(hours=20, minutes=1, seconds=30)   # a late result inside a closed hour
+    store.save_cycle(cycle_at(late, Outcome.HTTP_STATUS))
+    for since in (T0 - timedelta(days=1), T0 - timedelta(hours=9, seconds=1), T0 - timedelta(hours=10)):
+        count, rows = store.last_day_json("api", since)
+        assert (count, rows) == _rows_by_sql(store, since)
+        assert count == len(orjson.loads(rows)) > 0
+    assert '"http_status"' in store.last_day_json("api", T0 - timedelta(days=1))[1]
+    store.prune(T0 + timedelta(days=1, hours=5, minutes=30))   # results of more than 2 days ago go, and their hours
+    since = T0 - timedelta(hours=19, minutes=30)
+    assert store.last_day_json("api", since) == _rows_by_sql(store, since)
+    assert store.db.execute("SELECT min(hour) FROM result_hours").fetchone()[0] >= \
+        store.db.execute("SELECT min(ts) FROM results").fetchone()[0] // 3600 * 3600
+
+
+def test_a_store_before_hourly_blocks_upgrades_and_reads_the_same_last_day(tmp_path):
+    path = tmp_path / "v8.db"
+    made = Store(path)
+    for m in range(0, 3 * 60, 11):
+        made.save_cycle(cycle_at(T0 + timedelta(minutes=m)))
+    made.db.execute("DROP TABLE result_hours")             # the store as migration 8 left it
+    made.db.execute("DELETE FROM schema_migrations WHERE version = 9")
+    assert made.schema_version() == 8
+    made.close()
+    store = Store(path)
+    assert store.schema_version() == 9
+    since = T0 + timedelta(minutes=25)
+    assert store.last_day_json("api", since) == _rows_by_sql(store, since)
+    assert store.db.execute("SELECT sum(n) FROM result_hours").fetchone() == (17,)
