@@ -4,7 +4,10 @@ and the day-by-day table of a service page.
 Every value drawn or written here is read from a history document of the
 build (``api/v1/services/{slug}/history/{range}.json``); nothing is
 recomputed. Only the drawing scale (positions, the round top of the latency
-axis) is derived.
+axis) is derived. The charts read a history's values as columns
+(``history.Series``: made with the document, and kept with its closed
+points between builds), so a page does not parse its points back from JSON;
+a test checks that the columns are the points' values.
 
 A build draws a bar per service and eight charts per service page, so they
 are made small and fast:
@@ -34,16 +37,15 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 from markupsafe import Markup
 
 from . import routes
+from .history import Series, series_of
 from .timeutil import parse_iso
 
 Point = dict[str, Any]   # one point of a history document
-_AVAILABILITY, _P50, _P95 = itemgetter("availability"), itemgetter("latency_p50_ms"), itemgetter("latency_p95_ms")
 
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -195,10 +197,9 @@ def nice_top(value: float) -> float:
     return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
 
 
-def _axes(top: float, unit: str, history: dict[str, Any]) -> str:
+def _axes(top: float, unit: str, history: dict[str, Any], series: Series) -> str:
     """The grid (0, half, top), its labels, and the dates of the first and last buckets."""
-    points = history["points"]
-    return _axes_of(top, unit, points[0]["start"], points[-1]["start"], history["resolution_s"])
+    return _axes_of(top, unit, series.first, series.last, history["resolution_s"])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -220,9 +221,9 @@ def _svg(history: dict[str, Any], tell: str, label: str, body: str) -> Markup:
                   f"{body}</svg>")
 
 
-def _no_data(points: Sequence[Point], field: str, words: str) -> str:
-    """Say so in the plot when no point of the range has ``field``."""
-    if any(p[field] is not None for p in points):
+def _no_data(values: Sequence[float | None], words: str) -> str:
+    """Say so in the plot when no bucket of the range has a value."""
+    if any(v is not None for v in values):
         return ""
     return f'<text class="mid" x="{_c(LEFT + PLOT_W / 2)}" y="{_c(TOP + PLOT_H / 2)}">{words}</text>'
 
@@ -255,17 +256,17 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str
     return path + "".join(dots)
 
 
-def latency_chart(history: dict[str, Any]) -> Markup:
-    """p50 (solid) and p95 (dashed) latency of every bucket of a history document."""
-    points = history["points"]
-    p50 = list(map(_P50, points))
-    p95 = list(map(_P95, points))
+def latency_chart(history: dict[str, Any], series: Series | None = None) -> Markup:
+    """p50 (solid) and p95 (dashed) latency of every bucket of a history document (``series``:
+    its chart columns, when at hand)."""
+    series = series_of(history) if series is None else series
+    p50, p95 = series.p50, series.p95
     try:   # quickly when every bucket was measured (max of a null raises TypeError)
         top = nice_top(max(max(p50, default=0.0), max(p95, default=0.0)))   # type: ignore[type-var]
     except TypeError:
         top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
-    body = (_axes(top, " ms", history) + _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50")
-            + _no_data(points, "latency_p50_ms", "No latency measured in this range"))
+    body = (_axes(top, " ms", history, series) + _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50")
+            + _no_data(p50, "No latency measured in this range"))
     s = history["summary"]
     label = (f"Latency, last {RANGE_LABELS[history['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
              f"p95 {number(s['latency_p95_ms'])} ms")
@@ -274,17 +275,22 @@ def latency_chart(history: dict[str, Any]) -> Markup:
 
 # -- availability ---------------------------------------------------------------------
 
-def _bars(points: Sequence[Point]) -> str:
+def _strip(maintenance: int) -> str:
+    """The band of a bucket without counted checks."""
+    return "a-maint" if maintenance else "a-none"
+
+
+def _bars(series: Series) -> str:
     """A path per band. Consecutive buckets of the same availability are one rectangle, as tall as
     their availability (at least ``LOW``); a low strip lies under buckets without counted checks."""
-    step, scale, highest = PLOT_W / len(points), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
+    step, scale, highest = PLOT_W / len(series), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
     bands: dict[str, list[str]] = {css: [] for css, _ in LEGEND}
     i = 0
-    for avail, group in itertools.groupby(map(_AVAILABILITY, points)):
+    for avail, group in itertools.groupby(series.availability):
         n = len(list(group))
         if avail is None:   # a strip per band: maintenance only, or nothing at all
             start = i
-            for css, run in itertools.groupby(points[i:i + n], key=_band):
+            for css, run in itertools.groupby(series.maintenance[i:i + n], key=_strip):
                 end = start + len(list(run))
                 bands[css].append(f"M{_c(LEFT + start * step)},{BASE}v-3H{_c(LEFT + end * step)}v3z")
                 start = end
@@ -296,11 +302,12 @@ def _bars(points: Sequence[Point]) -> str:
     return "".join(f'<path class="{css}" d="{"".join(d)}"></path>' for css, d in bands.items() if d)
 
 
-def availability_chart(history: dict[str, Any]) -> Markup:
-    """One bar per bucket, as tall as its availability and coloured by its band."""
-    points = history["points"]
-    body = (_axes(100.0, "%", history) + _bars(points)
-            + _no_data(points, "availability", "No checks counted in this range"))
+def availability_chart(history: dict[str, Any], series: Series | None = None) -> Markup:
+    """One bar per bucket, as tall as its availability and coloured by its band (``series``:
+    the history's chart columns, when at hand)."""
+    series = series_of(history) if series is None else series
+    body = (_axes(100.0, "%", history, series) + _bars(series)
+            + _no_data(series.availability, "No checks counted in this range"))
     s = history["summary"]
     label = (f"Availability, last {RANGE_LABELS[history['range']]}: {number(s['availability'])}%, "
              f"{number(s['incident_minutes'])} min of incidents")

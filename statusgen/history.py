@@ -12,11 +12,14 @@ A build is incremental: the points of buckets that have closed are kept
 (``Closed``, in the store's history_cache) and carried to the next build,
 which adds the buckets that closed since, drops those that left the range
 and keeps the summary's sums rolling; only the bucket in progress is made
-each time.
+each time. The chart columns of the points (``Series``) are carried the
+same way.
 """
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -108,6 +111,80 @@ def points_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return orjson.loads(orjson.dumps(pts)) if isinstance(pts, orjson.Fragment) else pts
 
 
+Number = float | None
+
+
+def _column(values: array) -> list[Number]:  # type: ignore[type-arg]
+    """Packed floats as a list, NaN read as None (a sum is NaN only when some value is)."""
+    out: list[Number] = values.tolist()
+    return out if not math.isnan(sum(out)) else [None if math.isnan(v) else v for v in out]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Series:
+    """What the charts draw of a range's points, as columns (the same values as the points'
+    ``availability``, ``latency_p50_ms``, ``latency_p95_ms`` and ``maintenance``), and the
+    starts of its first and last buckets. Carried with the closed points between builds, so
+    that a page draws its charts without reading the points' JSON back."""
+
+    availability: list[Number]
+    p50: list[Number]
+    p95: list[Number]
+    maintenance: list[int]
+    first: str = ""
+    last: str = ""
+
+    @classmethod
+    def of_points(cls, points: Sequence[dict[str, Any]]) -> Series:
+        return cls([p["availability"] for p in points], [p["latency_p50_ms"] for p in points],
+                   [p["latency_p95_ms"] for p in points], [p.get("maintenance") or 0 for p in points],
+                   points[0]["start"] if points else "", points[-1]["start"] if points else "")
+
+    def __len__(self) -> int:
+        return len(self.availability)
+
+    def after(self, n: int) -> Series:
+        """Without its first ``n`` buckets."""
+        return Series(self.availability[n:], self.p50[n:], self.p95[n:], self.maintenance[n:])
+
+    def then(self, other: Series, first: str = "", last: str = "") -> Series:
+        """This series followed by ``other``."""
+        return Series(self.availability + other.availability, self.p50 + other.p50, self.p95 + other.p95,
+                      self.maintenance + other.maintenance, first, last)
+
+    def pack(self) -> bytes:
+        """As the store keeps it: the three columns as doubles (NaN for None), then maintenance counts."""
+        nan = math.nan
+        floats = array("d", [nan if v is None else v for v in (*self.availability, *self.p50, *self.p95)])
+        return floats.tobytes() + array("l", self.maintenance).tobytes()
+
+    @classmethod
+    def unpack(cls, blob: bytes) -> Series:
+        floats, counts = array("d"), array("l")
+        n = len(blob) // (3 * floats.itemsize + counts.itemsize)
+        floats.frombytes(blob[:3 * n * floats.itemsize])
+        counts.frombytes(blob[3 * n * floats.itemsize:])
+        return cls(_column(floats[:n]), _column(floats[n:2 * n]), _column(floats[2 * n:]), counts.tolist())
+
+
+def _series_of(rows: list[Bucket | None]) -> Series:
+    """The chart columns of points made from these buckets (None: nothing measured)."""
+    return Series([None if r is None else availability(r[1], r[2]) for r in rows],
+                  [None if r is None else r[6] for r in rows], [None if r is None else r[7] for r in rows],
+                  [0 if r is None else r[4] for r in rows])
+
+
+class HistoryDocument(dict):  # type: ignore[type-arg]
+    """A history answer (a dict, written as JSON like any other), with the ``Series`` of its points."""
+
+    series: Series
+
+
+def series_of(doc: dict[str, Any]) -> Series:
+    """What the charts draw of a history document: its ``Series`` as made, else read off its points."""
+    return doc.series if isinstance(doc, HistoryDocument) else Series.of_points(points_of(doc))
+
+
 @dataclass(frozen=True)
 class Closed:
     """The closed buckets of one service's history for one range, kept between builds.
@@ -124,6 +201,7 @@ class Closed:
     points: str                # the points' JSON, comma-joined ("" for none)
     counts: tuple[int, int, int, int]   # up, down, maintenance, excluded over those buckets
     hist: latency.Histogram    # their merged latency histogram
+    series: Series             # what the charts draw of them
 
 
 class Unbalanced(Exception):
@@ -187,13 +265,14 @@ def _cold_hist(start: int, last: int, res: int, fine: dict[int, Bucket], coarse:
 
 def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[Incident], key: str,
                   closed: Closed | None, fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
-                  ) -> tuple[dict[str, Any], Closed]:
+                  ) -> tuple[HistoryDocument, Closed]:
     """The history answer of one service for one range, and its closed part for the next build.
 
     With a ``closed`` part that is ``reusable``, ``fine`` holds the range's buckets that
     left the range since, and those from ``closed.upto`` on; without, every bucket of the
     range, and ``coarse`` the next coarser resolution's buckets (for the summary's
-    histogram). The points are kept as pre-serialized JSON (``points_of`` reads them back).
+    histogram). The points are kept as pre-serialized JSON (``points_of`` reads them back);
+    the answer's ``series`` holds what the charts draw of them.
     """
     step = rng.resolution_s
     start, end = window(rng, as_of)
@@ -201,8 +280,9 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
     rows = {r[0]: r for r in fine}
     inc_s = incident_seconds(incidents, start, step, rng.buckets, min(end, to_epoch(as_of)))
     if closed is not None:             # carried forward: drop what left the range, add what closed since
-        points, counts, hist = _drop_points(closed.points, (start - closed.first) // step), \
-            list(closed.counts), dict(closed.hist)
+        gone = (start - closed.first) // step
+        points, counts, hist = _drop_points(closed.points, gone), list(closed.counts), dict(closed.hist)
+        series = closed.series.after(gone)
         for s in range(closed.first, start, step):
             if s in rows:
                 _add(counts, hist, rows[s], -1)
@@ -215,21 +295,24 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
     else:                              # made anew: the histogram from coarser buckets where they fit
         points, counts, first_new = "", [0, 0, 0, 0], start
         hist = _cold_hist(start, last, step, rows, coarse)
+        series = Series([], [], [], [])
         for s in range(start, last, step):
             if s in rows:
                 _add(counts, {}, rows[s][:8] + (None,), 1)
     new = [point_json(s, rows.get(s), inc_s[(s - start) // step]) for s in range(first_new, last, step)]
     points = ",".join(([points] if points else []) + new)
-    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist)
+    series = series.then(_series_of([rows.get(s) for s in range(first_new, last, step)]))
+    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist, series)
     now_row = rows.get(last)
     total, total_hist = list(counts), dict(hist)
     if now_row is not None:
         _add(total, total_hist, now_row, 1)
     open_point = point_json(last, now_row, inc_s[-1])
-    doc = {"service": slug, "range": rng.name, "resolution": rng.resolution,
+    doc = HistoryDocument({"service": slug, "range": rng.name, "resolution": rng.resolution,
            "resolution_s": step, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
            "as_of": iso(as_of), "summary": summary(total, total_hist, sum(inc_s)),
-           "count": rng.buckets, "points": orjson.Fragment(f"[{points},{open_point}]" if points else f"[{open_point}]")}
+           "count": rng.buckets, "points": orjson.Fragment(f"[{points},{open_point}]" if points else f"[{open_point}]")})
+    doc.series = series.then(_series_of([now_row]), iso_epoch(start), iso_epoch(last))
     return doc, kept
 
 

@@ -56,7 +56,7 @@ from markupsafe import Markup, escape
 
 from . import charts, routes
 from .config import Config, ServiceConfig, SiteConfig
-from .history import RANGES, points_of
+from .history import RANGES, points_of, series_of
 from .openapi import openapi_document
 from .outcomes import DESCRIPTIONS, Outcome
 from .serve import MAX_AGE, RATE_PER_MINUTE
@@ -278,13 +278,15 @@ def front_page(env: Environment, config: Config, docs: dict[str, Any],
 # -- a page per service -----------------------------------------------------------------
 
 def _chart_panels(docs: dict[str, Any], slug: str) -> list[dict[str, Any]]:
-    """One panel per history range: its document, its URL and its two charts."""
+    """One panel per history range: its document, its URL and its two charts (drawn from the
+    history's ``Series``, without reading its points back)."""
     panels = []
     for name in RANGES:
-        history = _history(docs, slug, name)
+        history = docs[routes.history_file(slug, name)]
+        series = series_of(history)
         panels.append({"name": name, "history": history, "url": routes.history_url(slug, name),
-                       "latency": charts.latency_chart(history),
-                       "availability": charts.availability_chart(history)})
+                       "latency": charts.latency_chart(history, series),
+                       "availability": charts.availability_chart(history, series)})
     return panels
 
 
@@ -306,7 +308,7 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
     panels = _chart_panels(docs, slug)
-    days = next(p["history"] for p in panels if p["name"] == "90d")
+    days = _history(docs, slug, "90d")
     if ninety is not None:
         ninety[slug] = days
     return _render(env, "service.html", site=config.site, nav="status", service=record, category=category,

@@ -13,7 +13,8 @@ Tables:
   incidents       statusgen's own incidents (JSON record, plus columns to query by)
   vendor_sources  each vendor source's last fetch and last good view
   history_cache   per service and resolution, the closed points of its history (history.Closed),
-                  their JSON text deflated (a store made before holds it as text; both read);
+                  their JSON text deflated (a store made before holds it as text; both read)
+                  and their chart columns (``history.Series``: a record without them is not used);
                   a bucket written inside them deletes the record, so it is never stale
   result_hours    per service and hour, the published rows of its results, deflated: rewritten
                   with every write of its results, so that a build reads a service's last day
@@ -37,7 +38,7 @@ from zlib_ng import zlib_ng
 from . import latency
 from .errors import StoreError
 from .health import RunRecord
-from .history import Bucket, Closed
+from .history import Bucket, Closed, Series
 from .incidents import Incident
 from .outcomes import Outcome
 from .probe import CheckResult
@@ -140,6 +141,9 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             service TEXT NOT NULL, hour INTEGER NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL,
             PRIMARY KEY (service, hour)) WITHOUT ROWID""",
         _write_all_hours,
+    ]),
+    (10, "the chart columns of the closed history points kept between builds", [
+        "ALTER TABLE history_cache ADD COLUMN series BLOB",     # none yet: the next build makes them
     ]),
 ]
 
@@ -379,17 +383,18 @@ class Store:
 
     def history_cache(self, service: str) -> dict[int, Closed]:
         """The closed history points kept for a service, by resolution."""
-        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist FROM history_cache "
-                               "WHERE service = ?", (service,))
-        return {res: Closed(first, upto, key, _inflated(points), tuple(orjson.loads(counts)), latency.decode(hist))
-                for res, first, upto, key, points, counts, hist in rows}
+        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist, series FROM history_cache "
+                               "WHERE service = ? AND series IS NOT NULL", (service,))
+        return {res: Closed(first, upto, key, _inflated(points), tuple(orjson.loads(counts)), latency.decode(hist),
+                            Series.unpack(series))
+                for res, first, upto, key, points, counts, hist, series in rows}
 
     def save_history_cache(self, kept: Iterable[tuple[str, int, Closed]]) -> None:
         """Keep closed history points for the next build (one transaction)."""
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?)",
+            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?,?)",
                            [(svc, res, c.first, c.upto, c.key, _deflated(c.points), orjson.dumps(c.counts).decode(),
-                             latency.encode(c.hist)) for svc, res, c in kept])
+                             latency.encode(c.hist), c.series.pack()) for svc, res, c in kept])
 
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
         """A service's raw results from ``since`` on, oldest first: their count, and the JSON

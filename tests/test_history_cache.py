@@ -17,7 +17,7 @@ from zlib_ng import zlib_ng
 
 from statusgen import latency
 from statusgen.health import RunRecord
-from statusgen.history import COARSER, RANGES, build_history, incidents_key, window
+from statusgen.history import COARSER, RANGES, Series, build_history, incidents_key, points_of, window
 from statusgen.incidents import Incident, IncidentUpdate
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
@@ -40,10 +40,10 @@ def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident
     return out
 
 
-def save(store: Store, at: datetime, outcome: Outcome, latency: float | None, incidents=()) -> None:
+def save(store: Store, at: datetime, outcome: Outcome, latency: float | None, incidents=(), flag=None) -> None:
     result = CheckResult("api", 0, at, outcome, latency, 200 if latency else None, False)
     store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=1), 1, int(latency is None)),
-                           [StoredResult(result, None)],
+                           [StoredResult(result, flag)],
                            {"api": ServiceState(Status.OPERATIONAL, at, "fine", ("checks",), observed_at=at)},
                            list(incidents)))
 
@@ -58,7 +58,8 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
     for n in range(3 * 24 * 60 // 17):
         at += timedelta(minutes=17)
         down = 100 <= n < 104
-        save(store, at, Outcome.HTTP_STATUS if down else Outcome.OK, None if down else rnd.uniform(20, 900))
+        save(store, at, Outcome.HTTP_STATUS if down else Outcome.OK, None if down else rnd.uniform(20, 900),
+             flag="maintenance" if 60 <= n < 64 else None)
         if n == 101:                   # an incident opens (from the first failure), then ends
             incidents = [Incident("api-1", "api", "API: major outage", "major", T0 + timedelta(minutes=17 * 101),
                                   None, (IncidentUpdate(at, "opened", "major_outage", "Opened"),))]
@@ -70,13 +71,25 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
         if n % 50 == 0:
             store.prune(at)
         before = store.history_cache("api")
-        docs = {name: orjson.dumps(doc) for name, doc in source.histories("api", at, incidents).items()}
+        made = source.histories("api", at, incidents)
+        for name, doc in made.items():          # the charts' columns are those of the points, kept or not
+            assert doc.series == Series.of_points(points_of(doc)), f"cycle {n}, {name}"
+        docs = {name: orjson.dumps(doc) for name, doc in made.items()}
         source.flush()
         moved += sum(1 for res, c in before.items() if store.history_cache("api")[res].first != c.first
                       or store.history_cache("api")[res].upto != c.upto)
         carried += len(before)
         assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
     assert carried > 4 * 200 and moved > 200       # the kept points were carried, not made anew each time
+
+
+def test_chart_columns_are_kept_as_they_were_made():
+    series = Series([100.0, None, 99.5, None], [12.5, None, 7.0, None], [30.0, None, 9.25, None], [0, 3, 0, 0])
+    back = Series.unpack(series.pack())
+    assert (back.availability, back.p50, back.p95, back.maintenance) == \
+        (series.availability, series.p50, series.p95, series.maintenance)
+    whole = Series([99.0], [1.5], [2.5], [0])
+    assert Series.unpack(whole.pack()).p50 == [1.5] and Series.unpack(Series([], [], [], []).pack()).p95 == []
 
 
 def test_a_result_written_into_kept_points_deletes_them(tmp_path):

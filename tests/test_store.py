@@ -113,11 +113,17 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     for i in range(3):
         db.execute("INSERT INTO buckets (res, start, service, up, down) VALUES (300, ?, 'api', 2, 1)",
                    (int(T0.timestamp()) - 300 * i,))
+    db.execute("INSERT INTO history_cache VALUES ('api', 300, ?, ?, '1:', '', '[0,0,0,0]', NULL)",  # no chart columns
+               (int(T0.timestamp()) - 86100, int(T0.timestamp())))
     db.close()
     store = Store(path)
     assert store.schema_version() == MIGRATIONS[-1][0]
-    docs = HistorySource(store).histories("api", T0, [])
+    assert store.history_cache("api") == {}               # kept points without their chart columns are not used
+    source = HistorySource(store)
+    docs = source.histories("api", T0, [])
     assert docs["24h"]["summary"]["checks"] == 9 and docs["24h"]["summary"]["failed"] == 3
+    source.flush()
+    assert set(store.history_cache("api")) == {300, 3600, 21600, 86400}
     assert store.db.execute("SELECT COUNT(*) FROM buckets").fetchone() == (3,)
     assert store.data_versions() == {}                     # migration 8: versions start with the next write
     store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
@@ -153,16 +159,16 @@ def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
 
 
 def test_a_store_before_hourly_blocks_upgrades_and_reads_the_same_last_day(tmp_path):
+    from statusgen.store import INSERT_RESULT, ROW_SQL, migrate
     path = tmp_path / "v8.db"
-    made = Store(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, upto=8)                                   # the store as migration 8 left it: results, no blocks
     for m in range(0, 3 * 60, 11):
-        made.save_cycle(cycle_at(T0 + timedelta(minutes=m)))
-    made.db.execute("DROP TABLE result_hours")             # the store as migration 8 left it
-    made.db.execute("DELETE FROM schema_migrations WHERE version = 9")
-    assert made.schema_version() == 8
-    made.close()
+        db.execute(INSERT_RESULT, ("api", 0, int((T0 + timedelta(minutes=m)).timestamp()), "ok", 42.5, 200, 0, None, 1))
+    db.execute(f"UPDATE results SET row = {ROW_SQL}")
+    db.close()
     store = Store(path)
-    assert store.schema_version() == 9
+    assert store.schema_version() == MIGRATIONS[-1][0]
     since = T0 + timedelta(minutes=25)
     assert store.last_day_json("api", since) == _rows_by_sql(store, since)
     assert store.db.execute("SELECT sum(n) FROM result_hours").fetchone() == (17,)
