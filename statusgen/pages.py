@@ -440,8 +440,11 @@ def prepare(env: Environment) -> None:
 
 
 def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
-                   ) -> Iterator[tuple[str, dict[str, Any], Callable[[], bytes]]]:
-    """Each incident's page: its path, the incident document it shows, and how to render it."""
+                   ) -> Iterator[tuple[str, Any, Callable[[], bytes]]]:
+    """The incidents page, then each incident's page: its path, the documents it shows (its
+    inputs: a build keeps the page when they are the same), and how to render it."""
+    yield ("incidents/index.html", [docs[routes.incidents_file("1")], docs[routes.incidents_file("0")]],
+           partial(incidents_page, env, config, docs))
     layout = Layout.of(env, config.site, "incidents")
     for incident in _incidents(docs):  # type: ignore[arg-type]
         if not INCIDENT_ID.match(incident["id"]):
@@ -452,13 +455,12 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
 
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
                ninety: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every page but the service and incident pages, and the assets. ``ninety``: each service's 90-day history,
+    """Every page but the service pages, the incidents page and each incident's, and the assets. ``ninety``: each service's 90-day history,
     as the service pages received it (the front page draws its bars from it)."""
     prepare(env)
     config = data.config
     files = static_files()
     files["index.html"] = front_page(env, config, docs, ninety)
-    files["incidents/index.html"] = incidents_page(env, config, docs)
     files["method/index.html"] = method_page(env, config, docs)
     files["api/index.html"] = api_page(env, config, docs)
     return files

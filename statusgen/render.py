@@ -149,7 +149,8 @@ def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
 
 
 def _keyed_files(b: _Build) -> Iterator[Item]:
-    """The feeds and incident pages, each kept unrendered when its inputs are the previous build's."""
+    """The feeds, the incidents page and each incident's page, each kept unrendered when its
+    inputs are the previous build's."""
     for path, made_of, make in feeds(b.env, b.data):
         yield _keyed(b.previous, b.site_key, path, made_of, make)
     for path, made_of, make in incident_pages(b.env, b.data.config, b.kept):
@@ -157,7 +158,7 @@ def _keyed_files(b: _Build) -> Iterator[Item]:
 
 
 def _share_files(b: _Build, claims: Claims) -> Iterator[Item]:
-    """In the forked process: the feeds and incident pages, then the services it claims (their
+    """In the forked process: the feeds and the incidents' pages, then the services it claims (their
     results and histories read through a store connection of its own)."""
     b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
     yield from _keyed_files(b)

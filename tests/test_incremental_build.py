@@ -209,3 +209,21 @@ def test_a_process_with_other_threads_renders_alone():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_the_incidents_page_is_kept_until_an_incident_changes(site):
+    config, store = site
+    assert "incidents/index.html" in kept_by_next_build(config, store, NOW)
+    at = NOW
+    for _ in range(5):                 # failures in a row: an incident opens
+        at += timedelta(minutes=1)
+        results = [CheckResult("service-0002", 0, at, Outcome.TIMEOUT, None, None, False)]
+        d = decide_cycle(config, store.states(), store.open_incidents(), results, at)
+        store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=2), 1, 1), d.results, d.states, d.incidents))
+    opened = store.open_incidents()["service-0002"]
+    assert "incidents/index.html" not in kept_by_next_build(config, store, at)
+    build(store, config, at)
+    page = (current_generation(config.site.output) / "incidents/index.html").read_text(encoding="utf-8")
+    assert f"/incidents/{opened.id}.html" in page
+    assert_tree_is_a_build_from_scratch(config, store, at)
+    assert "incidents/index.html" in kept_by_next_build(config, store, at)
