@@ -24,9 +24,11 @@ def iso_epoch(ts: int) -> str:
 
 
 def parse_iso(value: str | None) -> datetime | None:
+    """An RFC 3339 time as an aware datetime in UTC (``Z`` or an offset; a time without one is local)."""
     if value is None:
         return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    moment = datetime.fromisoformat(value)      # Python 3.11 reads "Z" (a build reads some 40,000)
+    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
 def to_epoch(dt: datetime) -> int:
