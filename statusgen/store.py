@@ -7,7 +7,8 @@ decided states, incidents and the run record) go in one transaction.
 
 Tables:
   runs            one row per collection run
-  results         raw check results, kept for RAW_RETENTION_S (the service record shows the last day)
+  results         raw check results, kept for RAW_RETENTION_S, dropped by whole hours (the service
+                  record shows the last day)
   buckets         aggregates per service at each published resolution, kept only for its range
   service_state   the decided state of each service (JSON)
   incidents       statusgen's own incidents (JSON record, plus columns to query by)
@@ -24,7 +25,6 @@ Tables:
 from __future__ import annotations
 
 import sqlite3
-from typing import Union
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -77,7 +77,7 @@ def _write_all_hours(db: sqlite3.Connection) -> None:
     _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results").fetchall())
 
 
-Step = Union[str, Callable[[sqlite3.Connection], None]]     # SQL, or a function of the open transaction
+Step = str | Callable[[sqlite3.Connection], None]     # SQL, or a function of the open transaction
 
 MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (1, "initial schema", [
@@ -316,13 +316,12 @@ class Store:
                            [_incident_row(i) for i in incidents])
 
     def prune(self, now: datetime) -> None:
-        """Drop raw results and buckets past their retention."""
+        """Drop raw results and buckets past their retention (results by whole hours, with their blocks)."""
         t = to_epoch(now)
         with self.transaction() as db:
-            cut = t - RAW_RETENTION_S
+            cut = floor_to(t - RAW_RETENTION_S, HOUR)
             gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service", (cut,))}
-            db.execute("DELETE FROM result_hours WHERE hour <= ?", (cut - HOUR,))
-            _write_hours(db, {(s, floor_to(cut, HOUR)) for s in gone})      # the hour the cut goes through
+            db.execute("DELETE FROM result_hours WHERE hour < ?", (cut,))
             for res, keep in RESOLUTIONS.items():
                 gone.update(s for (s,) in db.execute("DELETE FROM buckets WHERE res = ? AND start < ? "
                                                      "RETURNING service", (res, t - keep)))
