@@ -277,7 +277,7 @@ def latency_chart(history: dict[str, Any], series: Series | None = None) -> Mark
 
 def _strip(maintenance: int) -> str:
     """The band of a bucket without counted checks."""
-    return "a-maint" if maintenance else "a-none"
+    return availability_class(None, maintenance)
 
 
 def _bars(series: Series) -> str:

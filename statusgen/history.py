@@ -153,14 +153,15 @@ class Series:
                       self.maintenance + other.maintenance, first, last)
 
     def pack(self) -> bytes:
-        """As the store keeps it: the three columns as doubles (NaN for None), then maintenance counts."""
+        """As the store keeps it: the three columns as doubles (NaN for None), then maintenance
+        counts as 64-bit integers, all in the machine's byte order."""
         nan = math.nan
         floats = array("d", [nan if v is None else v for v in (*self.availability, *self.p50, *self.p95)])
-        return floats.tobytes() + array("l", self.maintenance).tobytes()
+        return floats.tobytes() + array("q", self.maintenance).tobytes()
 
     @classmethod
     def unpack(cls, blob: bytes) -> Series:
-        floats, counts = array("d"), array("l")
+        floats, counts = array("d"), array("q")
         n = len(blob) // (3 * floats.itemsize + counts.itemsize)
         floats.frombytes(blob[:3 * n * floats.itemsize])
         counts.frombytes(blob[3 * n * floats.itemsize:])
