@@ -455,8 +455,9 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
 
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
                ninety: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every page but the service pages, the incidents page and each incident's, and the assets. ``ninety``: each service's 90-day history,
-    as the service pages received it (the front page draws its bars from it)."""
+    """Every page but the service pages, the incidents page and each incident's, and the assets.
+    ``ninety``: each service's 90-day history, as the service pages received it (the front page
+    draws its bars from it)."""
     prepare(env)
     config = data.config
     files = static_files()

@@ -72,9 +72,11 @@ def _write_hours(db: sqlite3.Connection, hours: Iterable[tuple[str, int]]) -> No
                    [(svc, hour) for svc, hour, n, _ in blocks if not n])
 
 
-def _write_all_hours(db: sqlite3.Connection) -> None:
-    """Every block, from every result (a migrated store, a simulated one)."""
-    _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results").fetchall())
+def _write_all_hours(db: sqlite3.Connection, after: int = 0) -> None:
+    """The blocks of every hour holding a result written after rowid ``after`` (a migrated
+    store: all of them; a simulated service as it is loaded)."""
+    _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results WHERE rowid > ?",
+                                (after,)).fetchall())
 
 
 Step = str | Callable[[sqlite3.Connection], None]     # SQL, or a function of the open transaction
@@ -308,8 +310,7 @@ class Store:
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
-            _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results WHERE rowid > ?",
-                                        (before,)).fetchall())
+            _write_all_hours(db, before)
             db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
                            [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()])
             db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
