@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 import orjson
-from zlib_ng import zlib_ng
+from isal import isal_zlib
 
 from . import latency
 from .errors import StoreError
@@ -176,12 +176,12 @@ class BucketRow:
 # then the database: some 30 GB a day as text, 1 GB deflated. Level 1: a build deflates only the
 # ranges that moved, and inflates every rendered service's (~0.2 CPU-s for 1,000 services).
 def _deflated(points: str) -> bytes:
-    return zlib_ng.compress(points.encode(), 1)
+    return isal_zlib.compress(points.encode(), 1)
 
 
 def _inflated(points: str | bytes) -> str:
     """Kept points as text, deflated (bytes) or as a store before them kept them (text)."""
-    return points if isinstance(points, str) else zlib_ng.decompress(points).decode()
+    return points if isinstance(points, str) else isal_zlib.decompress(points).decode()
 
 
 @dataclass(frozen=True)

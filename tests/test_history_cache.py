@@ -10,10 +10,10 @@ arrives late into a closed bucket, and retention runs.
 from __future__ import annotations
 
 import random
+import zlib
 from datetime import UTC, datetime, timedelta
 
 import orjson
-from zlib_ng import zlib_ng
 
 from statusgen import latency
 from statusgen.health import RunRecord
@@ -137,7 +137,7 @@ def test_kept_points_are_stored_deflated_and_a_store_holding_them_as_text_reads_
     kept = store.history_cache("api")
     stored = dict(store.db.execute("SELECT res, points FROM history_cache WHERE service = 'api'"))
     for res, c in kept.items():
-        assert isinstance(stored[res], bytes) and zlib_ng.decompress(stored[res]).decode() == c.points
+        assert isinstance(stored[res], bytes) and zlib.decompress(stored[res]).decode() == c.points
     assert sum(map(len, stored.values())) * 5 < sum(len(c.points) for c in kept.values())
     store.db.executemany("UPDATE history_cache SET points = ? WHERE service = 'api' AND res = ?",
                          [(c.points, res) for res, c in kept.items()])          # as an older store holds them
