@@ -102,18 +102,26 @@ def render_feed(env: Environment, data: SiteData, incidents: list[Incident], pat
     return text.encode("utf-8")
 
 
+SITE_FEED = "feed/incidents.xml"
+
+
 def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Callable[[], bytes]]]:
-    """Each feed: its path, what it is made from (for a build's keys), and how to render it."""
+    """Each feed: its path, what it is made from (for a build's keys), and how to render it.
+
+    The site feed comes first. It is made of every incident and every service's slug and
+    name: all that any feed, the incidents page or an incident's page is made of (with the
+    site's settings and code, which are in every key), so a build that finds its key
+    unchanged keeps all of them without keying each (``render._keyed_files``)."""
     host = tag_authority(data.config)
     since = f"{data.epoch:%Y-%m-%d}"
     site = data.config.site
     entries = Entries(data)
 
-    def made_of(incidents: list[Incident], names: list[str]) -> list[Any]:
+    def made_of(incidents: list[Incident], names: list[Any]) -> list[Any]:
         return [iso(data.epoch), [i.to_json() for i in incidents], names]   # names: of the entries' services
 
-    yield ("feed/incidents.xml", made_of(data.incidents, [s.name for s in data.config.services]), lambda: render_feed(
-        env, data, data.incidents, "feed/incidents.xml", f"{site.title}: incidents",
+    yield (SITE_FEED, made_of(data.incidents, [(s.slug, s.name) for s in data.config.services]), lambda: render_feed(
+        env, data, data.incidents, SITE_FEED, f"{site.title}: incidents",
         "/incidents/", f"tag:{host},{since}:feed/incidents", entries))
     for svc in data.config.services:
         path, incidents = routes.service_feed_file(svc.slug), data.incidents_of(svc.slug)

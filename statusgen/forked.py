@@ -10,7 +10,7 @@ streams its files straight to the writer process on a pipe of its own
 site-wide files. Services are claimed one at a time from a counter in shared
 memory (``Claims``), so both processes finish together. The child then hands
 back, pickled, what the site-wide pages need of its services (their records
-and 90-day histories), and exits.
+and the front page's view of their 90 days, ``pages.front_bar``), and exits.
 
 The child reads buckets and keeps closed history points through a store
 connection of its own (a SQLite connection must not cross a fork). It never

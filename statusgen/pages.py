@@ -247,32 +247,38 @@ def static_files() -> dict[str, bytes]:
 
 # -- the front page -------------------------------------------------------------------
 
-def _front_service(summary: dict[str, Any], history: dict[str, Any]) -> dict[str, Any]:
-    return {"summary": summary, "cells": charts.bar_cells(history["points"]), "history": history}
+def front_bar(history: dict[str, Any]) -> dict[str, Any]:
+    """What the front page shows of a service's 90-day history: its bar's cells and its summary
+    (small: a forked renderer hands it back for each of its services)."""
+    return {"cells": charts.bar_cells(points_of(history)), "summary": history["summary"]}
 
 
-def _categories(docs: dict[str, Any], ninety: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _front_service(summary: dict[str, Any], bar: dict[str, Any]) -> dict[str, Any]:
+    return {"summary": summary, "cells": bar["cells"], "days": bar["summary"]}
+
+
+def _categories(docs: dict[str, Any], bars: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Categories in declared order, each with its counts and its services."""
     snapshot = docs[SNAPSHOT]
     out = []
     for slug, counts in snapshot["counts"]["by_category"].items():
-        members = [_front_service(s, ninety[s["slug"]]) for s in snapshot["services"] if s["category"] == slug]
+        members = [_front_service(s, bars[s["slug"]]) for s in snapshot["services"] if s["category"] == slug]
         if members:
             out.append({"slug": slug, "counts": counts, "services": members})
     return out
 
 
 def front_page(env: Environment, config: Config, docs: dict[str, Any],
-               ninety: dict[str, dict[str, Any]] | None = None) -> bytes:
+               bars: dict[str, dict[str, Any]] | None = None) -> bytes:
     """The health index, the counts, open incidents, and every service with its 90-day bar.
 
-    ``ninety``: each service's 90-day history, when the service pages have read them already.
+    ``bars``: each service's ``front_bar``, when the service pages have made them already.
     """
-    if ninety is None:
-        ninety = {s["slug"]: _history(docs, s["slug"], "90d") for s in docs[SNAPSHOT]["services"]}
+    if bars is None:
+        bars = {s["slug"]: front_bar(docs[routes.history_file(s["slug"], "90d")]) for s in docs[SNAPSHOT]["services"]}
     return _render(env, "index.html", site=config.site, nav="status", snapshot=docs[SNAPSHOT],
                    health=docs[HEALTH], open_incidents=_incidents(docs, "1"),
-                   categories=_categories(docs, ninety), legend=charts.LEGEND, statuses=STATUSES)
+                   categories=_categories(docs, bars), legend=charts.LEGEND, statuses=STATUSES)
 
 
 # -- a page per service -----------------------------------------------------------------
@@ -299,18 +305,18 @@ def incidents_by_service(docs: dict[str, Any]) -> dict[str, list[dict[str, Any]]
 
 
 def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: str,
-                 incidents: list[dict[str, Any]], ninety: dict[str, dict[str, Any]] | None = None) -> bytes:
+                 incidents: list[dict[str, Any]], bars: dict[str, dict[str, Any]] | None = None) -> bytes:
     """One service: its record, vendor view, checks, charts of every range, its days, incidents and links.
 
     Open incidents are told with their timelines; past ones are listed, each linking its page.
-    ``ninety`` (slug -> 90-day history) receives this service's, for the front page to draw its bar.
+    ``bars`` (slug -> ``front_bar``) receives this service's, for the front page.
     """
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
     panels = _chart_panels(docs, slug)
     days = _history(docs, slug, "90d")
-    if ninety is not None:
-        ninety[slug] = days
+    if bars is not None:
+        bars[slug] = front_bar(days)
     return _render(env, "service.html", site=config.site, nav="status", service=record, category=category,
                    panels=panels, days=charts.day_rows(days["points"]),
                    open_incidents=[i for i in incidents if i["open"]],
@@ -454,14 +460,13 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
 
 
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
-               ninety: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+               bars: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     """Every page but the service pages, the incidents page and each incident's, and the assets.
-    ``ninety``: each service's 90-day history, as the service pages received it (the front page
-    draws its bars from it)."""
+    ``bars``: each service's ``front_bar``, as the service pages made them."""
     prepare(env)
     config = data.config
     files = static_files()
-    files["index.html"] = front_page(env, config, docs, ninety)
+    files["index.html"] = front_page(env, config, docs, bars)
     files["method/index.html"] = method_page(env, config, docs)
     files["api/index.html"] = api_page(env, config, docs)
     return files
@@ -471,11 +476,11 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
     """Every page and asset, built from ``docs`` (tree path -> the JSON document of this build)."""
     prepare(env)
     by_service = incidents_by_service(docs)
-    ninety: dict[str, dict[str, Any]] = {}   # each service's 90-day history, read once for its page and its bar
+    bars: dict[str, dict[str, Any]] = {}   # each service's front_bar, made with its page
     files = {}
     for summary in docs[SNAPSHOT]["services"]:
         slug = summary["slug"]
         files[f"services/{slug}/index.html"] = service_page(env, data.config, docs, slug,
-                                                            by_service.get(slug, []), ninety)
+                                                            by_service.get(slug, []), bars)
     files |= {path: make() for path, _, make in incident_pages(env, data.config, docs)}
-    return files | site_pages(env, data, docs, ninety)
+    return files | site_pages(env, data, docs, bars)

@@ -227,3 +227,23 @@ def test_the_incidents_page_is_kept_until_an_incident_changes(site):
     assert f"/incidents/{opened.id}.html" in page
     assert_tree_is_a_build_from_scratch(config, store, at)
     assert "incidents/index.html" in kept_by_next_build(config, store, at)
+
+
+def test_services_trading_names_remake_every_feed_and_incident_page_that_names_them(site, tmp_path):
+    """Two services swap names and places: the list of names in order is what it was, but each
+    incident now belongs to a service of another name. The site feed's inputs (which stand for
+    every feed's and incident page's: a build keeps them all when it is kept) say so."""
+    config, store = site
+    head, *blocks = (tmp_path / "sim.toml").read_text(encoding="utf-8").split("\n[[services]]\n")
+    two, three = blocks[2], blocks[3]
+    blocks[2] = three.replace('name = "Service 0003"', 'name = "Service 0002"')
+    blocks[3] = two.replace('name = "Service 0002"', 'name = "Service 0003"')
+    (tmp_path / "sim.toml").write_text("\n[[services]]\n".join([head, *blocks]), encoding="utf-8")
+    traded = load_config(tmp_path / "sim.toml")
+    assert [s.name for s in traded.services] == [s.name for s in config.services]
+    assert [s.slug for s in traded.services] != [s.slug for s in config.services]
+    assert {i.service for i in store.incidents()} >= {"service-0002", "service-0003"}
+    kept = kept_by_next_build(traded, store, NOW)
+    assert "feed/incidents.xml" not in kept
+    build(store, traded, NOW)
+    assert_tree_is_a_build_from_scratch(traded, store, NOW)
