@@ -28,8 +28,9 @@ Speed: a build of 1,000 services renders its pages in about two seconds, so
 the markup that repeats most (bars, charts, the day table, status words and
 times) is made by Python functions of numbers, not by template loops or
 macros; the templates hold the words around them. Incident pages, one per
-incident kept for good, are made whole in Python inside the layout of
-``base.html`` rendered once per build (``Layout``).
+incident kept for good, and service pages, each made again by every cycle,
+are made whole in Python inside the layout of ``base.html`` rendered once
+(``Layout``); only a service's vendor section is a template.
 
 Vendor and service text is untrusted: templates rely on Jinja's autoescape
 (never ``|safe``), links to outside pages are kept only when they are
@@ -310,18 +311,155 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
 
     Open incidents are told with their timelines; past ones are listed, each linking its page.
     ``bars`` (slug -> ``front_bar``) receives this service's, for the front page.
+
+    Made in Python inside the layout of ``base.html`` (``Layout``), as incident pages are: a
+    cycle renders every service's page again, and the template took 0.3 ms a page. The
+    vendor's section, shown only for services with a vendor source, is a template
+    (``service-vendor.html``).
     """
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
-    panels = _chart_panels(docs, slug)
     days = _history(docs, slug, "90d")
     if bars is not None:
         bars[slug] = front_bar(days)
-    return _render(env, "service.html", site=config.site, nav="status", service=record, category=category,
-                   panels=panels, days=charts.day_rows(days["points"]),
-                   open_incidents=[i for i in incidents if i["open"]],
-                   past_incidents=[i for i in incidents if not i["open"]],
-                   as_of=docs[routes.service_file(slug)]["as_of"])
+    name, feed = escape(record["name"]), escape(record["links"]["feed"])
+    head = (f'<link rel="alternate" type="application/atom+xml" title="{name}: incidents" href="{feed}">\n'
+            f'<link rel="alternate" type="application/json" title="{name} (JSON)" '
+            f'href="{escape(record["links"]["self"])}">\n<script src="/static/site.js" defer></script>\n')
+    main = "".join((
+        _state_section(record, category, docs[routes.service_file(slug)]["as_of"]),
+        _vendor_section(env, record["vendor"]),
+        _checks_section(record),
+        _charts_section(_chart_panels(docs, slug)),
+        _days_section(charts.day_rows(days["points"])),
+        _incidents_section(incidents),
+        f'\n<section aria-labelledby="h-data">\n<h2 id="h-data">Data</h2>\n<ul class="links">\n'
+        f'<li><a href="{escape(record["links"]["self"])}">This service as JSON</a></li>\n'
+        f'<li><a href="{escape(record["links"]["history"])}">Its history as JSON</a></li>\n'
+        f'<li><a href="{feed}">Its incidents feed (Atom)</a></li>\n</ul>\n</section>\n'))
+    return _layout(env, config.site, "status").page(f"{name} \u00b7 {escape(config.site.title)}", head, main)
+
+
+@functools.lru_cache(maxsize=8)
+def _layout(env: Environment, site: SiteConfig, nav: str) -> Layout:
+    """``Layout.of``, once per process for each kind of page (the settings are part of the key)."""
+    return Layout.of(env, site, nav)
+
+
+def _state_section(s: dict[str, Any], category: dict[str, Any], as_of: str) -> str:
+    st, url = s["state"], outside_link(s["url"])
+    sources = ", ".join([SOURCE_WORDS.get(source, source) for source in st["sources"]]) or "nothing yet"
+    description = f"<p>{escape(s['description'])}</p>" if s["description"] else ""
+    home = f'<p class="small"><a href="{escape(url)}" rel="nofollow noopener">{escape(s["url"])}</a></p>' if url else ""
+    oi = s["open_incident"]
+    open_incident = (f'<p>Open incident: <a href="{escape(oi["page"])}">{escape(oi["title"])}</a> '
+                     f'({escape(oi["severity"])}, since {when(oi["started_at"])})</p>') if oi else ""
+    return (f'\n<p class="small"><a href="/">Status</a> \u203a {escape(category.get("name") or s["category"])}</p>\n'
+            f'<h1>{escape(s["name"])}</h1>\n{description}\n{home}\n\n'
+            f'<section class="state" aria-labelledby="h-state">\n<h2 id="h-state" class="sr-only">Current state</h2>\n'
+            f'<p id="status">{status_label(st["status"])} <span class="muted">since {when(st["since"])}</span></p>\n'
+            f'<p id="reason">{escape(st["reason"])}</p>\n'
+            f'<p class="small muted">Rests on: {escape(sources)}. Our own checks alone say: '
+            f'{escape(status_word(st["own_checks"]))}. As of {when(as_of)}.</p>\n{open_incident}\n</section>\n\n')
+
+
+def _vendor_section(env: Environment, vendor: dict[str, Any] | None) -> str:
+    if vendor:
+        told = env.get_template("service-vendor.html").render(vendor=vendor)
+    else:
+        told = '\n<p class="muted">No vendor source is configured for this service: its status rests on our own checks.</p>\n'
+    return f'<section aria-labelledby="h-vendor">\n<h2 id="h-vendor">What the vendor says</h2>\n\n{told}\n</section>\n\n'
+
+
+def _check_row(c: dict[str, Any]) -> str:
+    r = c["last_result"]
+    keyword = f", text \u201c{escape(c['keyword'])}\u201d" if c["keyword"] else ""
+    if r:
+        status = f", HTTP {escape(r['http_status'])}" if r["http_status"] else ""
+        took = f", {escape(charts.number(r['latency_ms']))} ms" if r["latency_ms"] is not None else ""
+        last = (f'<span class="{"outcome-ok" if r["outcome"] == "ok" else "outcome-bad"}">'
+                f'{escape(sentence(outcome_word(r["outcome"])))}</span>{status}{took}'
+                f'{" (slow)" if r["slow"] else ""}<br><span class="small muted">{when(r["at"])}</span>')
+    else:
+        last = "No result yet"
+    return (f'\n<tr><td data-label="Check">{escape(c["check"])}</td><td data-label="Request"><code>'
+            f'{escape(c["method"])} {escape(c["url"])}</code></td>\n<td data-label="Expects">HTTP '
+            f'{escape(", ".join([str(code) for code in c["expect_status"]]))}{keyword}</td>\n'
+            f'<td data-label="Limits">timeout {escape(charts.number(c["timeout_s"]))} s; slow above '
+            f'{escape(charts.number(c["degraded_ms"]))} ms</td>\n<td data-label="Last result">{last}</td></tr>')
+
+
+def _checks_section(s: dict[str, Any]) -> str:
+    t, day, n = s["thresholds"], s["last_day"]["summary"], charts.number
+    return ('<section aria-labelledby="h-checks">\n<h2 id="h-checks">Checks</h2>\n'
+            '<div class="table-wrap"><table class="stack">\n<caption class="sr-only">Each check and its last result'
+            '</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Request</th><th scope="col">Expects</th>'
+            '<th scope="col">Limits</th><th scope="col">Last result</th></tr></thead>\n<tbody>'
+            f'{"".join([_check_row(c) for c in s["checks"]])}\n</tbody></table></div>\n'
+            f'<p class="small">An outage is declared after {escape(t["failures_to_open"])} failed cycles in a row and '
+            f'resolved after {escape(t["successes_to_resolve"])} good cycles in a row. '
+            '<a href="/method/">How the checks are made</a>.</p>\n\n'
+            f'<p class="small">Last day: {escape(s["last_day"]["count"])} results, {escape(day["failed"])} failed; '
+            f'availability {escape(n(day["availability"]))}%; latency p50 {escape(n(day["latency_p50_ms"]))} ms, '
+            f'p95 {escape(n(day["latency_p95_ms"]))} ms.</p>\n</section>\n\n')
+
+
+def _panel(p: dict[str, Any]) -> str:
+    """One range: its summary, its two charts and a link to its JSON."""
+    h, n = p["history"], charts.number
+    s, name, label = h["summary"], escape(p["name"]), escape(charts.RANGE_LABELS.get(p["name"], p["name"]))
+    availability = escape(n(s["availability"])) + ("%" if s["availability"] is not None else "")
+    maintenance = f", {escape(s['maintenance'])} in maintenance" if s["maintenance"] else ""
+    excluded = f", {escape(s['excluded'])} set aside" if s["excluded"] else ""
+    return (f'\n<div class="panel" id="panel-{name}">\n<h3>Last {label} <span class="small muted">'
+            f'({escape(h["count"])} buckets of {escape(duration(h["resolution_s"]))}, UTC)</span></h3>\n'
+            f'<dl class="facts">\n<dt>Availability</dt><dd data-field="availability">{availability}</dd>\n'
+            f'<dt>Latency</dt><dd data-field="latency">p50 {escape(n(s["latency_p50_ms"]))} ms, '
+            f'p95 {escape(n(s["latency_p95_ms"]))} ms</dd>\n'
+            f'<dt>Checks</dt><dd>{escape(s["checks"])} counted, {escape(s["failed"])} failed{maintenance}{excluded}</dd>\n'
+            f'<dt>Incidents</dt><dd>{escape(n(s["incident_minutes"]))} min</dd>\n</dl>\n<div class="chart-pair">\n'
+            '<figure><figcaption>Latency</figcaption>\n<ul class="key"><li class="k50">p50 (median)</li>'
+            f'<li class="k95">p95</li></ul>\n{p["latency"]}\n</figure>\n<figure><figcaption>Availability</figcaption>\n'
+            '<p class="key">Share of good answers per bucket; a low strip: nothing counted.</p>\n'
+            f'{p["availability"]}\n</figure>\n</div>\n<p class="small"><a href="{escape(p["url"])}">This range as JSON'
+            '</a></p>\n</div>')
+
+
+def _charts_section(panels: list[dict[str, Any]]) -> str:
+    tabs = "".join([
+        f'\n<input type="radio" name="range" id="range-{escape(p["name"])}"{" checked" if i == 0 else ""}>'
+        f'<label for="range-{escape(p["name"])}">{escape(charts.RANGE_LABELS.get(p["name"], p["name"]))}</label>'
+        for i, p in enumerate(panels)])
+    return ('<section aria-labelledby="h-charts">\n<h2 id="h-charts">Latency and availability</h2>\n'
+            '<p class="small muted"><span data-hint hidden>Point at a chart, or focus it and use the arrow keys, '
+            'for the numbers of each bucket. </span><a href="#days">Every day of the last 90</a> is also listed '
+            f'below.</p>\n<div class="tabs">{tabs}{"".join([_panel(p) for p in panels])}\n</div>\n</section>\n\n')
+
+
+def _days_section(rows: str) -> str:
+    return ('<section aria-labelledby="h-days">\n<h2 id="h-days">Day by day</h2>\n'
+            '<details><summary>The last 90 UTC days, newest first</summary>\n<p class="small muted">Availability '
+            'in %, incidents in minutes, checks counted and failed, latency p50 and p95 in ms.</p>\n'
+            '<div class="table-wrap"><table class="days" id="days">\n<caption class="sr-only">Each day of the last 90'
+            '</caption>\n<thead><tr><th scope="col">Day</th><th scope="col">Availability</th><th scope="col">'
+            'Incidents</th><th scope="col">Checks</th><th scope="col">Failed</th><th scope="col">p50</th>'
+            f'<th scope="col">p95</th></tr></thead>\n<tbody>{rows}</tbody></table></div>\n</details>\n</section>\n\n')
+
+
+def _incidents_section(incidents: list[dict[str, Any]]) -> str:
+    open_ = [i for i in incidents if i["open"]]
+    past = [i for i in incidents if not i["open"]]
+    cards = "".join([f"{incident_card(i)}\n" for i in open_])
+    if past:
+        listed = ('\n<p class="small muted">Past incidents, newest first; each links to its page, with its '
+                  'timeline.</p>\n<div class="table-wrap"><table class="stack" id="past">\n<thead><tr>'
+                  '<th scope="col">Incident</th><th scope="col">Severity</th><th scope="col">Started</th>'
+                  f'<th scope="col">Lasted</th></tr></thead>\n<tbody>{incident_rows(past)}\n</tbody></table></div>')
+    elif not open_:
+        listed = "\n<p>No incidents recorded for this service.</p>"
+    else:
+        listed = ""
+    return f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}\n</section>\n'
 
 
 # -- incidents -------------------------------------------------------------------------

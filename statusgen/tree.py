@@ -126,8 +126,7 @@ def _write_manifest(gen: Path, files: dict[str, Entry]) -> None:
 
 def _gzip(data: bytes) -> bytes:
     """A gzip member with no name and mtime 0 (the same bytes for the same input)."""
-    z = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
-    return z.compress(data) + z.flush()
+    return isal_zlib.compress(data, GZIP_LEVEL, 31)
 
 
 def _read_file(gen: Path | None, rel: str) -> bytes | None:
