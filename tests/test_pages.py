@@ -642,6 +642,34 @@ def test_vendor_view_is_shown_and_untrusted_text_escaped(demo: DemoBuild) -> Non
     assert html_problems(files["services/acme-api/index.html"].decode("utf-8")) == []
 
 
+def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> None:
+    """The page is made in Python, not by an autoescaping template: every word passes through escape."""
+    quoted = 'https://acme.example/"><b>x</b>'
+
+    def change(s: ServiceConfig) -> ServiceConfig:
+        if s.slug != "acme-api":
+            return s
+        check = dataclasses.replace(s.checks[0], url=quoted, keyword="ok " + HOSTILE)
+        return dataclasses.replace(s, name=HOSTILE, description="About " + HOSTILE, url=quoted,
+                                   checks=(check, *s.checks[1:]))
+
+    config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
+    config = dataclasses.replace(config, site=dataclasses.replace(config.site, title="Status " + HOSTILE))
+    body = render_files(_site_data(demo, config))["services/acme-api/index.html"].decode("utf-8")
+    text = body.replace(SITE_SCRIPT, "")
+    assert "<script" not in text and "<img" not in text and '"><b>' not in text
+    assert html_problems(body) == []
+    page = lxml.html.document_fromstring(body)
+    assert page.findtext(".//title") == f"{HOSTILE} \u00b7 Status {HOSTILE}"
+    assert text_of(page.xpath("//h1")[0]) == HOSTILE
+    assert page.xpath("//main/p[2]")[0].text_content() == "About " + HOSTILE
+    assert page.xpath("//main/p[3]/a/@href") == [quoted]
+    assert page.xpath("//head/link[@type='application/atom+xml']/@title")[-1] == f"{HOSTILE}: incidents"
+    row = page.xpath("//section[@aria-labelledby='h-checks']//tbody/tr")[0]
+    assert quoted in text_of(row) and f"text \u201cok {HOSTILE}\u201d" in text_of(row)
+    assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/"]
+
+
 def test_outside_links_keep_only_http() -> None:
     assert outside_link("https://status.example.com/x") == "https://status.example.com/x"
     for bad in ("javascript:alert(1)", "data:text/html,x", "//evil.example", "/local", "", None, "http://[::1"):
