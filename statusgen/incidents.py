@@ -80,8 +80,30 @@ class Incident:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Incident:
-        return cls(d["id"], d["service"], d["title"], d["severity"], parse_iso(d["started_at"]),  # type: ignore[arg-type]
-                   parse_iso(d["ended_at"]), tuple(IncidentUpdate.from_json(u) for u in d["updates"]))
+        """The incident of a record (as ``to_json`` made it); a record in that exact form is kept as
+        the incident's own, so that ``to_json`` need not format its times again (a build asks for
+        every incident's, some 30,000 times formatted for 7,000 incidents: 0.1 s in each process)."""
+        inc = cls(d["id"], d["service"], d["title"], d["severity"], parse_iso(d["started_at"]),  # type: ignore[arg-type]
+                  parse_iso(d["ended_at"]), tuple(IncidentUpdate.from_json(u) for u in d["updates"]))
+        if _as_made(d):
+            inc.__dict__["_json"] = d         # what the cached property would make
+        return inc
+
+
+_RECORD_KEYS = {"id", "service", "title", "severity", "started_at", "ended_at", "updates"}
+_UPDATE_KEYS = {"at", "kind", "status", "message", "link", "ref"}
+
+
+def _as_made(d: dict[str, Any]) -> bool:
+    """Whether a record has exactly the fields ``Incident.to_json`` makes (one written by an older
+    version may lack some, such as an update's ``link``). Its times need no check: records are
+    written only from ``to_json``, whose times are ``iso``'s."""
+    if d.keys() != _RECORD_KEYS:
+        return False
+    for u in d["updates"]:
+        if u.keys() != _UPDATE_KEYS:
+            return False
+    return True
 
 
 def incident_id(service: str, started_at: datetime) -> str:

@@ -49,6 +49,26 @@ def test_a_cycle_is_written_and_read_back(tmp_path):
     assert store.last_finished_run().checks_failed == 1
 
 
+def test_incident_records_read_back_as_written_and_older_ones_in_full(tmp_path):
+    """A record read back gives the incident and the record it was written as; a record an older
+    version wrote (no ``link`` or ``ref`` in its updates) gives them too, as null."""
+    store = Store(tmp_path / "s.db")
+    inc = Incident("api-1", "api", "API: major outage", "critical", T0, T0 + timedelta(hours=1),
+                   (IncidentUpdate(T0, "opened", "major_outage", "Opened"),
+                    IncidentUpdate(T0 + timedelta(hours=1), "vendor", "operational", "Fixed", "https://v.example/1", "1")))
+    store.save_cycle(cycle_at(T0, incidents=[inc]))
+    read = store.incidents()
+    assert read == [inc] and read[0].to_json() == inc.to_json()
+    older = inc.to_json()
+    older["updates"] = [{k: v for k, v in u.items() if k not in ("link", "ref")} for u in older["updates"]]
+    store.db.execute("UPDATE incidents SET record = ?", (orjson.dumps(older).decode(),))
+    store.db.commit()
+    [again] = store.incidents()
+    assert again.to_json()["updates"][1] == inc.to_json()["updates"][1] | {"link": None, "ref": None}
+    assert again.to_json()["updates"][0] == inc.to_json()["updates"][0]
+    assert all(set(u) == {"at", "kind", "status", "message", "link", "ref"} for u in again.to_json()["updates"])
+
+
 def test_a_failing_cycle_writes_nothing(tmp_path):
     store = Store(tmp_path / "s.db")
     bad = cycle_at(T0)
