@@ -87,15 +87,23 @@ def _keyed(previous: Previous, site_key: str, path: str, made_of: Any,
 
 
 def service_key(data: SiteData, svc: ServiceConfig, site_key: str) -> str:
-    """The key of everything a service's record, histories and page are made from: its
-    configuration, state, measurements version (moved by every write of its results or
-    buckets), oldest last-day result, incidents, vendor record, and the site's settings,
-    code and templates. Known without reading its results or buckets, or rendering anything."""
+    """The key of what a service's record, histories and page are made from, but for its last
+    day of results: its configuration, state, measurements version (moved by every write of its
+    results or buckets), incidents, vendor record, and the site's settings, code and templates.
+    Known without reading its results or buckets, or rendering anything. The files' key adds
+    the count of its last day of results (``_files_key``)."""
     st = data.state(svc.slug)
-    made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), data.last_day_starts.get(svc.slug),
-               iso(as_of_service(data, svc)), vendor_record(data, svc),
-               [i.to_json() for i in data.incidents_of(svc.slug)]]
+    made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), iso(as_of_service(data, svc)),
+               vendor_record(data, svc), [i.to_json() for i in data.incidents_of(svc.slug)]]
     return digest(site_key.encode() + jsonout.dump(made_of))
+
+
+def _files_key(base: str, last_day_count: int) -> str:
+    """A service's key (``service_key``) with the count of its last day of results. With the same
+    measurements version, results leave the last day only from its old end, so the same count
+    is the same last day. It is read only for a service whose other inputs are the previous
+    build's (a rendered service's record holds it): a normal cycle reads none."""
+    return f"{base}.{last_day_count}"
 
 
 def _service_paths(slug: str) -> list[str]:
@@ -131,14 +139,17 @@ class _Build:
 
 def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
     """A service's record, histories and page; kept unrendered when their inputs are the previous build's."""
-    key, paths = service_key(b.data, svc, b.site_key), _service_paths(svc.slug)
-    before = _kept_documents(b.previous, svc.slug) if (
-        svc is not b.first and all(b.previous.get(p) == key for p in paths)) else None
-    if before is not None:                      # nothing it is made from changed: keep its files
-        yield from ((p, KEEP, key) for p in paths)
-        b.kept[paths[0]], b.bars[svc.slug] = _slim(before[0]), front_bar(before[1])
-        return
+    base, paths = service_key(b.data, svc, b.site_key), _service_paths(svc.slug)
+    before = b.previous.get(paths[0])
+    if svc is not b.first and before is not None and before.startswith(base + "."):
+        key = _files_key(base, b.data.history.last_day_count(svc.slug, b.data.last_day_since))
+        kept = _kept_documents(b.previous, svc.slug) if all(b.previous.get(p) == key for p in paths) else None
+        if kept is not None:                        # nothing it is made from changed: keep its files
+            yield from ((p, KEEP, key) for p in paths)
+            b.kept[paths[0]], b.bars[svc.slug] = _slim(kept[0]), front_bar(kept[1])
+            return
     own = service_documents(b.data, svc)
+    key = _files_key(base, own[paths[0]]["service"]["last_day"]["count"])
     yield from ((path, jsonout.dump(own[path]), key) for path in paths[:-1])
     page = service_page(b.env, b.data.config, ChainMap(own, b.kept), svc.slug, b.by_service.get(svc.slug, []),
                         b.bars)

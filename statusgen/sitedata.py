@@ -29,7 +29,6 @@ class SiteData:
     incidents: list[Incident]                      # newest first
     last_run: RunRecord | None                     # the last finished run
     last_day_since: datetime                       # the last day of results starts here (rows: ``history``)
-    last_day_starts: dict[str, int | None]         # service -> its oldest result of the last day (a key's part)
     history: HistorySource                         # each service's histories, read when rendered
     epoch: datetime                                # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
@@ -76,6 +75,10 @@ class HistorySource:
         """The service's results from ``since`` on: their count and JSON rows."""
         return self.store.last_day_json(slug, since)
 
+    def last_day_count(self, slug: str, since: datetime) -> int:
+        """The count of ``last_day``, without its rows."""
+        return self.store.last_day_count(slug, since)
+
     def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
         """The service's four history documents, by range name."""
         cached, key = self.store.history_cache(slug), incidents_key(incidents)
@@ -120,7 +123,7 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     since = anchor - timedelta(days=1)
     return SiteData(
         config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
-        last_day_since=since, last_day_starts=store.last_day_starts(config.by_slug, since),
+        last_day_since=since,
         history=HistorySource(store),
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(), versions=store.data_versions(),
     )

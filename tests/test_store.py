@@ -166,14 +166,17 @@ def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
                                   Outcome.OK if m % 5 else Outcome.TIMEOUT))
     late = start + timedelta(hours=20, minutes=1, seconds=30)   # a late result inside a closed hour
     store.save_cycle(cycle_at(late, Outcome.HTTP_STATUS))
-    for since in (T0 - timedelta(days=1), T0 - timedelta(hours=9, seconds=1), T0 - timedelta(hours=10)):
+    for since in (T0 - timedelta(days=1), T0 - timedelta(hours=9, seconds=1), T0 - timedelta(hours=10),
+                  T0 - timedelta(hours=9, minutes=30)):              # rows before the first whole hour too
         count, rows = store.last_day_json("api", since)
         assert (count, rows) == _rows_by_sql(store, since)
         assert count == len(orjson.loads(rows)) > 0
+        assert store.last_day_count("api", since) == count      # counted without reading the rows
     assert '"http_status"' in store.last_day_json("api", T0 - timedelta(days=1))[1]
     store.prune(T0 + timedelta(days=1, hours=5, minutes=30))   # results of more than 2 days ago go, and their hours
     since = T0 - timedelta(hours=19, minutes=30)
     assert store.last_day_json("api", since) == _rows_by_sql(store, since)
+    assert store.last_day_count("api", since) == _rows_by_sql(store, since)[0]
     assert store.db.execute("SELECT min(hour) FROM result_hours").fetchone()[0] >= \
         store.db.execute("SELECT min(ts) FROM results").fetchone()[0] // 3600 * 3600
 
