@@ -5,7 +5,8 @@ incident changes; ``tag:`` ids that never change; the whole timeline as
 XHTML content. The feed's head is a template (``feed.xml``, autoescaped);
 its entries, one per incident (the site feed of a site some years old holds
 tens of thousands), are made here: every text passes through ``escape``
-(markupsafe's, as Jinja's autoescape does), once, and the result is Markup.
+(``htmltext``: the text markupsafe's makes, as Jinja's autoescape does),
+once, and the result is Markup.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from . import __version__, routes
 from .config import Config
+from .htmltext import escape
 from .incidents import Incident
 from .sitedata import SiteData
 from .timeutil import human_duration, iso

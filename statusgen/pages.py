@@ -53,11 +53,12 @@ from urllib.parse import urlsplit
 
 from jinja2 import BytecodeCache, Environment
 from jinja2.bccache import Bucket
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from . import charts, routes
 from .config import Config, ServiceConfig, SiteConfig
 from .history import RANGES, points_of, series_of
+from .htmltext import escape
 from .openapi import openapi_document
 from .outcomes import DESCRIPTIONS, Outcome
 from .serve import MAX_AGE, RATE_PER_MINUTE

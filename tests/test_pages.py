@@ -26,9 +26,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import lxml.etree
 import lxml.html
+import markupsafe
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markupsafe import Markup
 
-from statusgen import charts, routes
+from statusgen import charts, htmltext, routes
 from statusgen.config import Config, ServiceConfig, VendorConfig, load_config
 from statusgen.cycle import run_cycle
 from statusgen.demo import DemoServer, demo_config
@@ -668,6 +672,12 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
     row = page.xpath("//section[@aria-labelledby='h-checks']//tbody/tr")[0]
     assert quoted in text_of(row) and f"text \u201cok {HOSTILE}\u201d" in text_of(row)
     assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/"]
+
+
+@given(st.one_of(st.text(), st.none(), st.integers(), st.floats(allow_nan=False), st.text().map(Markup)))
+def test_escape_writes_what_markupsafe_writes(value: Any) -> None:
+    """Pages and feed entries made in Python escape as Jinja's autoescape does, character for character."""
+    assert htmltext.escape(value) == str(markupsafe.escape(value))
 
 
 def test_outside_links_keep_only_http() -> None:
