@@ -168,6 +168,8 @@ class _Placer:
 
     def __init__(self, served: Path | None, old: dict[str, Entry], target: Path, mine: dict[str, Entry]):
         self.served, self.old, self.target, self.mine = served, old, target, mine
+        with os.scandir(target) as entries:
+            self.empty = next(entries, None) is None     # a new folder: all it will hold is written here
         self.manifest: dict[str, Entry] = {}
         self._made: set[str] = set()
         self.written = self.nbytes = self.kept = 0
@@ -248,13 +250,14 @@ class _Placer:
         """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes, kept).
 
         When the target was complete (it had its manifest), what it held is known: only those
-        files go. Otherwise (a new folder, or what a killed build left) the folder is walked.
+        files go. A folder that was empty holds only what was written here, all wanted. Otherwise
+        (what a killed build left) the folder is walked.
         """
         wanted = _with_gz(self.manifest)
         if self.mine:
             for rel in sorted(_with_gz(self.mine) - wanted):
                 self._remove(rel)
-        else:
+        elif not self.empty:
             self._sweep(wanted)
         _write_manifest(self.target, self.manifest)
         return len(self.manifest), self.written, self.nbytes, self.kept

@@ -171,6 +171,20 @@ def test_files_no_longer_rendered_leave_both_generations_with_their_empty_folder
                         "inc/2/index.html", "inc/2/index.html.gz"]
 
 
+def test_a_generation_whose_manifest_cannot_be_read_loses_what_is_not_wanted(tmp_path):
+    """A generation with an unreadable manifest holds files nobody can account for: the build
+    that rewrites it walks it and removes what it did not write (a new, empty folder is not walked)."""
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": BIG, "old/x.html": BIG})
+    first = out.resolve()
+    write_tree(out, {"a.json": BIG, "old/x.html": BIG})            # the second generation: the first is next
+    (first / ".manifest.json").write_bytes(b"not json")
+    (first / "stray.txt").write_bytes(b"left by hand")
+    assert write_tree(out, {"a.json": BIG}).generation == first.name
+    held = sorted(str(p.relative_to(first)) for p in first.rglob("*"))
+    assert held == [".manifest.json", "a.json", "a.json.gz"]
+
+
 def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(tmp_path):
     from datetime import UTC, datetime
 
