@@ -348,6 +348,7 @@ def _layout(env: Environment, site: SiteConfig, nav: str) -> Layout:
 
 
 def _state_section(s: dict[str, Any], category: dict[str, Any], as_of: str) -> str:
+    """The head of a service page: its category, name, description and link, then its state."""
     st, url = s["state"], outside_link(s["url"])
     sources = ", ".join([SOURCE_WORDS.get(source, source) for source in st["sources"]]) or "nothing yet"
     description = f"<p>{escape(s['description'])}</p>" if s["description"] else ""
@@ -365,14 +366,18 @@ def _state_section(s: dict[str, Any], category: dict[str, Any], as_of: str) -> s
 
 
 def _vendor_section(env: Environment, vendor: dict[str, Any] | None) -> str:
+    """What the vendor says (a template: vendor views vary most), or that no vendor is read."""
     if vendor:
         told = env.get_template("service-vendor.html").render(vendor=vendor)
     else:
-        told = '\n<p class="muted">No vendor source is configured for this service: its status rests on our own checks.</p>\n'
-    return f'<section aria-labelledby="h-vendor">\n<h2 id="h-vendor">What the vendor says</h2>\n\n{told}\n</section>\n\n'
+        told = ('\n<p class="muted">No vendor source is configured for this service: its status rests on our '
+                'own checks.</p>\n')
+    return (f'<section aria-labelledby="h-vendor">\n<h2 id="h-vendor">What the vendor says</h2>\n\n{told}\n'
+            '</section>\n\n')
 
 
 def _check_row(c: dict[str, Any]) -> str:
+    """A check of the service: its request, what it expects, its limits and its last result."""
     r = c["last_result"]
     keyword = f", text \u201c{escape(c['keyword'])}\u201d" if c["keyword"] else ""
     if r:
@@ -391,6 +396,7 @@ def _check_row(c: dict[str, Any]) -> str:
 
 
 def _checks_section(s: dict[str, Any]) -> str:
+    """The service's checks, its thresholds, and the numbers of its last day."""
     t, day, n = s["thresholds"], s["last_day"]["summary"], charts.number
     return ('<section aria-labelledby="h-checks">\n<h2 id="h-checks">Checks</h2>\n'
             '<div class="table-wrap"><table class="stack">\n<caption class="sr-only">Each check and its last result'
@@ -417,7 +423,8 @@ def _panel(p: dict[str, Any]) -> str:
             f'<dl class="facts">\n<dt>Availability</dt><dd data-field="availability">{availability}</dd>\n'
             f'<dt>Latency</dt><dd data-field="latency">p50 {escape(n(s["latency_p50_ms"]))} ms, '
             f'p95 {escape(n(s["latency_p95_ms"]))} ms</dd>\n'
-            f'<dt>Checks</dt><dd>{escape(s["checks"])} counted, {escape(s["failed"])} failed{maintenance}{excluded}</dd>\n'
+            f'<dt>Checks</dt><dd>{escape(s["checks"])} counted, {escape(s["failed"])} failed'
+            f'{maintenance}{excluded}</dd>\n'
             f'<dt>Incidents</dt><dd>{escape(n(s["incident_minutes"]))} min</dd>\n</dl>\n<div class="chart-pair">\n'
             '<figure><figcaption>Latency</figcaption>\n<ul class="key"><li class="k50">p50 (median)</li>'
             f'<li class="k95">p95</li></ul>\n{p["latency"]}\n</figure>\n<figure><figcaption>Availability</figcaption>\n'
@@ -427,6 +434,7 @@ def _panel(p: dict[str, Any]) -> str:
 
 
 def _charts_section(panels: list[dict[str, Any]]) -> str:
+    """A tab per range, then its panel (``_panel``)."""
     tabs = "".join([
         f'\n<input type="radio" name="range" id="range-{escape(p["name"])}"{" checked" if i == 0 else ""}>'
         f'<label for="range-{escape(p["name"])}">{escape(charts.RANGE_LABELS.get(p["name"], p["name"]))}</label>'
@@ -438,6 +446,7 @@ def _charts_section(panels: list[dict[str, Any]]) -> str:
 
 
 def _days_section(rows: str) -> str:
+    """The table of the last 90 days (``charts.day_rows``), folded."""
     return ('<section aria-labelledby="h-days">\n<h2 id="h-days">Day by day</h2>\n'
             '<details><summary>The last 90 UTC days, newest first</summary>\n<p class="small muted">Availability '
             'in %, incidents in minutes, checks counted and failed, latency p50 and p95 in ms.</p>\n'
@@ -448,6 +457,7 @@ def _days_section(rows: str) -> str:
 
 
 def _incidents_section(incidents: list[dict[str, Any]]) -> str:
+    """Open incidents told in full, then past ones listed, each linking its page."""
     open_ = [i for i in incidents if i["open"]]
     past = [i for i in incidents if not i["open"]]
     cards = "".join([f"{incident_card(i)}\n" for i in open_])
@@ -460,7 +470,8 @@ def _incidents_section(incidents: list[dict[str, Any]]) -> str:
         listed = "\n<p>No incidents recorded for this service.</p>"
     else:
         listed = ""
-    return f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}\n</section>\n'
+    return (f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}\n'
+            '</section>\n')
 
 
 # -- incidents -------------------------------------------------------------------------

@@ -55,7 +55,8 @@ def test_incident_records_read_back_as_written_and_older_ones_in_full(tmp_path):
     store = Store(tmp_path / "s.db")
     inc = Incident("api-1", "api", "API: major outage", "critical", T0, T0 + timedelta(hours=1),
                    (IncidentUpdate(T0, "opened", "major_outage", "Opened"),
-                    IncidentUpdate(T0 + timedelta(hours=1), "vendor", "operational", "Fixed", "https://v.example/1", "1")))
+                    IncidentUpdate(T0 + timedelta(hours=1), "vendor", "operational", "Fixed",
+                                   "https://v.example/1", "1")))
     store.save_cycle(cycle_at(T0, incidents=[inc]))
     read = store.incidents()
     assert read == [inc] and read[0].to_json() == inc.to_json()
