@@ -601,7 +601,7 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
     inputs: a build keeps the page when they are the same), and how to render it."""
     yield ("incidents/index.html", [docs[routes.incidents_file("1")], docs[routes.incidents_file("0")]],
            partial(incidents_page, env, config, docs))
-    layout = Layout.of(env, config.site, "incidents")
+    layout = _layout(env, config.site, "incidents")
     for incident in _incidents(docs):  # type: ignore[arg-type]
         if not INCIDENT_ID.match(incident["id"]):
             raise ValueError(f"incident id {incident['id']!r} cannot name a page file")

@@ -63,6 +63,13 @@ SPAN_ROWS = ("SELECT count(*), ifnull(group_concat(row, ','), '') FROM "
              "(SELECT row FROM results WHERE service = ? AND ts >= ? AND ts < ? ORDER BY ts, check_index)")
 
 
+def _last_day_split(since: datetime) -> tuple[int, int]:
+    """Where a last day from ``since`` reads its rows (``since`` to the first whole hour, from the
+    results) and where its hourly blocks begin: both as epoch seconds."""
+    t = to_epoch(since)
+    return t, -(-t // HOUR) * HOUR
+
+
 def _write_hours(db: sqlite3.Connection, hours: Iterable[tuple[str, int]]) -> None:
     """Rewrite the blocks of these (service, hour) from the results (an hour left empty goes)."""
     blocks = [(svc, hour, *db.execute(SPAN_ROWS, (svc, hour, hour + HOUR)).fetchone()) for svc, hour in sorted(hours)]
@@ -402,8 +409,7 @@ class Store:
 
         The whole hours come from their blocks (``result_hours``: a day's worth is some 12 KB,
         against 250 KB of rows in the index), the part of an hour before them from the rows."""
-        t = to_epoch(since)
-        whole = -(-t // HOUR) * HOUR
+        t, whole = _last_day_split(since)
         count, head = self.db.execute(SPAN_ROWS, (service, t, whole)).fetchone()
         parts = [head] if count else []
         for n, rows in self.db.execute("SELECT n, rows FROM result_hours WHERE service = ? AND hour >= ? "
@@ -418,8 +424,7 @@ class Store:
         blocks' counts for those. With the service's measurements version, it tells whether its
         last day of results is the one a previous build read: results leave the last day only
         from its old end."""
-        t = to_epoch(since)
-        whole = -(-t // HOUR) * HOUR
+        t, whole = _last_day_split(since)
         head = self.db.execute("SELECT count(*) FROM results WHERE service = ? AND ts >= ? AND ts < ?",
                                (service, t, whole)).fetchone()[0]
         hours = self.db.execute("SELECT ifnull(sum(n), 0) FROM result_hours WHERE service = ? AND hour >= ?",
