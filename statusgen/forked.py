@@ -5,21 +5,23 @@ process. After the store is read, ``Share.start`` forks: the child inherits
 the gathered data, makes the site-wide documents as the parent does (side by
 side: on a large site they are some tenths of a second, and the second core
 would wait), renders the feeds and incident pages, then services, and
-streams its files straight to the writer process on a pipe of its own
-(``TreeWriter.take_input``), while the parent renders services and the
-site-wide files. Services are claimed one at a time from a counter in shared
+places its files itself into the generation being written
+(``TreeWriter.place_share``, with the copy of the writer the fork gave it),
+while the parent renders and places services and the site-wide files. Services are claimed one at a time from a counter in shared
 memory (``Claims``), so both processes finish together. The child then hands
-back, pickled, what the site-wide pages need of its services (their records
-and the front page's view of their 90 days, ``pages.front_bar``), and exits.
+back, pickled, what it placed (the manifest entries of its files, which the
+parent merges before the generation's manifest is written) and what the
+site-wide pages need of its services (their records and the front page's
+view of their 90 days, ``pages.front_bar``), and exits.
 
 The child reads buckets and keeps closed history points through a store
 connection of its own (a SQLite connection must not cross a fork). It never
 returns into the caller's code: it leaves with ``os._exit``, so the parent's
 buffers and exit handlers are not run twice. A failure in the child is raised
-in the parent by ``join`` (or by ``close``, when the build stopped first); a
-writer that stopped (a file to keep is missing, a full disk) is reported by
-the writer itself (``WriterGone`` is a BrokenPipeError, which
-``TreeWriter.write`` leaves to ``TreeWriter.__exit__``).
+in the parent by ``join`` (or by ``close``, when the build stopped first): a
+file to keep missing from the previous generation as ``StaleTree`` (the build
+is made again without keys), a tree that cannot be written (a full disk) as
+the writer's ``RenderError``, any other as a ``RenderError`` naming it.
 """
 
 from __future__ import annotations
@@ -34,14 +36,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .errors import RenderError
-from .tree import END, Item, send_items
+from .tree import Item, StaleTree, TreeWriter
 
 #: Services below which a build renders in one process (forking costs more than it saves).
 MIN_SERVICES = 64
-
-
-class WriterGone(BrokenPipeError):
-    """The writer process stopped reading the share's files: its own report says why."""
 
 
 def usable(services: int) -> bool:
@@ -79,33 +77,32 @@ class Claims:
 
 
 class Share:
-    """One forked process rendering a share of the site into an input of the writer process."""
+    """One forked process rendering a share of the site into the generation ``writer`` writes."""
 
-    def __init__(self, fd: int):
-        self.fd = fd                       # the writer's input this share writes (it is closed here)
+    def __init__(self, writer: TreeWriter):
+        self.writer = writer
         self.pid: int | None = None
         self._back: int | None = None
 
     def start(self, items: Callable[[], Iterable[Item]], result: Callable[[], Any]) -> None:
-        """Fork: the child sends ``items()`` to the writer, then ``result()`` back to the parent."""
+        """Fork: the child places ``items()``, then sends what it placed and ``result()`` back."""
         back, there = os.pipe()
         try:
             pid = os.fork()
         except OSError:
-            for fd in (back, there, self.fd):
+            for fd in (back, there):
                 os.close(fd)
             raise
         if pid == 0:                                     # the child: never returns
             status = 0
             try:
                 os.close(back)
-                out = open(self.fd, "wb", buffering=1 << 16)    # closed by _exit, after the message
-                send_items(out.write, items())
-                out.write(END)
-                out.flush()
-                message: tuple[str, Any] = ("ok", result())
-            except BrokenPipeError:
-                message, status = ("writer gone", None), 1
+                part = self.writer.place_share(items())
+                message: tuple[str, Any] = ("ok", (part, result()))
+            except StaleTree as exc:
+                message, status = ("stale", str(exc)), 1
+            except RenderError as exc:                   # the tree cannot be written: the writer's words
+                message, status = ("failure", str(exc)), 1
             except BaseException as exc:                 # everything reaches the parent
                 message, status = ("error", f"{type(exc).__name__}: {exc}"), 1
             try:
@@ -114,14 +111,13 @@ class Share:
             finally:
                 os._exit(status)
         os.close(there)
-        os.close(self.fd)
         self.pid, self._back = pid, back
 
     def join(self) -> Any:
-        """Wait for the child; its result, or the error it met raised here."""
-        kind, value = self._collect()
-        if kind == "writer gone":
-            raise WriterGone("the writer process stopped")
+        """Wait for the child; its result (what it placed is merged into the writer's), or the
+        error it met raised here."""
+        part, value = self._collect()
+        self.writer.absorb(part)
         return value
 
     def close(self) -> None:
@@ -138,8 +134,8 @@ class Share:
             return
         self._collect()
 
-    def _collect(self) -> tuple[str, Any]:
-        """Read the child's message and reap it; an error it met is raised as RenderError."""
+    def _collect(self) -> Any:
+        """Read the child's message and reap it; an error it met is raised here."""
         if self.pid is None or self._back is None:
             raise RuntimeError("the share's process was not started")
         with open(self._back, "rb") as back:
@@ -150,6 +146,10 @@ class Share:
             kind, value = pickle.loads(data)
         except (pickle.UnpicklingError, EOFError, ValueError):
             kind, value = "error", f"it ended with status {status} and said nothing"
-        if kind not in ("ok", "writer gone"):
+        if kind == "stale":
+            raise StaleTree(value)
+        if kind == "failure":
+            raise RenderError(value)
+        if kind != "ok":
             raise RenderError(f"rendering a share of the services in a second process failed: {value}")
-        return kind, value
+        return value

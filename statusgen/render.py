@@ -1,11 +1,11 @@
 """Render: the whole tree as bytes, written and swapped in by ``tree.py``.
 
-A build: the writer process starts (``tree.TreeWriter``); gather
-(``sitedata.gather``) reads what the whole site needs; then the files are
-rendered a service at a time (documents and pages are pure functions of the
-gathered data; each service's histories are read, and their closed points
-kept, through ``sitedata.HistorySource``) and streamed to the writer, which
-compares, compresses and writes them beside the rendering. A file whose
+A build: the writer (``tree.TreeWriter``) picks the generation to rewrite;
+gather (``sitedata.gather``) reads what the whole site needs; then the files
+are rendered a service at a time (documents and pages are pure functions of
+the gathered data; each service's histories are read, and their closed points
+kept, through ``sitedata.HistorySource``), and each is compared, compressed
+and written as it comes. A file whose
 inputs have the key of the previous build's (incident pages, feeds, and the
 record, histories and page of a service whose data did not change) is not
 rendered. Large sites are rendered by two processes (``forked``).
@@ -203,7 +203,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     feeds, and the six files of a service whose inputs did not change (the site-wide pages
     read its record and 90-day history back from the previous build).
     ``share``: a forked process renders the feeds, the incident pages and the services it
-    claims into its own input of the writer (``forked.Share``); they are not among the
+    claims, and places them itself (``forked.Share``); they are not among the
     files yielded here.
     """
     env = environment()
@@ -262,7 +262,7 @@ class BuildResult:
     stats: WriteStats
     gather_ms: float      # reading the store
     render_ms: float      # making the files' bytes
-    write_ms: float       # the rest: waiting on the writer process, swapping the tree in
+    write_ms: float       # the rest: comparing, compressing and writing the files, swapping the tree in
     keys_used: bool = True
 
     def line(self) -> str:
@@ -275,7 +275,6 @@ class BuildResult:
 def build(store: Store, config: Config, now: datetime) -> BuildResult:
     """One build: a new generation of the output tree, swapped in.
 
-    The writer process starts linking the previous generation while the store is read.
     Should a file to keep be missing there (someone removed it), the build is made again
     with every file rendered.
     """
@@ -288,10 +287,10 @@ def build(store: Store, config: Config, now: datetime) -> BuildResult:
 def _build(store: Store, config: Config, now: datetime, use_keys: bool) -> BuildResult:
     t0 = time.perf_counter()
     two = forked.usable(len(config.services))
-    with TreeWriter(config.site.output, inputs=2 if two else 1) as writer:
+    with TreeWriter(config.site.output) as writer:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        share = forked.Share(writer.take_input()) if two else None
+        share = forked.Share(writer) if two else None
         stream = Timed(render_stream(data, writer.previous if use_keys else None, share))
         try:
             writer.write(stream)

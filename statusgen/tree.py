@@ -7,11 +7,14 @@ at it with one rename, so a reader (nginx, the preview server, a mirror)
 never sees a half-written tree; the generation it leaves stays complete for
 readers still using it, until the next build rewrites it in turn.
 
-The files are placed by a process of its own (``TreeWriter`` starts
-``python -m statusgen.tree`` and streams them to it): rendering holds the
-GIL, so comparing, gzip and file I/O run there, beside it. It reads more
-than one stream when asked (``take_input``: a forked process rendering a
-share of the services writes its files there directly).
+The files are placed as they are rendered, by the process rendering them
+(``TreeWriter.write``); a forked process rendering a share of the services
+places its own into the same generation and hands back what it placed
+(``TreeWriter.place_share``, ``absorb``). Both cores then share the file
+system's work (the kernel's cost of new files and pages, most of a full
+build's writing), and no file's bytes cross a pipe. (A writer process of its
+own, fed on pipes, was the first design: the 230 MB a cycle sends cost both
+ends copies and framing, and one process did every build's writing.)
 
 Rewriting in place is what keeps a build cheap on disk: a file the
 generation already holds as wanted (same size, mtime, .gz copy) is not
@@ -37,17 +40,12 @@ build without keys.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import mmap
 import os
-import selectors
 import shutil
-import struct
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -246,6 +244,22 @@ class _Placer:
         if packed is not None:
             _write_in_place(path + ".gz", packed, mtime, held is not None and bool(held[2]))
 
+    def fork(self) -> _Placer:
+        """A placer for a forked process: the same generations, nothing placed yet."""
+        other = object.__new__(_Placer)
+        other.served, other.old, other.target, other.mine, other.empty = (
+            self.served, self.old, self.target, self.mine, self.empty)
+        other.manifest, other._made = {}, set(self._made)
+        other.written = other.nbytes = other.kept = 0
+        return other
+
+    def absorb(self, part: Part) -> None:
+        """What a forked process's placer placed (``fork``), as if placed here."""
+        self.manifest.update(part.manifest)
+        self.written += part.written
+        self.nbytes += part.nbytes
+        self.kept += part.kept
+
     def finish(self) -> tuple[int, int, int, int]:
         """Remove what is no longer rendered (or compressed), write the manifest: (files, written, bytes, kept).
 
@@ -294,133 +308,42 @@ class _Placer:
                 emptied.add(dirpath)
 
 
-# A message: a header (8 bytes: the lengths of what follows), [path, key, keep] as JSON, the body.
-_FRAME = struct.Struct("<II")
-END = _FRAME.pack(0, 0)     # a stream's last message
+@dataclass(frozen=True)
+class Part:
+    """What a forked process placed into the target (``TreeWriter.place_share``): its manifest
+    entries and counts, merged into the build's by ``TreeWriter.absorb``."""
 
-
-def send_items(write: Callable[[bytes], object], items: Iterable[Item]) -> None:
-    """Frame ``items`` for the writer process (without the END)."""
-    for item in items:
-        rel, data, key = item if len(item) == 3 else (item[0], item[1], None)  # type: ignore[misc]
-        header = orjson.dumps([rel, key, data is KEEP])
-        write(_FRAME.pack(len(header), 0 if data is KEEP else len(data)))
-        write(header)
-        if data is not KEEP:
-            write(data)
-
-
-def _messages(fds: list[int]) -> Iterator[tuple[str, str | None, bool, bytes]]:
-    """The messages of several framed streams as they arrive, until each has sent its END
-    (an end of file before it: the build stopped, EOFError)."""
-    sel = selectors.DefaultSelector()
-    bufs: dict[int, bytearray] = {}
-    for fd in fds:
-        sel.register(fd, selectors.EVENT_READ)
-        bufs[fd] = bytearray()
-    while bufs:
-        for ready, _ in sel.select():
-            fd = ready.fd
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                raise EOFError
-            buf = bufs[fd]
-            buf += chunk
-            pos = 0
-            while len(buf) - pos >= _FRAME.size:
-                hlen, blen = _FRAME.unpack_from(buf, pos)
-                if hlen == 0:                   # END
-                    sel.unregister(fd)
-                    del bufs[fd]
-                    break
-                start, end = pos + _FRAME.size + hlen, pos + _FRAME.size + hlen + blen
-                if len(buf) < end:
-                    break
-                with memoryview(buf) as view:
-                    rel, key, keep = orjson.loads(view[pos + _FRAME.size:start])
-                    body = bytes(view[start:end])
-                yield rel, key, keep, body
-                pos = end
-            if fd in bufs:
-                del buf[:pos]
-
-
-def _writer_main(served: str, target: str, more: list[int]) -> int:
-    """The writer process (``python -m statusgen.tree SERVED TARGET [FD ...]``): reads the
-    files on stdin (and on the inherited pipes FD, from processes rendering a share of the
-    site), brings TARGET up to date with them, and reports on stdout as one JSON line.
-
-    Rendering is Python work that holds the GIL; comparing, gzip and file I/O here run
-    on another core, with no GIL to wait for between system calls. Each input is a stream
-    of messages (``send_items``) closed by END.
-    """
-    out = sys.stdout
-    try:
-        served_path = Path(served) if served else None
-        mine = _read_manifest(Path(target))
-        (Path(target) / MANIFEST).unlink(missing_ok=True)      # from here on, TARGET is being rewritten
-        placer = _Placer(served_path, _read_manifest(served_path), Path(target), mine)
-        for rel, key, keep, body in _messages([sys.stdin.fileno(), *more]):
-            if keep:
-                placer.keep(rel, key)
-            else:
-                placer.place(rel, body, key)
-        report: list[object] = ["ok", *placer.finish()]
-    except StaleTree as exc:
-        report = ["stale", str(exc)]
-    except OSError as exc:
-        report = ["oserror", exc.strerror or str(exc)]
-    except EOFError:          # the build stopped: TARGET has no manifest, so the next build starts it anew
-        return 1
-    out.write(orjson.dumps(report).decode() + "\n")
-    out.flush()
-    return 0
-
-
-def _child_env() -> dict[str, str]:
-    """The environment of the writer process: ours, with this package importable."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
+    manifest: dict[str, Entry]
+    written: int
+    nbytes: int
+    kept: int
 
 
 class TreeWriter:
-    """One new generation, written by a process of its own, then swapped in.
+    """One new generation, written as the files are rendered, then swapped in.
 
-        with TreeWriter(output) as w:      # the writer process starts linking at once
+        with TreeWriter(output) as w:      # picks the generation to rewrite
             w.write(stream)                # a stream of Items; w.previous for the renderer
         stats = w.stats                    # swapped in when the block ends without error
+
+    A forked process rendering a share of the site places its own files into the same
+    generation (``place_share``, with the copy of this writer the fork gave it) and hands
+    back what it placed, which the building process merges (``absorb``) before the
+    manifest is written. Each file is placed by exactly one process.
     """
 
-    def __init__(self, output: Path, inputs: int = 1):
-        """``inputs``: streams of files the writer reads: this object's ``write``, and one per
-        ``take_input`` (a pipe for a process rendering a share of the site)."""
+    def __init__(self, output: Path):
         self.output = output
         self.prev = current_generation(output)
         self.old = _read_manifest(self.prev)
         self.stats: WriteStats | None = None
         try:
             self.new = _target(output, self.prev)
+            mine = _read_manifest(self.new)
+            (self.new / MANIFEST).unlink(missing_ok=True)      # from here on, it is being rewritten
+            self._placer = _Placer(self.prev.resolve() if self.prev else None, self.old, self.new.resolve(), mine)
         except OSError as exc:
-            raise self._failure(exc.strerror or str(exc)) from None
-        pipes = [os.pipe() for _ in range(inputs - 1)]
-        self._inputs = [w for _, w in pipes]
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "statusgen.tree", str(self.prev.resolve()) if self.prev else "",
-             str(self.new.resolve()), *(str(r) for r, _ in pipes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_env(), pass_fds=[r for r, _ in pipes])
-        for r, _ in pipes:
-            os.close(r)
-        self._pipe = self._proc.stdin
-        assert self._pipe is not None
-        for fd in [self._pipe.fileno(), *self._inputs]:
-            _widen(fd)
-
-    def take_input(self) -> int:
-        """The write end of one more input of the writer process; the taker writes its files
-        and END there (``send_items``), and closes it."""
-        return self._inputs.pop()
+            raise self._failure(exc) from None
 
     @property
     def previous(self) -> Previous:
@@ -431,61 +354,49 @@ class TreeWriter:
         return self
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        inputs, self._inputs = self._inputs, []
         if exc is not None:          # the target has no manifest now: the next build starts it anew
-            self._proc.kill()
-            self._proc.communicate()
-            for fd in inputs:
-                os.close(fd)
             return
         try:
-            self._pipe.write(END)
-            self._pipe.flush()
-        except OSError:
-            pass          # the writer already stopped on an error: its report is waiting
-        for fd in inputs:             # an input never taken ends empty
-            try:
-                os.write(fd, END)
-            except OSError:
-                pass
-            os.close(fd)
-        out, _ = self._proc.communicate()
-        try:
-            report = orjson.loads(out.splitlines()[-1])
-        except (IndexError, orjson.JSONDecodeError):
-            report = ["oserror", f"the writer process ended with status {self._proc.returncode}"]
-        if report[0] != "ok":
-            if report[0] == "stale":
-                raise StaleTree(report[1])
-            raise self._failure(report[1])
-        files, written, nbytes, kept = report[1:]
-        try:
+            files, written, nbytes, kept = self._placer.finish()
             _swap(self.output, self.new)
         except OSError as exc:
-            raise self._failure(exc.strerror or str(exc)) from None
+            raise self._failure(exc) from None
         _prune(self.output, {self.new.resolve()} | ({self.prev.resolve()} if self.prev else set()))
         self.stats = WriteStats(files, written, files - written, nbytes, self.new.name, kept)
 
-    def _failure(self, why: str) -> RenderError:
+    def _failure(self, exc: OSError) -> RenderError:
+        why = exc.strerror or str(exc)
         return RenderError(f"{self.output}: cannot write the output tree ({why}); "
                            f"the last complete site is left in place. Free space or fix permissions "
                            f"on {self.output.parent}.")
 
     def write(self, files: Mapping[str, bytes] | Iterable[Item]) -> None:
-        """Send every file to the writer process (the pipe holds a few; the writer keeps none)."""
+        """Place every file as it comes (a stream holds one service's files at a time)."""
+        _place_all(self._placer, files.items() if isinstance(files, Mapping) else files, self._failure)
+
+    def place_share(self, files: Iterable[Item]) -> Part:
+        """In a forked process: place ``files`` with a placer of its own (this writer is the
+        fork's copy), and say what it placed."""
+        placer = self._placer.fork()
+        _place_all(placer, files, self._failure)
+        return Part(placer.manifest, placer.written, placer.nbytes, placer.kept)
+
+    def absorb(self, part: Part) -> None:
+        """What a forked process placed (``place_share``): part of this generation."""
+        self._placer.absorb(part)
+
+
+def _place_all(placer: _Placer, files: Iterable[Item], failure: Callable[[OSError], RenderError]) -> None:
+    """Place each file; an error of the file system (a full disk, a permission) is the tree's."""
+    for item in files:
+        rel, data, key = item if len(item) == 3 else (item[0], item[1], None)  # type: ignore[misc]
         try:
-            send_items(self._pipe.write, files.items() if isinstance(files, Mapping) else files)
-        except BrokenPipeError:
-            pass          # the writer stopped on an error (or a share's process saw it stop): __exit__ reports it
-
-
-def _widen(fd: int) -> None:
-    """Let a pipe to the writer hold 1 MB (Linux; 64 KB by default): renderers block less often
-    on it, and bytes cross it in fewer, larger copies (a cycle sends ~230 MB)."""
-    try:
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except OSError:
-        pass              # a lower /proc/sys/fs/pipe-max-size, or not Linux: the default size
+            if data is KEEP:
+                placer.keep(rel, key)
+            else:
+                placer.place(rel, data, key)
+        except OSError as exc:
+            raise failure(exc) from None
 
 
 def _write_in_place(path: str, data: bytes, mtime: int, exists: bool) -> None:
@@ -597,6 +508,3 @@ def write_tree(output: Path, files: Mapping[str, bytes] | Iterable[Item]) -> Wri
     assert writer.stats is not None
     return writer.stats
 
-
-if __name__ == "__main__":
-    sys.exit(_writer_main(sys.argv[1], sys.argv[2], [int(fd) for fd in sys.argv[3:]]))
