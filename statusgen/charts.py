@@ -35,7 +35,7 @@ import html
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,16 +143,27 @@ class DayRun:
 
 def day_runs(points: Sequence[Point]) -> list[DayRun]:
     """The bar's runs, oldest first, covering every point of the 90-day history."""
-    return [DayRun(len(list(group)), css) for css, group in itertools.groupby(points, key=_band)]
+    return _runs(map(_band, points))
 
 
-def bar_cells(points: Sequence[Point]) -> Markup:
-    """The cells of a bar, one per run: ``<i class=f style=--n:12></i>``, terse (200 services stay under 150 KB).
+def series_runs(series: Series) -> list[DayRun]:
+    """``day_runs`` of a history's chart columns (its availability and maintenance), without
+    reading its points back."""
+    return _runs(map(availability_class, series.availability, series.maintenance))
+
+
+def _runs(bands: Iterable[str]) -> list[DayRun]:
+    return [DayRun(len(list(group)), css) for css, group in itertools.groupby(bands)]
+
+
+def bar_cells(runs: Sequence[DayRun]) -> Markup:
+    """The cells of a bar, one per run (``day_runs``): ``<i class=f style=--n:12></i>``, terse
+    (200 services stay under 150 KB).
 
     A run is ``--n`` days wide and drawn as ``--n`` day cells; the script tells a day on hover or focus.
     """
     return Markup("".join(f"<i class={BAR_CLASSES[r.css]} style=--n:{r.days}></i>" if r.days > 1
-                          else f"<i class={BAR_CLASSES[r.css]}></i>" for r in day_runs(points)))
+                          else f"<i class={BAR_CLASSES[r.css]}></i>" for r in runs))
 
 
 # -- SVG ---------------------------------------------------------------------------

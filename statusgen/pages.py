@@ -251,8 +251,9 @@ def static_files() -> dict[str, bytes]:
 
 def front_bar(history: dict[str, Any]) -> dict[str, Any]:
     """What the front page shows of a service's 90-day history: its bar's cells and its summary
-    (small: a forked renderer hands it back for each of its services)."""
-    return {"cells": charts.bar_cells(points_of(history)), "summary": history["summary"]}
+    (small: a forked renderer hands it back for each of its services). Drawn from the
+    history's chart columns (``series_of``), not from its points read back."""
+    return {"cells": charts.bar_cells(charts.series_runs(series_of(history))), "summary": history["summary"]}
 
 
 def _front_service(summary: dict[str, Any], bar: dict[str, Any]) -> dict[str, Any]:
@@ -609,17 +610,21 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
                partial(incident_page, layout, config.site.title, incident))
 
 
-def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
-               bars: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every page but the service pages, the incidents page and each incident's, and the assets.
+def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any]) -> dict[str, bytes]:
+    """The pages made of the site-wide documents alone (the API page) and the assets."""
+    prepare(env)
+    files = static_files()
+    files["api/index.html"] = api_page(env, data.config, docs)
+    return files
+
+
+def service_wide_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
+                       bars: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """The pages made of every service's record: the front page and the method page.
     ``bars``: each service's ``front_bar``, as the service pages made them."""
     prepare(env)
     config = data.config
-    files = static_files()
-    files["index.html"] = front_page(env, config, docs, bars)
-    files["method/index.html"] = method_page(env, config, docs)
-    files["api/index.html"] = api_page(env, config, docs)
-    return files
+    return {"index.html": front_page(env, config, docs, bars), "method/index.html": method_page(env, config, docs)}
 
 
 def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[str, bytes]:
@@ -633,4 +638,4 @@ def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[s
         files[f"services/{slug}/index.html"] = service_page(env, data.config, docs, slug,
                                                             by_service.get(slug, []), bars)
     files |= {path: make() for path, _, make in incident_pages(env, data.config, docs)}
-    return files | site_pages(env, data, docs, bars)
+    return files | site_pages(env, data, docs) | service_wide_pages(env, data, docs, bars)

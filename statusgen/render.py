@@ -33,7 +33,8 @@ from .documents import Documents, as_of_service, global_documents, service_docum
 from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
-from .pages import front_bar, incident_pages, incidents_by_service, prepare, service_page, site_pages
+from .pages import (front_bar, incident_pages, incidents_by_service, prepare, service_page, service_wide_pages,
+                    site_pages)
 from .forked import Claims, Share
 from .gcfreeze import OldObjectsFrozen
 from .sitedata import HistorySource, SiteData, gather
@@ -176,10 +177,23 @@ def _keyed_files(b: _Build) -> Iterator[Item]:
         yield (path, KEEP, key) if key else _keyed(b.previous, b.site_key, path, made_of, make)
 
 
-def _share_files(b: _Build, claims: Claims) -> Iterator[Item]:
-    """In the forked process: the feeds and the incidents' pages, then the services it claims (their
-    results and histories read through a store connection of its own)."""
+def _site_files(b: _Build, site: Documents) -> Iterator[Item]:
+    """The site-wide documents, the OpenAPI document, the badges, and the pages made of these
+    alone (the API page, the assets): everything that needs nothing of the services' histories."""
+    yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
+    yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(b.data.config))
+    for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
+        yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
+    yield from site_pages(b.env, b.data, site).items()
+
+
+def _share_files(b: _Build, site: Documents, claims: Claims) -> Iterator[Item]:
+    """In the forked process: the site-wide files, the feeds and the incidents' pages, then the
+    services it claims (their results and histories read through a store connection of its
+    own). The site-wide files are the child's, so that the parent's tail after the services
+    is only what needs every service (the front and method pages)."""
     b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
+    yield from _site_files(b, site)
     yield from _keyed_files(b)
     services = b.data.config.services
     for i in claims:
@@ -227,8 +241,9 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
                 theirs: list[_Build] = []                   # the forked process's, made there
 
                 def their_files() -> Iterator[Item]:
-                    theirs.append(setup()[1])
-                    return _share_files(theirs[0], claims)
+                    site, build = setup()
+                    theirs.append(build)
+                    return _share_files(build, site, claims)
 
                 share.start(their_files, lambda: _share_result(theirs[0], claims))
                 mine = itertools.chain(services[:1], (services[i] for i in claims))
@@ -236,11 +251,8 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
             for svc in mine:
                 yield from _service_files(b, svc)
             data.history.flush()
-            yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
-            yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(data.config))
-            for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
-                yield path, badge if isinstance(badge, bytes) else jsonout.dump(badge)
             if share is None:
+                yield from _site_files(b, site)
                 yield from _keyed_files(b)
             else:
                 records, bars = share.join()
@@ -249,7 +261,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
         finally:
             if share is not None:
                 share.close()
-    yield from site_pages(env, data, b.kept, b.bars).items()   # pages show only what the JSON documents hold
+    yield from service_wide_pages(env, data, b.kept, b.bars).items()   # pages show only what the JSON documents hold
 
 
 def render_files(data: SiteData) -> dict[str, bytes]:

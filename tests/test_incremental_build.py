@@ -4,6 +4,8 @@ what a build from scratch would. Real store, real tree, real writer process."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -166,6 +168,27 @@ def test_a_failure_in_the_forked_process_fails_the_build_and_keeps_the_site(site
     assert {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")} == served
     monkeypatch.setattr(render, "_keyed_files", real)
     build(store, config, at)
+    assert_tree_is_a_build_from_scratch(config, store, at)
+
+
+def test_a_tree_the_forked_process_cannot_write_fails_the_build_with_the_writers_words(site, two_processes):
+    """The forked process writes its own files (the feeds among them): a file system error there
+    is the tree's error, named as such, and the served site stays as it was."""
+    from statusgen.errors import RenderError
+    config, store = site
+    build(store, config, NOW)                            # two complete generations
+    served = current_generation(config.site.output)
+    before = {p: p.read_bytes() for p in served.rglob("*.xml")}
+    (target,) = [g for g in (config.site.output.parent / "site.gens").iterdir() if g != served]
+    shutil.rmtree(target / "feed/services")
+    (target / "feed/services").write_bytes(b"not a folder")      # the child's feeds cannot go there
+    at = NOW + timedelta(minutes=1)
+    one_result_for(config, store, "service-0003", at)
+    with pytest.raises(RenderError, match=f"^{re.escape(str(config.site.output))}: cannot write the output tree"):
+        build(store, config, at)
+    assert current_generation(config.site.output) == served
+    assert {p: p.read_bytes() for p in served.rglob("*.xml")} == before
+    build(store, config, at)                             # the next build starts that folder anew
     assert_tree_is_a_build_from_scratch(config, store, at)
 
 

@@ -37,7 +37,7 @@ from statusgen.config import Config, ServiceConfig, VendorConfig, load_config
 from statusgen.cycle import run_cycle
 from statusgen.demo import DemoServer, demo_config
 from statusgen.documents import api_documents
-from statusgen.history import RANGES, points_of
+from statusgen.history import RANGES, points_of, series_of
 from statusgen.openapi import openapi_document
 from statusgen.pages import (
     PAST_WITH_TIMELINES,
@@ -775,7 +775,7 @@ def test_day_runs_join_the_days_of_a_band() -> None:
     points = _points([(None, 0)] * 3 + [(100.0, 0)] * 2 + [(99.5, 12), (99.1, 3), (100.0, 0)])
     runs = charts.day_runs(points)
     assert [(r.days, r.css) for r in runs] == [(3, "a-none"), (2, "a-full"), (2, "a-high"), (1, "a-full")]
-    assert charts.bar_cells(points) == ("<i class=n style=--n:3></i><i class=f style=--n:2></i>"
+    assert charts.bar_cells(runs) == ("<i class=n style=--n:3></i><i class=f style=--n:2></i>"
                                          "<i class=h style=--n:2></i><i class=f></i>")
 
 
@@ -824,6 +824,20 @@ def test_front_page_for_200_services_with_90_days_is_under_150_kb(simulated: tup
     items = lxml.html.document_fromstring(page).xpath("//li[@class='svc']")
     assert len(items) == SIM_SERVICES and all(len(i.xpath("div[@class='bar']/i")) for i in items)
     assert len(page) < SIZE_LIMIT, f"front page of 200 services is {len(page)} bytes"
+
+
+def test_front_bars_from_chart_columns_are_the_bars_of_the_points(
+        simulated: tuple[SiteData, dict[str, Any]]) -> None:
+    """The front page draws each bar from the history's chart columns: the same runs as its points
+    (the days of 200 simulated services, outages among them)."""
+    data, docs = simulated
+    histories = [docs[routes.history_file(s.slug, "90d")] for s in data.config.services]
+    bands = set()
+    for h in histories:
+        runs = charts.day_runs(points_of(h))
+        assert charts.series_runs(series_of(h)) == runs
+        bands.update(r.css for r in runs)
+    assert {"a-full", "a-high", "a-low"} <= bands
 
 
 def test_pages_of_200_services_render_quickly_and_stay_small(simulated: tuple[SiteData, dict[str, Any]]) -> None:
