@@ -79,7 +79,7 @@ print(json.dumps({"gather": r.gather_ms / 1000, "render": r.render_ms / 1000, "w
                   "build": (r.gather_ms + r.render_ms + r.write_ms) / 1000,
                   "files": r.stats.files, "written": r.stats.written,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "writer_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+                  "child_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 FLOOR = r"""
@@ -135,7 +135,7 @@ def paced(cfg: Path, count: int) -> list[dict[str, float]]:
 
 
 def parts(r: dict[str, float]) -> str:
-    return (f"store {r['gather']:.2f} s, render {r['render']:.2f} s, writer {r['write']:.2f} s; "
+    return (f"store {r['gather']:.2f} s, render {r['render']:.2f} s, writing {r['write']:.2f} s; "
             f"{r['written']} of {r['files']} files written")
 
 
@@ -216,7 +216,7 @@ def main() -> None:
               f"median {warm[len(warm) // 2]:.2f} s)")
         print(f"    (the first cycle after a full build fills the second generation: {first_cycle['build']:.2f} s)")
         runs = [cold, cold7, *fulls[90], *fulls[7], after_delete, first_cycle, *cycles]
-        peak = max(max(r["maxrss_mb"], r["writer_maxrss_mb"]) for r in runs)
+        peak = max(max(r["maxrss_mb"], r["child_maxrss_mb"]) for r in runs)   # the forked renderer
         line("peak memory of a build (either process)", f"{peak:.0f} MB", "< 500 MB", peak < 500)
         ratio = full["build"] / full7["build"]
         line(f"full build 90 days / 7 days (best of {REPEATS} each)", f"{ratio:.2f}x ({full7['build']:.2f} s)",

@@ -280,7 +280,7 @@ class BuildResult:
     def line(self) -> str:
         total = (self.gather_ms + self.render_ms + self.write_ms) / 1000
         return (f"{self.stats.files} files built in {total:.2f} s (store {self.gather_ms / 1000:.2f} s, "
-                f"render {self.render_ms / 1000:.2f} s, writer {self.write_ms / 1000:.2f} s), "
+                f"render {self.render_ms / 1000:.2f} s, writing {self.write_ms / 1000:.2f} s), "
                 f"{self.stats.written} written, {self.stats.kept} kept without rendering")
 
 

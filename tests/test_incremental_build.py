@@ -1,5 +1,5 @@
 """Builds skip the work for services whose data did not change, and still publish exactly
-what a build from scratch would. Real store, real tree, real writer process."""
+what a build from scratch would. Real store, real tree."""
 
 from __future__ import annotations
 
