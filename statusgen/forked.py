@@ -4,10 +4,11 @@ Rendering is Python and holds the GIL, so a second core needs a second
 process. After the store is read, ``Share.start`` forks: the child inherits
 the gathered data, makes the site-wide documents as the parent does (side by
 side: on a large site they are some tenths of a second, and the second core
-would wait), renders the feeds and incident pages, then services, and
-places its files itself into the generation being written
-(``TreeWriter.place_share``, with the copy of the writer the fork gave it),
-while the parent renders and places services and the site-wide files. Services are claimed one at a time from a counter in shared
+would wait), writes them (with the OpenAPI document, the badges and the API
+page), renders the feeds and incident pages, then services, and places its
+files itself into the generation being written (``TreeWriter.place_share``,
+with the copy of the writer the fork gave it), while the parent renders and
+places services. Services are claimed one at a time from a counter in shared
 memory (``Claims``), so both processes finish together. The child then hands
 back, pickled, what it placed (the manifest entries of its files, which the
 parent merges before the generation's manifest is written) and what the
