@@ -216,9 +216,9 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     inputs have the key it was made with is not rendered again (KEEP): incident pages,
     feeds, and the six files of a service whose inputs did not change (the site-wide pages
     read its record and 90-day history back from the previous build).
-    ``share``: a forked process renders the feeds, the incident pages and the services it
-    claims, and places them itself (``forked.Share``); they are not among the
-    files yielded here.
+    ``share``: a forked process renders the site-wide documents and the pages made of them
+    alone, the feeds, the incident pages and the services it claims, and places them
+    itself (``forked.Share``, ``_share_files``); they are not among the files yielded here.
     """
     env = environment()
     prepare(env)

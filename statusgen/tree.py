@@ -40,6 +40,7 @@ build without keys.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import mmap
 import os
@@ -155,7 +156,7 @@ def _same(entry: Entry | None, wanted: Entry) -> bool:
 
 
 class _Placer:
-    """In the writer process: brings the generation being rewritten up to date, file by file.
+    """Brings the generation being rewritten up to date, file by file (one per process placing files).
 
     ``served``/``old``: the generation readers see now and its manifest (the previous
     build). ``target``/``mine``: the generation being rewritten and what it holds (the
@@ -168,6 +169,10 @@ class _Placer:
         self.served, self.old, self.target, self.mine = served, old, target, mine
         with os.scandir(target) as entries:
             self.empty = next(entries, None) is None     # a new folder: all it will hold is written here
+        self._start()
+
+    def _start(self) -> None:
+        """Nothing placed yet."""
         self.manifest: dict[str, Entry] = {}
         self._made: set[str] = set()
         self.written = self.nbytes = self.kept = 0
@@ -246,11 +251,8 @@ class _Placer:
 
     def fork(self) -> _Placer:
         """A placer for a forked process: the same generations, nothing placed yet."""
-        other = object.__new__(_Placer)
-        other.served, other.old, other.target, other.mine, other.empty = (
-            self.served, self.old, self.target, self.mine, self.empty)
-        other.manifest, other._made = {}, set(self._made)
-        other.written = other.nbytes = other.kept = 0
+        other = copy.copy(self)
+        other._start()
         return other
 
     def absorb(self, part: Part) -> None:
