@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,7 +18,7 @@ from .health import RunRecord
 from .incidents import Incident, advance, link_vendor
 from .merge import VendorObservation, merge
 from .outcomes import Outcome
-from .probe import CheckResult, CheckTarget, probe_all, targets
+from .probe import CheckId, CheckResult, CheckTarget, probe_all, targets
 from .render import BuildResult, build
 from .state import ServiceState, Status, decide, paused, under_maintenance
 from .vantage import Vantage, judge_vantage
@@ -103,21 +103,39 @@ class CycleReport:
 
 
 async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime],
-                  spread_s: float = 0.0
+                  spread_s: float = 0.0, first: Collection[CheckId] = frozenset()
                   ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
-    """Our checks (their starts spread over ``spread_s`` seconds), the canaries and the vendor sources."""
+    """Our checks (their starts spread over ``spread_s`` seconds, those in ``first`` first), the
+    canaries and the vendor sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
     return await asyncio.gather(
-        probe_all(config, active, clock, spread_s=spread_s, processes=config.site.probe_processes),
+        probe_all(config, active, clock, spread_s=spread_s, processes=config.site.probe_processes, first=first),
         probe_all(config, canaries, clock), fetch_vendors(config, vendor_rows, clock))
 
 
-def run_spread(config: Config) -> float:
-    """How long a single run spreads its check starts: site.spread, by default 1.5 s per 1,000 checks."""
+def timed_out_before(states: Mapping[str, ServiceState]) -> frozenset[CheckId]:
+    """The checks whose last result was a timeout: a run starts them first (``probe.start_order``)."""
+    return frozenset((slug, e.check - 1) for slug, st in states.items() for e in st.evidence
+                     if e.outcome == Outcome.TIMEOUT.value)
+
+
+SPREAD_ROOM_S = 1.0     # a run's last start comes this long before the timeouts of the checks that started first
+
+
+def run_spread(config: Config, first: Collection[CheckId] = frozenset()) -> float:
+    """How long a single run spreads its check starts: site.spread, by default 1.5 s per 1,000
+    checks (at most 10 s). When checks that timed out last time start first (``first``), the run
+    lasts about their timeout anyway: the others are then spread over up to that timeout less
+    SPREAD_ROOM_S, which makes the run no longer and the starts less bunched."""
     if config.site.spread is not None:
         return config.site.spread
-    return min(10.0, 0.0015 * sum(len(s.checks) for s in config.services if not s.paused))
+    active = [s for s in config.services if not s.paused]
+    spread = 0.0015 * sum(len(s.checks) for s in active)
+    held = [c.timeout for s in active for i, c in enumerate(s.checks) if (s.slug, i) in first]
+    if held:
+        spread = max(spread, max(held) - SPREAD_ROOM_S)
+    return min(10.0, spread)
 
 
 def loop_spread(config: Config) -> float:
@@ -132,8 +150,9 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: 
     try:
         started = clock()
         t0 = time.perf_counter()
-        spread = run_spread(config) if spread_s is None else spread_s
-        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread))
+        first = timed_out_before(store.states())
+        spread = run_spread(config, first) if spread_s is None else spread_s
+        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
         vantage = judge_vantage(results, canaries, config.site)

@@ -23,7 +23,11 @@ meanwhile waits: that wait would be counted as the service's latency. So:
 
 - Starts are spread evenly over ``spread_s`` seconds (``shares``), in a fixed
   order shuffled by check identity, so one service's checks or a run of
-  failing ones are not bunched.
+  failing ones are not bunched. Checks that timed out in the previous run
+  start first (``first``): a run lasts until its last check ends, so a check
+  that will likely hold its whole timeout ends soonest started at once, and
+  the others can then be spread over that time without making the run longer
+  (``cycle.run_spread``).
 - With ``processes`` > 1, worker processes share the checks and keep one
   schedule (``probeworkers``): each loop then carries a fraction of the load.
 - Each check has an httpx client to itself, borrowed from a shelf
@@ -52,7 +56,7 @@ import ssl
 import sys
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -71,6 +75,9 @@ MAX_REDIRECTS = 5
 TICK_S = 0.010                  # the loop-lag ticker's sleep
 REHEARSALS = 3                  # checks a process makes to itself before its first real one
 MIN_CHECKS_PER_PROCESS = 100    # fewer checks than this do not pay for a worker process's start
+
+
+CheckId = tuple[str, int]       # a check: its service's slug and its index in the service
 
 
 @dataclass(frozen=True)
@@ -349,25 +356,29 @@ async def run_share(share: Share, start_at: float, tls: ssl.SSLContext,
 
 # -- a cycle ------------------------------------------------------------------
 
-def start_order(todo: Sequence[CheckTarget]) -> list[int]:
-    """Positions of the checks in the order they start: a fixed shuffle, by a hash of each check's
-    service and index, so that one service's checks (often one host) or a run of failing checks are
-    spread over the window and over the workers, the same way every cycle."""
-    def key(i: int) -> tuple[int, int]:
-        return zlib.crc32(f"{todo[i].service}/{todo[i].check_index}".encode()), i
+def start_order(todo: Sequence[CheckTarget], first: Collection[CheckId] = frozenset()) -> list[int]:
+    """Positions of the checks in the order they start: the checks in ``first`` (those that timed
+    out in the previous run: they will likely last their whole timeout, so they start before the
+    others and end no later than they must), then the others; each group in a fixed shuffle, by a
+    hash of each check's service and index, so that one service's checks (often one host) or a
+    run of failing checks are spread over the window and over the workers, the same way every
+    cycle."""
+    def key(i: int) -> tuple[bool, int, int]:
+        ident = (todo[i].service, todo[i].check_index)
+        return ident not in first, zlib.crc32(f"{ident[0]}/{ident[1]}".encode()), i
     return sorted(range(len(todo)), key=key)
 
 
 def shares(todo: Sequence[CheckTarget], user_agent: str, concurrency: int, spread_s: float,
-           processes: int) -> list[Share]:
-    """The checks in start order, dealt out in turn to at most ``processes`` shares.
+           processes: int, first: Collection[CheckId] = frozenset()) -> list[Share]:
+    """The checks in start order (``start_order``), dealt out in turn to at most ``processes`` shares.
 
     The *s*-th check to start starts ``s * spread_s / n`` seconds after the first,
     wherever it runs; a share gets its part of ``concurrency``; a process is
     only worth its start for at least MIN_CHECKS_PER_PROCESS checks.
     """
     count = max(1, min(processes, len(todo) // MIN_CHECKS_PER_PROCESS))
-    order = start_order(todo)
+    order = start_order(todo, first)
     step = spread_s / len(todo) if todo else 0.0
     each = max(1, -(-concurrency // count))
     return [Share(tuple(todo[i] for i in order[j::count]), tuple(s * step for s in range(j, len(order), count)),
@@ -386,12 +397,12 @@ def _merged(parts: Sequence[Share], runs: Sequence[ProbeRun]) -> ProbeRun:
 
 async def probe_run(config: Config, only: Sequence[CheckTarget] | None = None,
                     clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
-                    processes: int = 1) -> ProbeRun:
+                    processes: int = 1, first: Collection[CheckId] = frozenset()) -> ProbeRun:
     """``probe_all``, with how late the probing event loops were."""
     todo = list(only) if only is not None else targets(config)
     if not todo:
         return ProbeRun([], [])
-    parts = shares(todo, config.site.user_agent, config.site.concurrency, spread_s, processes)
+    parts = shares(todo, config.site.user_agent, config.site.concurrency, spread_s, processes, first)
     if len(parts) > 1:
         from .probeworkers import in_workers     # here: the workers' module imports this one
         return _merged(parts, await in_workers(parts, clock))
@@ -401,12 +412,13 @@ async def probe_run(config: Config, only: Sequence[CheckTarget] | None = None,
 
 async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None,
                     clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
-                    processes: int = 1) -> list[CheckResult]:
+                    processes: int = 1, first: Collection[CheckId] = frozenset()) -> list[CheckResult]:
     """Run every check concurrently, at most ``site.concurrency`` at a time; results in the checks' order.
 
-    With ``spread_s``, check *i* of *n* starts ``i * spread_s / n`` seconds after
-    the first. With ``processes`` > 1 (and enough checks), worker processes share
+    With ``spread_s``, the *i*-th of *n* checks to start starts ``i * spread_s / n``
+    seconds after the first; the checks in ``first`` (service, check index) start
+    before the others (``start_order``). With ``processes`` > 1 (and enough checks), worker processes share
     the checks; each result's ``ts`` then comes from the real clock, shifted by
     the offset between ``clock`` and it at the start.
     """
-    return (await probe_run(config, only, clock, spread_s, processes)).results
+    return (await probe_run(config, only, clock, spread_s, processes, first)).results

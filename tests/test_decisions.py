@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -258,3 +259,28 @@ def test_a_single_run_spreads_its_starts_by_the_number_of_checks():
     svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example"),)) for i in range(1000))
     assert run_spread(Config(path=None, site=SiteConfig(), categories={}, services=svcs)) == 1.5
     assert run_spread(Config(path=None, site=SiteConfig(spread=0.0), categories={}, services=svcs)) == 0.0
+
+
+def test_checks_that_timed_out_start_first_and_the_others_spread_over_their_timeout():
+    from statusgen.config import Config, SiteConfig
+    from statusgen.cycle import run_spread, timed_out_before
+    from statusgen.state import Evidence
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def evidence(check: int, outcome: str) -> Evidence:
+        return Evidence(check, "GET", "https://a.example", outcome, None, None, False, at)
+
+    states = {"a": ServiceState(evidence=(evidence(1, "ok"), evidence(2, "timeout"))),
+              "b": ServiceState(evidence=(evidence(1, "connect"),)), "c": ServiceState()}
+    assert timed_out_before(states) == {("a", 1)}
+    svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example", timeout=3.0 if i else 8.0),))
+                 for i in range(1000))
+    config = Config(path=None, site=SiteConfig(), categories={}, services=svcs)
+    assert run_spread(config, {("s5", 0)}) == 2.0              # its timeout less a second: more than 1.5 s
+    assert run_spread(config, {("s5", 0), ("s0", 0)}) == 7.0   # the longest of them sets how long the run lasts
+    assert run_spread(config, {("s0", 0)} | {(f"s{i}", 0) for i in range(1, 1000)}) == 7.0
+    assert run_spread(replace(config, services=svcs[:10]), {("s5", 0)}) == 2.0
+    assert run_spread(replace(config, services=svcs[:10]), {("s9", 1)}) == pytest.approx(0.015)   # no such check: the default
+    long = replace(config, services=(ServiceConfig("x", "X", "c", (CheckConfig("https://a.example", timeout=60.0),)),))
+    assert run_spread(long, {("x", 0)}) == 10.0                 # never more than 10 s
+    assert run_spread(replace(config, site=SiteConfig(spread=0.5)), {("s5", 0)}) == 0.5   # as the site says

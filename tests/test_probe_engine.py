@@ -21,7 +21,7 @@ import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult, CheckTarget, probe_all, probe_run, shares
+from statusgen.probe import CheckResult, CheckTarget, probe_all, probe_run, shares, start_order
 
 HANG_CAP_S = 5.0
 
@@ -221,6 +221,36 @@ def test_shares_deal_the_checks_in_turn_and_keep_the_schedule() -> None:
     assert starts == pytest.approx([i / 250 for i in range(250)])
     assert all(b - a == pytest.approx(2 / 250) for s in two for a, b in zip(s.offsets, s.offsets[1:]))
     assert len(shares(todo[:150], "ua", 100, 1.0, processes=2)) == 1     # too few checks for a second process
+
+
+def test_checks_that_timed_out_before_take_the_first_slots() -> None:
+    todo = [CheckTarget(f"s{i}", 0, CheckConfig(f"http://127.0.0.1:1/{i}")) for i in range(250)]
+    plain = start_order(todo)
+    first = {("s" + str(plain[-1]), 0), ("s" + str(plain[-2]), 0)}     # the last two to start without it
+    two = shares(todo, "ua", concurrency=100, spread_s=1.0, processes=2, first=first)
+    by_start = sorted((o, t.service) for s in two for o, t in zip(s.offsets, s.targets, strict=True))
+    assert {service for _, service in by_start[:2]} == {service for service, _ in first}
+    assert [service for _, service in by_start[2:]] == [todo[i].service for i in plain[:-2]]   # the rest keep their order
+
+
+def test_a_check_that_timed_out_starts_first_in_the_next_run(target: Target, tmp_path: Path) -> None:
+    """Through ``run_cycle`` and the store: the second run starts the check whose last result
+    was a timeout before every other, though the fixed shuffle starts it last."""
+    from statusgen.config import load_config
+    from statusgen.cycle import run_cycle
+    from tests.conftest import write_config
+    slugs = [f"first{i}" for i in range(12)]
+    hanging = slugs[start_order([CheckTarget(s, 0, CheckConfig("http://127.0.0.1:1/")) for s in slugs])[-1]]
+    body = '[categories]\nc = "C"\n' + "".join(
+        f'\n[[services]]\nslug = "{s}"\nname = "{s}"\ncategory = "c"\n[[services.checks]]\n'
+        f'url = "{target.url(("/hang/" if s == hanging else "/delay/1/") + s)}"\ntimeout = 0.5\n' for s in slugs)
+    config = load_config(write_config(tmp_path, body, site='spread = 0.6\nstore = "s.db"\noutput = "site"\n'))
+    arrivals = []
+    for _ in range(2):
+        run_cycle(config)
+        arrivals.append({s: target.arrivals[("/hang/" if s == hanging else "/delay/1/") + s] for s in slugs})
+    assert max(arrivals[0], key=arrivals[0].__getitem__) == hanging      # started last, as the shuffle has it
+    assert min(arrivals[1], key=arrivals[1].__getitem__) == hanging      # then first, having timed out
 
 
 def test_worker_processes_probe_their_shares(target: Target, caplog: pytest.LogCaptureFixture) -> None:
