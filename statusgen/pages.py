@@ -88,8 +88,9 @@ def status_word(status: str) -> str:
     return sentence(words)
 
 
+@functools.lru_cache(maxsize=4096)
 def duration(seconds: int | None) -> str:
-    """A duration in seconds as a person says it (``2 h 5 min``)."""
+    """A duration in seconds as a person says it (``2 h 5 min``); remembered, as ``when``."""
     return "\u2014" if seconds is None else human_duration(timedelta(seconds=seconds))
 
 
@@ -138,8 +139,12 @@ def status_label(status: str) -> Markup:
     return Markup(f'<span class="st st-{escape(status)}">{escape(status_word(status))}</span>')
 
 
+@functools.lru_cache(maxsize=65536)
 def when(stamp: str | None) -> Markup:
-    """A time as ``<time>``: the RFC 3339 stamp for machines, ``2026-11-22 20:21 UTC`` for people."""
+    """A time as ``<time>``: the RFC 3339 stamp for machines, ``2026-11-22 20:21 UTC`` for people.
+
+    Remembered: a build shows each incident's times on its page, in its feed entries, on its
+    service's page and on the incidents page (some 47,000 calls for 7,000 incidents)."""
     if not stamp:
         return Markup("&mdash;")
     return Markup(f'<time datetime="{escape(stamp)}">{escape(charts.moment_text(stamp))}</time>')
