@@ -24,15 +24,30 @@ from .timeutil import iso
 Documents = dict[str, Any]   # tree path -> JSON-ready object
 
 
+def _links(slug: str) -> dict[str, str]:
+    return {"self": routes.service_url(slug), "history": routes.history_url(slug),
+            "feed": routes.service_feed_url(slug), "page": routes.service_page_url(slug)}
+
+
 def service_summary(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
     st = data.state(svc.slug)
     return {
         "slug": svc.slug, "name": svc.name, "category": svc.category, "description": svc.description,
         "url": svc.url, "status": st.status.value, "since": iso(st.since), "reason": st.reason,
-        "sources": list(st.sources),
-        "links": {"self": routes.service_url(svc.slug), "history": routes.history_url(svc.slug),
-                  "feed": routes.service_feed_url(svc.slug), "page": routes.service_page_url(svc.slug)},
+        "sources": list(st.sources), "links": _links(svc.slug),
     }
+
+
+def _thresholds(svc: ServiceConfig) -> dict[str, int]:
+    return {"failures_to_open": svc.failures_to_open, "successes_to_resolve": svc.successes_to_resolve}
+
+
+def configured_record(svc: ServiceConfig) -> dict[str, Any]:
+    """The fields of a service's record (``service_document``) that its configuration alone
+    makes: name, links, thresholds and checks, without their last results. The method page
+    shows them, and is made before any service's record."""
+    return {"name": svc.name, "links": _links(svc.slug), "thresholds": _thresholds(svc),
+            "checks": [_check_doc(i, c) for i, c in enumerate(svc.checks)]}
 
 
 def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
@@ -65,8 +80,7 @@ def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, 
             "state": {"status": st.status.value, "since": iso(st.since), "reason": st.reason,
                       "sources": list(st.sources), "own_checks": st.own_status.value,
                       "evidence": [e.to_json() for e in st.evidence]},
-            "thresholds": {"failures_to_open": svc.failures_to_open,
-                           "successes_to_resolve": svc.successes_to_resolve},
+            "thresholds": _thresholds(svc),
             "maintenance": [_window_doc(w) for w in svc.maintenance],
             "checks": checks,
             "vendor": vendor_record(data, svc),

@@ -61,9 +61,9 @@ class Claims:
     both finish together however their other work (feeds, incident pages, site-wide pages)
     weighs. Each process iterates its own Claims object (the same counter)."""
 
-    def __init__(self, count: int, start: int = 0):
+    def __init__(self, count: int):
         self.count = count
-        self._next = multiprocessing.Value("q", start)
+        self._next = multiprocessing.Value("q", 0)
         self.taken: list[int] = []           # the indexes this process took
 
     def __iter__(self) -> Iterator[int]:

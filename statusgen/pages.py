@@ -57,6 +57,7 @@ from markupsafe import Markup
 
 from . import charts, routes
 from .config import Config, ServiceConfig, SiteConfig
+from .documents import configured_record
 from .history import RANGES, points_of, series_of
 from .htmltext import escape
 from .openapi import openapi_document
@@ -539,23 +540,15 @@ def incident_page(layout: Layout, site_title: str, i: dict[str, Any]) -> bytes:
 
 # -- the method page and the API page --------------------------------------------------
 
-def _method_service(docs: dict[str, Any], svc: ServiceConfig) -> dict[str, Any]:
-    """The numbers of the JSON record, with what only the configuration holds."""
-    return {"record": _service_record(docs, svc.slug), "config": svc}
-
-
-def _resolutions(docs: dict[str, Any], config: Config) -> list[dict[str, Any]]:
-    """Each range's bucket count and size, as the history documents of the first service give them."""
-    slug = config.services[0].slug
-    return [{"name": name, "count": _history(docs, slug, name)["count"],
-             "resolution_s": _history(docs, slug, name)["resolution_s"]} for name in RANGES]
-
-
-def method_page(env: Environment, config: Config, docs: dict[str, Any]) -> bytes:
-    """How the checks are made: the numbers of the records, the rest of the configuration."""
-    services = [_method_service(docs, s) for s in config.services]
+def method_page(env: Environment, config: Config, docs: Mapping[str, Any]) -> bytes:
+    """How the checks are made: the health document, the fields of each service's record that its
+    configuration makes (``configured_record``), what only the configuration holds, and each
+    range's bucket count and size (``history.RANGES``, which every history document is made by).
+    Made of these alone, it is made before any service, beside the other site-wide files."""
+    services = [{"record": configured_record(s), "config": s} for s in config.services]
+    ranges = [{"name": name, "count": rng.buckets, "resolution_s": rng.resolution_s} for name, rng in RANGES.items()]
     return _render(env, "method.html", site=config.site, nav="method", health=docs[HEALTH], services=services,
-                   ranges=_resolutions(docs, config), outcomes=CHECK_FAILURES,
+                   ranges=ranges, outcomes=CHECK_FAILURES,
                    any_vendor=any(s.vendor for s in config.services),
                    any_maintenance=any(s.maintenance for s in config.services))
 
@@ -616,20 +609,21 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
 
 
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any]) -> dict[str, bytes]:
-    """The pages made of the site-wide documents alone (the API page) and the assets."""
+    """The pages made of the site-wide documents and the configuration alone (the API page, the
+    method page) and the assets."""
     prepare(env)
     files = static_files()
     files["api/index.html"] = api_page(env, data.config, docs)
+    files["method/index.html"] = method_page(env, data.config, docs)
     return files
 
 
 def service_wide_pages(env: Environment, data: SiteData, docs: Mapping[str, Any],
                        bars: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """The pages made of every service's record: the front page and the method page.
+    """The page made of every service's record: the front page.
     ``bars``: each service's ``front_bar``, as the service pages made them."""
     prepare(env)
-    config = data.config
-    return {"index.html": front_page(env, config, docs, bars), "method/index.html": method_page(env, config, docs)}
+    return {"index.html": front_page(env, data.config, docs, bars)}
 
 
 def page_files(env: Environment, data: SiteData, docs: dict[str, Any]) -> dict[str, bytes]:

@@ -135,14 +135,13 @@ class _Build:
     kept: dict[str, Any]                        # tree path -> document (site-wide ones, slim records)
     by_service: dict[str, list[dict[str, Any]]]
     bars: dict[str, dict[str, Any]]             # slug -> what the front page shows of its 90 days
-    first: ServiceConfig | None                 # the method page reads the ranges off its histories
 
 
 def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
     """A service's record, histories and page; kept unrendered when their inputs are the previous build's."""
     base, paths = service_key(b.data, svc, b.site_key), _service_paths(svc.slug)
     before = b.previous.get(paths[0])
-    if svc is not b.first and before is not None and before.startswith(base + "."):
+    if before is not None and before.startswith(base + "."):
         key = _files_key(base, b.data.history.last_day_count(svc.slug, b.data.last_day_since))
         kept = _kept_documents(b.previous, svc.slug) if all(b.previous.get(p) == key for p in paths) else None
         if kept is not None:                        # nothing it is made from changed: keep its files
@@ -156,8 +155,6 @@ def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
                         b.bars)
     yield paths[-1], page, key
     b.kept[paths[0]] = _slim(own[paths[0]])
-    if svc is b.first:
-        b.kept.update((p, d) for p, d in own.items() if "/history/" in p)
 
 
 def _keyed_files(b: _Build) -> Iterator[Item]:
@@ -179,7 +176,8 @@ def _keyed_files(b: _Build) -> Iterator[Item]:
 
 def _site_files(b: _Build, site: Documents) -> Iterator[Item]:
     """The site-wide documents, the OpenAPI document, the badges, and the pages made of these
-    alone (the API page, the assets): everything that needs nothing of the services' histories."""
+    and the configuration alone (the API and method pages, the assets): everything that needs
+    nothing of the services' histories."""
     yield from ((path, jsonout.dump(doc)) for path, doc in site.items())
     yield "api/v1/openapi.json", jsonout.dump_pretty(openapi_document(b.data.config))
     for path, badge in badge_files(site["api/v1/snapshot.json"]["services"]).items():
@@ -191,7 +189,7 @@ def _share_files(b: _Build, site: Documents, claims: Claims) -> Iterator[Item]:
     """In the forked process: the site-wide files, the feeds and the incidents' pages, then the
     services it claims (their results and histories read through a store connection of its
     own). The site-wide files are the child's, so that the parent's tail after the services
-    is only what needs every service (the front and method pages)."""
+    is only what needs every service (the front page)."""
     b.data = replace(b.data, history=HistorySource(Store(b.data.history.store.path)))
     yield from _site_files(b, site)
     yield from _keyed_files(b)
@@ -228,8 +226,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     def setup() -> tuple[Documents, _Build]:
         """The site-wide documents, and what every service is rendered with."""
         site = global_documents(data)
-        return site, _Build(env, data, previous or NO_PREVIOUS, site_key, dict(site), incidents_by_service(site), {},
-                            services[0] if services else None)
+        return site, _Build(env, data, previous or NO_PREVIOUS, site_key, dict(site), incidents_by_service(site), {})
 
     # What was gathered lives through the build: collections skip it, and the forked process
     # does not copy its pages to collect them.
@@ -237,7 +234,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
         try:
             mine: Iterable[ServiceConfig] = services
             if share is not None:      # forked first: each process makes the site-wide documents, side by side
-                claims = Claims(len(services), start=1)     # the first service is the parent's (method page)
+                claims = Claims(len(services))
                 theirs: list[_Build] = []                   # the forked process's, made there
 
                 def their_files() -> Iterator[Item]:
@@ -246,7 +243,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
                     return _share_files(build, site, claims)
 
                 share.start(their_files, lambda: _share_result(theirs[0], claims))
-                mine = itertools.chain(services[:1], (services[i] for i in claims))
+                mine = (services[i] for i in claims)
             site, b = setup()
             for svc in mine:
                 yield from _service_files(b, svc)

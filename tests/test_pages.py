@@ -547,6 +547,21 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     assert "Database upgrade" in body, "maintenance windows are listed"
 
 
+def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> None:
+    """The method page is made before any record (``configured_record``): the same fields, the same values."""
+    from statusgen.documents import configured_record
+    for svc in demo.config.services:
+        record = demo.json(routes.service_file(svc.slug))["service"]
+        assert configured_record(svc) == {
+            "name": record["name"], "links": record["links"], "thresholds": record["thresholds"],
+            "checks": [{k: v for k, v in c.items() if k != "last_result"} for c in record["checks"]]}
+    body = text_of(demo.page("method/index.html").xpath("//main")[0])
+    first = demo.config.services[0].slug
+    for name in RANGES:
+        history = demo.json(routes.history_file(first, name))
+        assert f"{history['count']} buckets of {duration(history['resolution_s'])}" in body
+
+
 def test_api_page_lists_every_endpoint_of_the_openapi_document(demo: DemoBuild) -> None:
     page = demo.page("api/index.html")
     shown = [text_of(h) for h in page.xpath("//section[@aria-labelledby='endpoints']//h3")]
