@@ -417,8 +417,8 @@ async def probe_all(config: Config, only: Sequence[CheckTarget] | None = None,
 
     With ``spread_s``, the *i*-th of *n* checks to start starts ``i * spread_s / n``
     seconds after the first; the checks in ``first`` (service, check index) start
-    before the others (``start_order``). With ``processes`` > 1 (and enough checks), worker processes share
-    the checks; each result's ``ts`` then comes from the real clock, shifted by
-    the offset between ``clock`` and it at the start.
+    before the others (``start_order``). With ``processes`` > 1 (and enough
+    checks), worker processes share the checks; each result's ``ts`` then comes
+    from the real clock, shifted by the offset between ``clock`` and it at the start.
     """
     return (await probe_run(config, only, clock, spread_s, processes, first)).results
