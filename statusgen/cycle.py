@@ -150,14 +150,15 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: 
     try:
         started = clock()
         t0 = time.perf_counter()
-        first = timed_out_before(store.states())
+        states = store.states()        # read once: only this run writes them (statusgen run holds the lock)
+        first = timed_out_before(states)
         spread = run_spread(config, first) if spread_s is None else spread_s
         results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
         vantage = judge_vantage(results, canaries, config.site)
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
-        decisions = decide_cycle(config, store.states(), store.open_incidents(), results, now, observations, vantage)
+        decisions = decide_cycle(config, states, store.open_incidents(), results, now, observations, vantage)
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
         excluded = sum(1 for r in decisions.results if r.flag == "excluded")
