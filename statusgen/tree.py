@@ -167,6 +167,7 @@ class _Placer:
 
     def __init__(self, served: Path | None, old: dict[str, Entry], target: Path, mine: dict[str, Entry]):
         self.served, self.old, self.target, self.mine = served, old, target, mine
+        self._root = f"{target}{os.sep}"     # a file's path is this and its tree path (no join per file)
         with os.scandir(target) as entries:
             self.empty = next(entries, None) is None     # a new folder: all it will hold is written here
         self._start()
@@ -224,7 +225,7 @@ class _Placer:
         if not _same(self.mine.get(rel), wanted):
             return False
         try:
-            st = os.stat(os.path.join(self.target, rel))
+            st = os.stat(self._root + rel)
         except FileNotFoundError:
             return False
         return st.st_size == wanted[0] and int(st.st_mtime) == wanted[1]
@@ -242,7 +243,7 @@ class _Placer:
         self._put(rel, data, packed, wanted[1])
 
     def _put(self, rel: str, data: bytes, packed: bytes | None, mtime: int) -> None:
-        path = os.path.join(self.target, rel)
+        path = self._root + rel
         _mkdirs(os.path.dirname(path), self._made)
         held = self.mine.get(rel)       # the target holds a version of it (and of its .gz, when it had one)
         _write_in_place(path, data, mtime, held is not None)
