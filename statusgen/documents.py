@@ -195,10 +195,10 @@ def incident_document(data: SiteData, inc: Incident) -> dict[str, Any]:
     }
 
 
-def incidents_document(data: SiteData, active: str | None, made: list[dict[str, Any]]) -> dict[str, Any]:
-    """The incidents list (all, open or closed); ``made``: the document of each incident of
-    ``data.incidents``, made once for the three lists."""
-    pairs = [(i, d) for i, d in zip(data.incidents, made) if active is None or i.open == (active == "1")]
+def incidents_document(incidents: list[Incident], active: str | None, made: list[dict[str, Any]]) -> dict[str, Any]:
+    """The incidents list (all, open or closed) of ``incidents``; ``made``: the document of each
+    of them, made once for the three lists."""
+    pairs = [(i, d) for i, d in zip(incidents, made) if active is None or i.open == (active == "1")]
     latest = max((i.updated_at for i, _ in pairs), default=None)
     return {"as_of": iso(latest), "filters": {"active": active}, "count": len(pairs),
             "incidents": [d for _, d in pairs]}
@@ -209,8 +209,19 @@ def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str,
     return data.history.histories(svc.slug, as_of_service(data, svc), data.incidents_of(svc.slug))
 
 
-def global_documents(data: SiteData) -> Documents:
-    """The documents about the whole site: snapshot, health, every list, incidents, error bodies."""
+def service_incidents(data: SiteData, slug: str) -> list[dict[str, Any]]:
+    """The documents of one service's incidents, newest first (as the incidents lists hold them)."""
+    return [incident_document(data, i) for i in data.incidents_of(slug)]
+
+
+def global_documents(data: SiteData, every_incident: bool = True) -> Documents:
+    """The documents about the whole site: snapshot, health, every list, incidents, error bodies.
+
+    ``every_incident=False``: of the incident lists, only the open incidents' (what the front
+    page shows), for a process that writes none of them: a build renders a share of the
+    services in a forked process, which writes the site-wide files (``render``), and the
+    other process then makes the documents of its own services' incidents alone
+    (``service_incidents``), not of every incident (7,000 after 90 days of 1,000 services)."""
     summaries = service_summaries(data)
     docs: Documents = {
         f"{routes.API}/snapshot.json": snapshot_document(data, summaries),
@@ -221,9 +232,10 @@ def global_documents(data: SiteData) -> Documents:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
-    made = [incident_document(data, i) for i in data.incidents]
-    for active in (None, "1", "0"):
-        docs[routes.incidents_file(active)] = incidents_document(data, active, made)
+    incidents = data.incidents if every_incident else [i for i in data.incidents if i.open]
+    made = [incident_document(data, i) for i in incidents]
+    for active in (None, "1", "0") if every_incident else ("1",):
+        docs[routes.incidents_file(active)] = incidents_document(incidents, active, made)
     docs.update(error_documents(data.config))
     return docs
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import ServiceConfig
 from .vendors import VendorView
@@ -27,6 +27,7 @@ from .timeutil import human_duration, iso, parse_iso
 
 SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
 SEVERITIES = ("minor", "major", "critical")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,18 @@ class IncidentUpdate:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> IncidentUpdate:
-        return cls(parse_iso(d["at"]), d["kind"], d["status"], d["message"],  # type: ignore[arg-type]
-                   d.get("link"), d.get("ref"))
+        return _read(cls, at=parse_iso(d["at"]), kind=d["kind"], status=d["status"], message=d["message"],
+                     link=d.get("link"), ref=d.get("ref"))
+
+
+def _read(cls: type[_T], **fields: Any) -> _T:
+    """An instance of a frozen dataclass from every one of its fields, as read from the store,
+    without its ``__init__`` (which sets each field through ``object.__setattr__``): a build
+    reads every incident, 7,000 and their 15,000 updates after 90 days of 1,000 services, in
+    the process that then forks (75 -> 53 ms here). Only for values the dataclass made itself."""
+    made = object.__new__(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 @dataclass(frozen=True)
@@ -83,8 +94,9 @@ class Incident:
         """The incident of a record (as ``to_json`` made it); a record in that exact form is kept as
         the incident's own, so that ``to_json`` need not format its times again (a build asks for
         every incident's, some 30,000 times formatted for 7,000 incidents: 0.1 s in each process)."""
-        inc = cls(d["id"], d["service"], d["title"], d["severity"], parse_iso(d["started_at"]),  # type: ignore[arg-type]
-                  parse_iso(d["ended_at"]), tuple(IncidentUpdate.from_json(u) for u in d["updates"]))
+        inc = _read(cls, id=d["id"], service=d["service"], title=d["title"], severity=d["severity"],
+                    started_at=parse_iso(d["started_at"]), ended_at=parse_iso(d["ended_at"]),
+                    updates=tuple([IncidentUpdate.from_json(u) for u in d["updates"]]))
         if _as_made(d):
             inc.__dict__["_json"] = d         # what the cached property would make
         return inc

@@ -17,7 +17,7 @@ import itertools
 import time
 from collections import ChainMap
 from collections.abc import Callable, Generator, Iterable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +29,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from . import __version__, forked, jsonout, routes
 from .badges import badge_files
 from .config import Config, ServiceConfig
-from .documents import Documents, as_of_service, global_documents, service_documents, vendor_record
+from .documents import (Documents, as_of_service, global_documents, service_documents, service_incidents,
+                        vendor_record)
 from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
@@ -133,7 +134,7 @@ class _Build:
     previous: Previous
     site_key: str
     kept: dict[str, Any]                        # tree path -> document (site-wide ones, slim records)
-    by_service: dict[str, list[dict[str, Any]]]
+    incidents_of: Callable[[str], list[dict[str, Any]]]   # slug -> its incidents' documents, newest first
     bars: dict[str, dict[str, Any]]             # slug -> what the front page shows of its 90 days
 
 
@@ -151,7 +152,7 @@ def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
     own = service_documents(b.data, svc)
     key = _files_key(base, own[paths[0]]["service"]["last_day"]["count"])
     yield from ((path, jsonout.dump(own[path]), key) for path in paths[:-1])
-    page = service_page(b.env, b.data.config, ChainMap(own, b.kept), svc.slug, b.by_service.get(svc.slug, []),
+    page = service_page(b.env, b.data.config, ChainMap(own, b.kept), svc.slug, b.incidents_of(svc.slug),
                         b.bars)
     yield paths[-1], page, key
     b.kept[paths[0]] = _slim(own[paths[0]])
@@ -223,10 +224,17 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     services = data.config.services
     site_key = code_key() + repr(data.config.site) + repr(data.config.categories)
 
-    def setup() -> tuple[Documents, _Build]:
-        """The site-wide documents, and what every service is rendered with."""
-        site = global_documents(data)
-        return site, _Build(env, data, previous or NO_PREVIOUS, site_key, dict(site), incidents_by_service(site), {})
+    def setup(every_incident: bool = True) -> tuple[Documents, _Build]:
+        """The site-wide documents, and what every service is rendered with. Without
+        ``every_incident`` (the process that leaves the site-wide files to the forked one),
+        only the open incidents' list, and each service's incidents made with its page."""
+        site = global_documents(data, every_incident)
+        if every_incident:
+            by_service = incidents_by_service(site)
+            incidents_of: Callable[[str], list[dict[str, Any]]] = lambda slug: by_service.get(slug, [])
+        else:
+            incidents_of = partial(service_incidents, data)
+        return site, _Build(env, data, previous or NO_PREVIOUS, site_key, dict(site), incidents_of, {})
 
     # What was gathered lives through the build: collections skip it, and the forked process
     # does not copy its pages to collect them.
@@ -244,7 +252,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
 
                 share.start(their_files, lambda: _share_result(theirs[0], claims))
                 mine = (services[i] for i in claims)
-            site, b = setup()
+            site, b = setup(every_incident=share is None)
             for svc in mine:
                 yield from _service_files(b, svc)
             data.history.flush()

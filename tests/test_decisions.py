@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
@@ -107,6 +108,19 @@ def test_recovery_needs_two_good_cycles_and_resolves_the_incident():
     assert not inc.open and inc.ended_at == T0 + 4 * MIN
     assert inc.updates[-1].message == "Recovered after 3 min."
     assert [u.kind for u in inc.updates] == ["opened", "resolved"]
+
+
+def test_an_incident_read_back_from_its_record_is_the_same_incident():
+    """The store reads incidents back without their dataclasses' __init__ (``incidents._read``):
+    every field must come back, equal, including each update's."""
+    seen = run([(OK, OK)] + [(TO, TO)] * 3 + [(OK, OK), (OK, OK)])
+    closed = seen[-1][1]
+    still_open = replace(closed, ended_at=None, updates=closed.updates[:1])
+    for inc in (closed, still_open):
+        back = Incident.from_json(orjson.loads(orjson.dumps(inc.to_json())))
+        assert back == inc and vars(back).keys() >= {f.name for f in fields(Incident)}
+        assert all(vars(u).keys() == {f.name for f in fields(u)} for u in back.updates)
+        assert back.to_json() == inc.to_json() and back.updated_at == inc.updated_at
 
 
 def test_severity_change_adds_an_update():
