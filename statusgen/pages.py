@@ -56,7 +56,7 @@ from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from . import charts, routes
-from .config import Config, ServiceConfig, SiteConfig
+from .config import Config, SiteConfig
 from .documents import configured_record
 from .history import RANGES, points_of, series_of
 from .htmltext import escape
