@@ -17,6 +17,10 @@ are made small and fast:
   band, coloured by its class;
 - coordinates are snapped to a tenth of a unit, and those texts are made once
   (``_TENTHS``, ``_columns``);
+- what is drawn of a history's closed buckets (the y of each latency point, the
+  rows of closed days) is carried between builds with the closed points
+  (``_carried``, at the end), so a cycle draws little more than the bucket in
+  progress;
 - the numbers of each bucket are not written into the page: the site's script
   (``templates/static/site.js``) reads them from the same history JSON
   (``data-src``) on hover and keyboard focus. Without script, the words under
@@ -31,19 +35,22 @@ once, whole.
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import orjson
 from markupsafe import Markup
 
 from . import routes
-from .history import Series, series_of
-from .timeutil import parse_iso
+from .history import Series, points_of, series_of
+from .timeutil import parse_iso, to_epoch
 
 Point = dict[str, Any]   # one point of a history document
 
@@ -241,23 +248,41 @@ def _no_data(values: Sequence[float | None], words: str) -> str:
 
 # -- latency -------------------------------------------------------------------------
 
-def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str:
-    """One series: a subpath per run of measured buckets; a lone measured bucket is a dot."""
-    cols = _columns(len(values))
+def _y_texts(values: Sequence[float | None], top: float) -> list[str | None]:
+    """The y of each value as text (None where there is none)."""
     # A y in tenths is base - v * scale, truncated: + 0.5 makes it round. float.__trunc__ is int() made
     # quicker (the bound method skips the int constructor): a build draws some two million points.
     scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5
     try:   # the common case, made quick: every bucket measured (a null raises TypeError)
-        d = cols.line % tuple([_TENTHS[(base - v * scale).__trunc__()] for v in values])   # type: ignore[operator]
-        return f'<path class="{css}" d="{d}"></path>'
+        return [_TENTHS[(base - v * scale).__trunc__()] for v in values]   # type: ignore[operator]
     except TypeError:
-        pass
+        return [None if v is None else _TENTHS[(base - v * scale).__trunc__()] for v in values]
+
+
+def _ys(values: Sequence[float | None], top: float, history: dict[str, Any], name: str) -> list[str | None]:
+    """``_y_texts`` of a series, those of its closed buckets carried between builds with their
+    points (``_carried``) while the axis top stays."""
+    drawn, closed = _drawn(history), max(len(values) - 1, 0)
+    if drawn is None:
+        return _y_texts(values, top)
+    ys = _carried(drawn, name, history, closed, top)
+    if len(ys) < closed:
+        ys = ys + _y_texts(values[len(ys):closed], top)
+        _carry(drawn, name, history, ys, top)
+    return ys + _y_texts(values[closed:], top)
+
+
+def _line(ys: Sequence[str | None], css: str, dot: str) -> str:
+    """One series (``_ys``): a subpath per run of measured buckets; a lone measured bucket is a dot."""
+    cols = _columns(len(ys))
+    if None not in ys:   # the common case, made quick: every bucket measured
+        return f'<path class="{css}" d="{cols.line % tuple(ys)}"></path>'
     runs: list[str] = []
     dots: list[str] = []
-    for known, group in itertools.groupby(enumerate(values), key=lambda iv: iv[1] is not None):
+    for known, group in itertools.groupby(enumerate(ys), key=lambda iy: iy[1] is not None):
         if not known:
             continue
-        run = [cols.centres[i] + _TENTHS[(base - v * scale).__trunc__()] for i, v in group]   # type: ignore[operator]
+        run = [cols.centres[i] + y for i, y in group]   # type: ignore[operator]
         if len(run) > 1:
             runs.append("M" + " ".join(run))
         else:
@@ -276,7 +301,8 @@ def latency_chart(history: dict[str, Any], series: Series | None = None) -> Mark
         top = nice_top(max(max(p50, default=0.0), max(p95, default=0.0)))   # type: ignore[type-var]
     except TypeError:
         top = nice_top(max((v for v in p50 + p95 if v is not None), default=0.0))
-    body = (_axes(top, " ms", history, series) + _line(p95, top, "p95", "dot95") + _line(p50, top, "p50", "dot50")
+    body = (_axes(top, " ms", history, series) + _line(_ys(p95, top, history, "p95"), "p95", "dot95")
+            + _line(_ys(p50, top, history, "p50"), "p50", "dot50")
             + _no_data(p50, "No latency measured in this range"))
     s = history["summary"]
     label = (f"Latency, last {RANGE_LABELS[history['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
@@ -350,3 +376,61 @@ def _day_row(p: Point) -> str:
 def day_rows(points: Sequence[Point]) -> Markup:
     """A table row per day, newest first: availability, incident minutes, checks, failed, p50, p95."""
     return Markup("".join([_day_row(p) for p in reversed(points)]))
+
+
+def day_table(history: dict[str, Any]) -> Markup:
+    """``day_rows`` of a history document; the rows of its closed days carried between builds
+    with their points (``_carried``), so that only the day in progress is written anew."""
+    drawn = _drawn(history)
+    if drawn is None:
+        return day_rows(points_of(history))
+    closed = len(history.series) - 1   # type: ignore[attr-defined]
+    rows = _carried(drawn, "rows", history, closed)
+    if len(rows) < closed:
+        rows = rows + [_day_row(p) for p in points_of(history)[len(rows):closed]]
+        _carry(drawn, "rows", history, rows)
+    return Markup(_day_row(orjson.loads(history.open_point)) + "".join(reversed(rows)))   # type: ignore[attr-defined]
+
+
+# -- what was drawn of closed buckets, carried between builds ---------------------------------
+#
+# A history made by a build (``history.HistoryDocument``) carries ``drawn``: texts drawn of its
+# closed buckets by an earlier build (``history.Closed.drawn``, kept in the store), each entry
+# ``[first bucket's start, *what they were drawn with, texts of each bucket from it]``. The
+# closed buckets of a history never change while they are carried (a result written into one
+# deletes them, and ``drawn`` with them), so a text made once is good until its bucket leaves the
+# range; when the range slides, the entry's texts of the buckets that left are dropped. A test
+# draws every chart with and without what was carried and compares them.
+
+@functools.cache
+def _drawing_key() -> str:
+    """This module's code: texts drawn by other code are not used."""
+    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=12).hexdigest()
+
+
+def _drawn(history: dict[str, Any]) -> dict[str, Any] | None:
+    """What was drawn of a history's closed buckets (emptied if drawn by other code); None for
+    a history without (read back from JSON)."""
+    drawn: dict[str, Any] | None = getattr(history, "drawn", None)
+    if drawn is not None and drawn.get("code") != _drawing_key():
+        drawn.clear()
+        drawn["code"] = _drawing_key()
+    return drawn
+
+
+def _carried(drawn: dict[str, Any], name: str, history: dict[str, Any], closed: int, *made_with: Any) -> list[Any]:
+    """The texts of entry ``name`` for the history's first closed buckets, as many as were
+    drawn with ``made_with`` (none if it was drawn with something else)."""
+    entry = drawn.get(name)
+    if entry is None or entry[1:-1] != list(made_with):
+        return []
+    first, texts = history.series.first, entry[-1]   # type: ignore[attr-defined]
+    if entry[0] != first:          # the range slid: drop the buckets that left it
+        gone = (to_epoch(parse_iso(first)) - to_epoch(parse_iso(entry[0]))) // history["resolution_s"]
+        texts = texts[gone:] if gone >= 0 else []
+    return texts[:closed]   # type: ignore[no-any-return]
+
+
+def _carry(drawn: dict[str, Any], name: str, history: dict[str, Any], texts: list[Any], *made_with: Any) -> None:
+    """Keep ``texts`` (of the history's first closed buckets on) for the next build: a new entry."""
+    drawn[name] = [history.series.first, *made_with, texts]   # type: ignore[attr-defined]

@@ -13,7 +13,8 @@ A build is incremental: the points of buckets that have closed are kept
 which adds the buckets that closed since, drops those that left the range
 and keeps the summary's sums rolling; only the bucket in progress is made
 each time. The chart columns of the points (``Series``) are carried the
-same way.
+same way, and so is what the pages drew of them (``Closed.drawn``, filled by
+``charts``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -176,9 +177,13 @@ def _series_of(rows: list[Bucket | None]) -> Series:
 
 
 class HistoryDocument(dict):  # type: ignore[type-arg]
-    """A history answer (a dict, written as JSON like any other), with the ``Series`` of its points."""
+    """A history answer (a dict, written as JSON like any other), with the ``Series`` of its
+    points, its last point (the bucket in progress) as JSON text, and what the charts drew of
+    its closed points (``Closed.drawn``)."""
 
     series: Series
+    open_point: str
+    drawn: dict[str, Any]
 
 
 def series_of(doc: dict[str, Any]) -> Series:
@@ -203,6 +208,10 @@ class Closed:
     counts: tuple[int, int, int, int]   # up, down, maintenance, excluded over those buckets
     hist: latency.Histogram    # their merged latency histogram
     series: Series             # what the charts draw of them
+    # What the charts drew of them (``charts``: texts per bucket, each entry with the first
+    # bucket it starts at), carried with them. Filled by the pages; entries are replaced, not
+    # changed in place, so that the store can tell which changed since it read them.
+    drawn: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 class Unbalanced(Exception):
@@ -303,7 +312,8 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
     new = [point_json(s, rows.get(s), inc_s[(s - start) // step]) for s in range(first_new, last, step)]
     points = ",".join(([points] if points else []) + new)
     series = series.then(_series_of([rows.get(s) for s in range(first_new, last, step)]))
-    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist, series)
+    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist, series,
+                  closed.drawn if closed is not None else {})
     now_row = rows.get(last)
     total, total_hist = list(counts), dict(hist)
     if now_row is not None:
@@ -314,6 +324,7 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
            "as_of": iso(as_of), "summary": summary(total, total_hist, sum(inc_s)),
            "count": rng.buckets, "points": orjson.Fragment(f"[{points},{open_point}]" if points else f"[{open_point}]")})
     doc.series = series.then(_series_of([now_row]), iso_epoch(start), iso_epoch(last))
+    doc.open_point, doc.drawn = open_point, kept.drawn
     return doc, kept
 
 

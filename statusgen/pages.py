@@ -58,7 +58,7 @@ from markupsafe import Markup
 from . import charts, routes
 from .config import Config, SiteConfig
 from .documents import configured_record
-from .history import RANGES, points_of, series_of
+from .history import RANGES, series_of
 from .htmltext import escape
 from .openapi import openapi_document
 from .outcomes import DESCRIPTIONS, Outcome
@@ -237,12 +237,6 @@ def _service_record(docs: dict[str, Any], slug: str) -> dict[str, Any]:
     return record
 
 
-def _history(docs: dict[str, Any], slug: str, range_name: str) -> dict[str, Any]:
-    """A history document, its points as a list (the documents may keep them as pre-serialized JSON)."""
-    history: dict[str, Any] = docs[routes.history_file(slug, range_name)]
-    return history | {"points": points_of(history)}
-
-
 def _incidents(docs: dict[str, Any], active: str | None = None) -> list[dict[str, Any]]:
     incidents: list[dict[str, Any]] = docs[routes.incidents_file(active)]["incidents"]
     return incidents
@@ -327,7 +321,7 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
     """
     record = _service_record(docs, slug)
     category = docs[SNAPSHOT]["counts"]["by_category"].get(record["category"], {})
-    days = _history(docs, slug, "90d")
+    days = docs[routes.history_file(slug, "90d")]
     if bars is not None:
         bars[slug] = front_bar(days)
     name, feed = escape(record["name"]), escape(record["links"]["feed"])
@@ -339,7 +333,7 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
         _vendor_section(env, record["vendor"]),
         _checks_section(record),
         _charts_section(_chart_panels(docs, slug)),
-        _days_section(charts.day_rows(days["points"])),
+        _days_section(charts.day_table(days)),
         _incidents_section(incidents),
         f'\n<section aria-labelledby="h-data">\n<h2 id="h-data">Data</h2>\n<ul class="links">\n'
         f'<li><a href="{escape(record["links"]["self"])}">This service as JSON</a></li>\n'

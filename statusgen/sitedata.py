@@ -62,14 +62,17 @@ def data_time(data: SiteData) -> datetime:
 class HistorySource:
     """A build's reads of a service's measurements as the service is rendered (by the process
     rendering it: a forked one reads through a connection of its own): its last day of
-    results, its buckets and kept points; and its writes of the points that closed (saved in
-    batches, so a build holds a few services' worth at once)."""
+    results, its buckets and kept points; and its writes of the points that closed, and of
+    what the pages drew of them (saved in batches, so a build holds a few services' worth at
+    once; a batch is saved when the next service is read, after the pages of its services)."""
 
     BATCH = 128
 
     def __init__(self, store: Store):
         self.store = store
         self.pending: list[tuple[str, int, Closed]] = []
+        # kept points carried as they were: what their charts were as read, to save them if redrawn
+        self.watched: list[tuple[str, int, dict[str, Any], dict[str, Any]]] = []
 
     def last_day(self, slug: str, since: datetime) -> tuple[int, str]:
         """The service's results from ``since`` on: their count and JSON rows."""
@@ -81,6 +84,8 @@ class HistorySource:
 
     def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
         """The service's four history documents, by range name."""
+        if len(self.pending) + len(self.watched) >= self.BATCH:
+            self.flush()
         cached, key = self.store.history_cache(slug), incidents_key(incidents)
         out = {}
         for name, rng in RANGES.items():
@@ -95,8 +100,8 @@ class HistorySource:
                 out[name], kept = self._history(slug, rng, as_of, incidents, key, None)
             if closed is None or (kept.first, kept.upto) != (closed.first, closed.upto):
                 self.pending.append((slug, res, kept))
-        if len(self.pending) >= self.BATCH:
-            self.flush()
+            else:
+                self.watched.append((slug, res, kept.drawn, dict(kept.drawn)))
         return out
 
     def _history(self, slug: str, rng: Range, as_of: datetime, incidents: list[Incident], key: str,
@@ -112,9 +117,16 @@ class HistorySource:
                              span(slug, c, start, end - res) if c else [])
 
     def flush(self) -> None:
-        if self.pending:
-            self.store.save_history_cache(self.pending)
-            self.pending.clear()
+        redrawn = [(slug, res, now) for slug, res, now, was in self.watched if _changed(now, was)]
+        if self.pending or redrawn:
+            self.store.save_history_cache(self.pending, redrawn)
+        self.pending.clear()
+        self.watched.clear()
+
+
+def _changed(drawn: dict[str, Any], was: dict[str, Any]) -> bool:
+    """Whether an entry of ``drawn`` was replaced since ``was`` was copied from it."""
+    return drawn.keys() != was.keys() or any(v is not was[k] for k, v in drawn.items())
 
 
 def gather(store: Store, config: Config, now: datetime) -> SiteData:

@@ -15,8 +15,10 @@ Tables:
   vendor_sources  each vendor source's last fetch and last good view
   history_cache   per service and resolution, the closed points of its history (history.Closed),
                   their JSON text deflated (a store made before holds it as text; both read)
-                  and their chart columns (``history.Series``: a record without them is not used);
-                  a bucket written inside them deletes the record, so it is never stale
+                  and their chart columns (``history.Series``: a record without them is not used),
+                  and what the pages drew of them (``Closed.drawn``, deflated JSON; made again
+                  when missing); a bucket written inside them deletes the record, so it is never
+                  stale
   result_hours    per service and hour, the published rows of its results, deflated: rewritten
                   with every write of its results, so that a build reads a service's last day
                   in a few pages (``last_day_json``)
@@ -31,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 from isal import isal_zlib
@@ -154,6 +157,9 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (10, "the chart columns of the closed history points kept between builds", [
         "ALTER TABLE history_cache ADD COLUMN series BLOB",     # none yet: the next build makes them
     ]),
+    (11, "what the charts drew of the closed history points, kept with them", [
+        "ALTER TABLE history_cache ADD COLUMN drawn BLOB",      # none yet: the next build draws them
+    ]),
 ]
 
 
@@ -184,6 +190,10 @@ class BucketRow:
 # ranges that moved, and inflates every rendered service's (~0.2 CPU-s for 1,000 services).
 def _deflated(points: str) -> bytes:
     return isal_zlib.compress(points.encode(), 1)
+
+
+def _deflated_json(value: dict[str, Any]) -> bytes | None:
+    return isal_zlib.compress(orjson.dumps(value), 1) if value else None
 
 
 def _inflated(points: str | bytes) -> str:
@@ -390,18 +400,23 @@ class Store:
 
     def history_cache(self, service: str) -> dict[int, Closed]:
         """The closed history points kept for a service, by resolution."""
-        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist, series FROM history_cache "
+        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist, series, drawn FROM history_cache "
                                "WHERE service = ? AND series IS NOT NULL", (service,))
         return {res: Closed(first, upto, key, _inflated(points), tuple(orjson.loads(counts)), latency.decode(hist),
-                            Series.unpack(series))
-                for res, first, upto, key, points, counts, hist, series in rows}
+                            Series.unpack(series), orjson.loads(isal_zlib.decompress(drawn)) if drawn else {})
+                for res, first, upto, key, points, counts, hist, series, drawn in rows}
 
-    def save_history_cache(self, kept: Iterable[tuple[str, int, Closed]]) -> None:
-        """Keep closed history points for the next build (one transaction)."""
+    def save_history_cache(self, kept: Iterable[tuple[str, int, Closed]],
+                           drawn: Iterable[tuple[str, int, dict[str, Any]]] = ()) -> None:
+        """Keep closed history points for the next build, and what was drawn since of points
+        kept before (one transaction)."""
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?,?)",
+            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?,?,?)",
                            [(svc, res, c.first, c.upto, c.key, _deflated(c.points), orjson.dumps(c.counts).decode(),
-                             latency.encode(c.hist), c.series.pack()) for svc, res, c in kept])
+                             latency.encode(c.hist), c.series.pack(), _deflated_json(c.drawn))
+                            for svc, res, c in kept])
+            db.executemany("UPDATE history_cache SET drawn = ? WHERE service = ? AND res = ?",
+                           [(_deflated_json(d), svc, res) for svc, res, d in drawn])
 
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
         """A service's raw results from ``since`` on, oldest first: their count, and the JSON

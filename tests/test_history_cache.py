@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from statusgen import latency
+from statusgen import charts, latency
 from statusgen.health import RunRecord
 from statusgen.history import COARSER, RANGES, Series, build_history, incidents_key, points_of, window
 from statusgen.incidents import Incident, IncidentUpdate
@@ -53,7 +53,7 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
     store = Store(tmp_path / "s.db")
     source = HistorySource(store)
     incidents: list[Incident] = []
-    carried = moved = 0
+    carried = moved = drawn = 0
     at = T0
     for n in range(3 * 24 * 60 // 17):
         at += timedelta(minutes=17)
@@ -75,12 +75,22 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
         for name, doc in made.items():          # the charts' columns are those of the points, kept or not
             assert doc.series == Series.of_points(points_of(doc)), f"cycle {n}, {name}"
         docs = {name: orjson.dumps(doc) for name, doc in made.items()}
+        drawn += sum(1 for doc in made.values() if "p50" in doc.drawn)
+        for name, doc in made.items():          # drawn with what earlier builds drew, as if drawn anew
+            assert drawings(doc) == drawings(orjson.loads(docs[name])), f"cycle {n}, {name}"
         source.flush()
         moved += sum(1 for res, c in before.items() if store.history_cache("api")[res].first != c.first
                       or store.history_cache("api")[res].upto != c.upto)
         carried += len(before)
         assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
     assert carried > 4 * 200 and moved > 200       # the kept points were carried, not made anew each time
+    assert drawn > 4 * 200                         # and so was what their charts drew
+
+
+def drawings(history: dict) -> tuple[str, ...]:
+    """What the pages draw of a history (the day table of the 90-day one)."""
+    days = (charts.day_table(history),) if history["range"] == "90d" else ()
+    return charts.latency_chart(history), charts.availability_chart(history), *days
 
 
 def test_chart_columns_are_kept_as_they_were_made():

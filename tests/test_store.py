@@ -130,7 +130,7 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     from statusgen.store import migrate
     path = tmp_path / "v5.db"
     db = sqlite3.connect(path, isolation_level=None)
-    migrate(db, upto=MIGRATIONS[-2][0])                   # the store as the previous release made it
+    migrate(db, upto=9)                                   # the store before chart columns were kept
     for i in range(3):
         db.execute("INSERT INTO buckets (res, start, service, up, down) VALUES (300, ?, 'api', 2, 1)",
                    (int(T0.timestamp()) - 300 * i,))
@@ -149,6 +149,39 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     assert store.data_versions() == {}                     # migration 8: versions start with the next write
     store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
     assert store.data_versions() == {"api": 1}
+
+
+def test_kept_points_of_a_store_before_drawn_charts_are_used_and_their_charts_kept(tmp_path):
+    """Migration 11: points kept by a store of schema 10 are carried as they are; the pages draw
+    them once, and what they drew is kept with them."""
+    from statusgen import charts
+    from statusgen.history import RANGES, build_history, incidents_key, window
+    from statusgen.sitedata import HistorySource
+    from statusgen.store import _deflated, migrate
+    path = tmp_path / "v10.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, upto=10)
+    rng, t = RANGES["24h"], int(T0.timestamp())
+    rows = [(t - 300 * i, 3, 1, 0, 0, 0, 40.0 + i, 80.0 + i, None) for i in range(1, 40)]
+    db.executemany("INSERT INTO buckets (res, start, service, up, down, p50, p95) VALUES (300, ?, 'api', ?, ?, ?, ?)",
+                   [(r[0], r[1], r[2], r[6], r[7]) for r in rows])
+    _, kept = build_history("api", rng, T0, [], incidents_key([]), None, sorted(rows))
+    db.execute("INSERT INTO history_cache VALUES ('api', 300, ?, ?, ?, ?, ?, NULL, ?)",
+               (kept.first, kept.upto, kept.key, _deflated(kept.points), orjson.dumps(kept.counts).decode(),
+                kept.series.pack()))
+    db.close()
+    store = Store(path)
+    assert store.schema_version() == 11 == MIGRATIONS[-1][0]
+    carried = store.history_cache("api")[300]
+    assert carried == kept and carried.drawn == {} and window(rng, T0)[0] == kept.first
+    source = HistorySource(store)
+    docs = source.histories("api", T0, [])
+    assert docs["24h"]["summary"]["checks"] == 39 * 4
+    chart = charts.latency_chart(docs["24h"])
+    source.flush()
+    drawn = store.history_cache("api")[300].drawn
+    assert set(drawn) == {"code", "p50", "p95"} and len(drawn["p95"][-1]) == rng.buckets - 1
+    assert charts.latency_chart(source.histories("api", T0, [])["24h"]) == chart   # drawn from what was kept
 
 
 def _rows_by_sql(store: Store, since: datetime) -> tuple[int, str]:
