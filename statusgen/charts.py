@@ -163,6 +163,24 @@ def _runs(bands: Iterable[str]) -> list[DayRun]:
     return [DayRun(len(list(group)), css) for css, group in itertools.groupby(bands)]
 
 
+def history_cells(history: dict[str, Any]) -> Markup:
+    """``bar_cells`` of a history's runs (``series_runs``). The cells of its closed days' runs but
+    the last (which the day in progress may lengthen) are carried with its closed points while
+    the range stays where it was."""
+    series, drawn = series_of(history), _drawn(history)
+    if drawn is None or not len(series):
+        return bar_cells(series_runs(series))
+    entry = drawn.get("bar")
+    if entry is None or entry[0] != series.first:
+        runs = _runs(map(availability_class, series.availability[:-1], series.maintenance[:-1]))
+        last = runs.pop() if runs else DayRun(0, "")
+        entry = drawn["bar"] = [series.first, str(bar_cells(runs)), last.days, last.css]
+    _, cells, days, css = entry
+    now = availability_class(series.availability[-1], series.maintenance[-1])
+    tail = [DayRun(days + 1, css)] if css == now else [DayRun(days, css), DayRun(1, now)] if days else [DayRun(1, now)]
+    return Markup(cells + str(bar_cells(tail)))
+
+
 def bar_cells(runs: Sequence[DayRun]) -> Markup:
     """The cells of a bar, one per run (``day_runs``): ``<i class=f style=--n:12></i>``, terse
     (200 services stay under 150 KB).
@@ -317,25 +335,53 @@ def _strip(maintenance: int) -> str:
     return availability_class(None, maintenance)
 
 
-def _bars(series: Series) -> str:
-    """A path per band. Consecutive buckets of the same availability are one rectangle, as tall as
-    their availability (at least ``LOW``); a low strip lies under buckets without counted checks."""
-    step, scale, highest = PLOT_W / len(series), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
-    bands: dict[str, list[str]] = {css: [] for css, _ in LEGEND}
-    i = 0
-    for avail, group in itertools.groupby(series.availability):
+def _bar_runs(series: Series, start: int, stop: int, step: float) -> list[tuple[int, str, str]]:
+    """The rectangles of buckets ``start`` to ``stop`` (exclusive), in order, each as (where its run
+    of the same availability starts, band, path)."""
+    scale, highest = PLOT_H * 10 / 100, round((BASE - LOW) * 10)
+    out: list[tuple[int, str, str]] = []
+    i = start
+    for avail, group in itertools.groupby(series.availability[start:stop]):
         n = len(list(group))
         if avail is None:   # a strip per band: maintenance only, or nothing at all
-            start = i
+            at = i
             for css, run in itertools.groupby(series.maintenance[i:i + n], key=_strip):
-                end = start + len(list(run))
-                bands[css].append(f"M{_c(LEFT + start * step)},{BASE}v-3H{_c(LEFT + end * step)}v3z")
-                start = end
+                end = at + len(list(run))
+                out.append((i, css, f"M{_c(LEFT + at * step)},{BASE}v-3H{_c(LEFT + end * step)}v3z"))
+                at = end
         else:
             y = _TENTHS[min(round(BASE * 10 - avail * scale), highest)]
-            bands[availability_class(avail)].append(
-                f"M{_c(LEFT + i * step)},{BASE}V{y}H{_c(LEFT + (i + n) * step)}V{BASE}z")
+            out.append((i, availability_class(avail),
+                        f"M{_c(LEFT + i * step)},{BASE}V{y}H{_c(LEFT + (i + n) * step)}V{BASE}z"))
         i += n
+    return out
+
+
+def _bars(series: Series, history: dict[str, Any] | None = None) -> str:
+    """A path per band. Consecutive buckets of the same availability are one rectangle, as tall as
+    their availability (at least ``LOW``); a low strip lies under buckets without counted checks.
+
+    With a ``history`` that carries what was drawn of its closed buckets, the paths of their runs
+    but the last (which the bucket in progress may lengthen) are carried while the range stays
+    where it was (their x would move with it); only the last run on is drawn."""
+    step, drawn = PLOT_W / len(series), None if history is None else _drawn(history)
+    bands: dict[str, list[str]] = {css: [] for css, _ in LEGEND}
+    start = 0
+    if drawn is not None:
+        entry = drawn.get("bars")
+        if entry is None or entry[0] != series.first:
+            runs = _bar_runs(series, 0, len(series) - 1, step)
+            last = runs[-1][0] if runs else 0
+            done: dict[str, str] = {}
+            for i, css, path in runs:
+                if i < last:
+                    done[css] = done.get(css, "") + path
+            entry = drawn["bars"] = [series.first, last, done]
+        _, start, done = entry
+        for css, text in done.items():
+            bands[css].append(text)
+    for _, css, path in _bar_runs(series, start, len(series), step):
+        bands[css].append(path)
     return "".join(f'<path class="{css}" d="{"".join(d)}"></path>' for css, d in bands.items() if d)
 
 
@@ -343,7 +389,7 @@ def availability_chart(history: dict[str, Any], series: Series | None = None) ->
     """One bar per bucket, as tall as its availability and coloured by its band (``series``:
     the history's chart columns, when at hand)."""
     series = series_of(history) if series is None else series
-    body = (_axes(100.0, "%", history, series) + _bars(series)
+    body = (_axes(100.0, "%", history, series) + _bars(series, history)
             + _no_data(series.availability, "No checks counted in this range"))
     s = history["summary"]
     label = (f"Availability, last {RANGE_LABELS[history['range']]}: {number(s['availability'])}%, "

@@ -252,8 +252,8 @@ def static_files() -> dict[str, bytes]:
 def front_bar(history: dict[str, Any]) -> dict[str, Any]:
     """What the front page shows of a service's 90-day history: its bar's cells and its summary
     (small: a forked renderer hands it back for each of its services). Drawn from the
-    history's chart columns (``series_of``), not from its points read back."""
-    return {"cells": charts.bar_cells(charts.series_runs(series_of(history))), "summary": history["summary"]}
+    history's chart columns (``charts.history_cells``), not from its points read back."""
+    return {"cells": charts.history_cells(history), "summary": history["summary"]}
 
 
 def _front_service(summary: dict[str, Any], bar: dict[str, Any]) -> dict[str, Any]:

@@ -88,8 +88,8 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
 
 
 def drawings(history: dict) -> tuple[str, ...]:
-    """What the pages draw of a history (the day table of the 90-day one)."""
-    days = (charts.day_table(history),) if history["range"] == "90d" else ()
+    """What the pages draw of a history (the day table and front page bar of the 90-day one)."""
+    days = (charts.day_table(history), charts.history_cells(history)) if history["range"] == "90d" else ()
     return charts.latency_chart(history), charts.availability_chart(history), *days
 
 
