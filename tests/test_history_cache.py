@@ -75,7 +75,7 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
         for name, doc in made.items():          # the charts' columns are those of the points, kept or not
             assert doc.series == Series.of_points(points_of(doc)), f"cycle {n}, {name}"
         docs = {name: orjson.dumps(doc) for name, doc in made.items()}
-        drawn += sum(1 for doc in made.values() if "p50" in doc.drawn)
+        drawn += "rows" in made["90d"].drawn
         for name, doc in made.items():          # drawn with what earlier builds drew, as if drawn anew
             assert drawings(doc) == drawings(orjson.loads(docs[name])), f"cycle {n}, {name}"
         source.flush()
@@ -84,7 +84,7 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
         carried += len(before)
         assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
     assert carried > 4 * 200 and moved > 200       # the kept points were carried, not made anew each time
-    assert drawn > 4 * 200                         # and so was what their charts drew
+    assert drawn > 200                             # and so were the 90-day table's rows
 
 
 def drawings(history: dict) -> tuple[str, ...]:

@@ -161,27 +161,28 @@ def test_kept_points_of_a_store_before_drawn_charts_are_used_and_their_charts_ke
     path = tmp_path / "v10.db"
     db = sqlite3.connect(path, isolation_level=None)
     migrate(db, upto=10)
-    rng, t = RANGES["24h"], int(T0.timestamp())
-    rows = [(t - 300 * i, 3, 1, 0, 0, 0, 40.0 + i, 80.0 + i, None) for i in range(1, 40)]
-    db.executemany("INSERT INTO buckets (res, start, service, up, down, p50, p95) VALUES (300, ?, 'api', ?, ?, ?, ?)",
+    rng, day = RANGES["90d"], int(T0.timestamp()) // 86400 * 86400
+    rows = [(day - 86400 * i, 3, 1, 0, 0, 0, 40.0 + i, 80.0 + i, None) for i in range(1, 40)]
+    db.executemany("INSERT INTO buckets (res, start, service, up, down, p50, p95) VALUES (86400, ?, 'api', ?, ?, ?, ?)",
                    [(r[0], r[1], r[2], r[6], r[7]) for r in rows])
     _, kept = build_history("api", rng, T0, [], incidents_key([]), None, sorted(rows))
-    db.execute("INSERT INTO history_cache VALUES ('api', 300, ?, ?, ?, ?, ?, NULL, ?)",
+    db.execute("INSERT INTO history_cache VALUES ('api', 86400, ?, ?, ?, ?, ?, NULL, ?)",
                (kept.first, kept.upto, kept.key, _deflated(kept.points), orjson.dumps(kept.counts).decode(),
                 kept.series.pack()))
     db.close()
     store = Store(path)
     assert store.schema_version() == 11 == MIGRATIONS[-1][0]
-    carried = store.history_cache("api")[300]
+    carried = store.history_cache("api")[86400]
     assert carried == kept and carried.drawn == {} and window(rng, T0)[0] == kept.first
     source = HistorySource(store)
     docs = source.histories("api", T0, [])
-    assert docs["24h"]["summary"]["checks"] == 39 * 4
-    chart = charts.latency_chart(docs["24h"])
+    assert docs["90d"]["summary"]["checks"] == 39 * 4
+    table, bar = charts.day_table(docs["90d"]), charts.history_cells(docs["90d"])
     source.flush()
-    drawn = store.history_cache("api")[300].drawn
-    assert set(drawn) == {"code", "p50", "p95"} and len(drawn["p95"][-1]) == rng.buckets - 1
-    assert charts.latency_chart(source.histories("api", T0, [])["24h"]) == chart   # drawn from what was kept
+    drawn = store.history_cache("api")[86400].drawn
+    assert set(drawn) == {"code", "rows", "bar"} and len(drawn["rows"][-1]) == rng.buckets - 1
+    again = source.histories("api", T0, [])["90d"]          # drawn from what was kept
+    assert again.drawn == drawn and (charts.day_table(again), charts.history_cells(again)) == (table, bar)
 
 
 def _rows_by_sql(store: Store, since: datetime) -> tuple[int, str]:
