@@ -177,7 +177,10 @@ def history_cells(history: dict[str, Any]) -> Markup:
         entry = drawn["bar"] = [series.first, str(bar_cells(runs)), last.days, last.css]
     _, cells, days, css = entry
     now = availability_class(series.availability[-1], series.maintenance[-1])
-    tail = [DayRun(days + 1, css)] if css == now else [DayRun(days, css), DayRun(1, now)] if days else [DayRun(1, now)]
+    if css == now:          # the day in progress lengthens the last closed run
+        tail = [DayRun(days + 1, css)]
+    else:
+        tail = ([DayRun(days, css)] if days else []) + [DayRun(1, now)]
     return Markup(cells + str(bar_cells(tail)))
 
 
@@ -395,8 +398,8 @@ def day_table(history: dict[str, Any]) -> Markup:
 #
 # A history made by a build (``history.HistoryDocument``) carries ``drawn``: texts drawn of its
 # closed buckets by an earlier build (``history.Closed.drawn``, kept in the store), each entry
-# ``[first bucket's start, *what they were drawn with, texts of each bucket from it]`` (the
-# front page bar's, ``history_cells``, holds its own shape). The
+# ``[first bucket's start, texts of each bucket from it]`` (the front page bar's,
+# ``history_cells``, holds its own shape). The
 # closed buckets of a history never change while they are carried (a result written into one
 # deletes them, and ``drawn`` with them), so a text made once is good until its bucket leaves the
 # range; when the range slides, the entry's texts of the buckets that left are dropped. A test
@@ -421,19 +424,18 @@ def _drawn(history: dict[str, Any]) -> dict[str, Any] | None:
     return drawn
 
 
-def _carried(drawn: dict[str, Any], name: str, history: dict[str, Any], closed: int, *made_with: Any) -> list[Any]:
-    """The texts of entry ``name`` for the history's first closed buckets, as many as were
-    drawn with ``made_with`` (none if it was drawn with something else)."""
+def _carried(drawn: dict[str, Any], name: str, history: dict[str, Any], closed: int) -> list[Any]:
+    """The texts of entry ``name`` for the history's first closed buckets, as many as were drawn."""
     entry = drawn.get(name)
-    if entry is None or entry[1:-1] != list(made_with):
+    if entry is None:
         return []
-    first, texts = history.series.first, entry[-1]   # type: ignore[attr-defined]
+    first, texts = history.series.first, entry[1]   # type: ignore[attr-defined]
     if entry[0] != first:          # the range slid: drop the buckets that left it
         gone = (to_epoch(parse_iso(first)) - to_epoch(parse_iso(entry[0]))) // history["resolution_s"]
         texts = texts[gone:] if gone >= 0 else []
     return texts[:closed]   # type: ignore[no-any-return]
 
 
-def _carry(drawn: dict[str, Any], name: str, history: dict[str, Any], texts: list[Any], *made_with: Any) -> None:
+def _carry(drawn: dict[str, Any], name: str, history: dict[str, Any], texts: list[Any]) -> None:
     """Keep ``texts`` (of the history's first closed buckets on) for the next build: a new entry."""
-    drawn[name] = [history.series.first, *made_with, texts]   # type: ignore[attr-defined]
+    drawn[name] = [history.series.first, texts]   # type: ignore[attr-defined]
