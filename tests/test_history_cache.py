@@ -17,13 +17,15 @@ import orjson
 
 from statusgen import charts, latency
 from statusgen.health import RunRecord
-from statusgen.history import COARSER, RANGES, Series, build_history, incidents_key, points_of, window
+from statusgen.history import (COARSER, RANGES, HistoryDocument, Series, build_history, incidents_key, points_of,
+                               window)
 from statusgen.incidents import Incident, IncidentUpdate
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
 from statusgen.sitedata import HistorySource
 from statusgen.state import ServiceState, Status
 from statusgen.store import Cycle, Store, StoredResult
+from statusgen.timeutil import iso_epoch
 
 T0 = datetime(2026, 11, 1, 0, 3, tzinfo=UTC)
 
@@ -91,6 +93,51 @@ def drawings(history: dict) -> tuple[str, ...]:
     """What the pages draw of a history (the day table and front page bar of the 90-day one)."""
     days = (charts.day_table(history), charts.history_cells(history)) if history["range"] == "90d" else ()
     return charts.latency_chart(history), charts.availability_chart(history), *days
+
+
+def _history(name: str, first: int, values: list[tuple], drawn: dict) -> HistoryDocument:
+    """A history document of ``values`` (availability, p50, p95, maintenance) per bucket, as a build
+    makes it: with its chart columns and what was drawn of its closed buckets."""
+    res = RANGES[name].resolution_s
+    points = [{"start": iso_epoch(first + i * res), "availability": a, "latency_p50_ms": p50, "latency_p95_ms": p95,
+               "checks": 10, "failed": 0, "slow": 0, "maintenance": m, "excluded": 0, "incident_minutes": 0}
+              for i, (a, p50, p95, m) in enumerate(values)]
+    doc = HistoryDocument({"service": "api", "range": name, "resolution": RANGES[name].resolution,
+                           "resolution_s": res, "summary": {"availability": 99.9, "latency_p50_ms": 40.0,
+                                                            "latency_p95_ms": 90.0, "incident_minutes": 3},
+                           "points": points})
+    doc.series, doc.drawn, doc.open_point = Series.of_points(points), drawn, orjson.dumps(points[-1]).decode()
+    return doc
+
+
+def test_charts_drawn_with_what_was_carried_are_the_charts_drawn_anew():
+    """Cycle after cycle, the bucket in progress changes (a value, none, one above the axis top,
+    the availability of the run before it or another) and now and then the range slides: the
+    latency lines and availability rectangles drawn with what earlier cycles carried are the
+    charts drawn from the points alone, and the carried parts were used."""
+    rnd = random.Random(11)
+
+    def bucket(gaps: bool) -> tuple:
+        if gaps and rnd.random() < 0.15:
+            return (None, None, None, rnd.choice((0, 2)))
+        p50 = rnd.choice((40.0, 41.5, 43.2, 60.0, 95.1)) if rnd.random() < 0.9 else rnd.uniform(100, 900)
+        return (rnd.choice((100.0, 100.0, 100.0, 99.5, 97.0)), p50, p50 * 1.8, 0)
+
+    for name in RANGES:
+        count, res = RANGES[name].buckets, RANGES[name].resolution_s
+        values, first, drawn = [bucket(False) for _ in range(count)], 1_790_000_000 // res * res, {}
+        reused = 0
+        for n in range(120):
+            if n % 7 == 6:                     # a bucket closes: the range slides by one
+                values, first = values[1:] + [bucket(n % 21 == 20)], first + res
+            else:                              # the bucket in progress has one more result
+                values[-1] = bucket(True) if n % 5 else (100.0, 2000.0, 5000.0, 0)   # some above the axis top
+            before = {k: drawn.get(k) for k in ("lines", "rects")}
+            doc = _history(name, first, values, drawn)
+            got = (charts.latency_chart(doc), charts.availability_chart(doc))
+            assert got == (charts.latency_chart(dict(doc)), charts.availability_chart(dict(doc))), f"{name} {n}"
+            reused += sum(before[k] is not None and drawn[k] is before[k] for k in before)
+        assert reused > 120, name               # most cycles drew only the bucket in progress
 
 
 def test_chart_columns_are_kept_as_they_were_made():
