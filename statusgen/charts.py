@@ -42,7 +42,7 @@ import html
 import itertools
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,18 +172,20 @@ def history_cells(history: dict[str, Any]) -> Markup:
     series, drawn = series_of(history), _drawn(history)
     if drawn is None or not len(series):
         return bar_cells(series_runs(series))
-    entry = drawn.get("bar")
-    if entry is None or entry[0] != series.first:
-        runs = _runs(map(availability_class, series.availability[:-1], series.maintenance[:-1]))
-        last = runs.pop() if runs else DayRun(0, "")
-        entry = drawn["bar"] = [series.first, str(bar_cells(runs)), last.days, last.css]
-    _, cells, days, css = entry
+    cells, days, css = _whole(drawn, "bar", series.first, lambda: _closed_cells(series))
     now = availability_class(series.availability[-1], series.maintenance[-1])
     if css == now:          # the day in progress lengthens the last closed run
         tail = [DayRun(days + 1, css)]
     else:
         tail = ([DayRun(days, css)] if days else []) + [DayRun(1, now)]
     return Markup(cells + str(bar_cells(tail)))
+
+
+def _closed_cells(series: Series) -> list[Any]:
+    """The cells of the closed days' runs but the last, and that run's length and class."""
+    runs = _runs(map(availability_class, series.availability[:-1], series.maintenance[:-1]))
+    last = runs.pop() if runs else DayRun(0, "")
+    return [str(bar_cells(runs)), last.days, last.css]
 
 
 def bar_cells(runs: Sequence[DayRun]) -> Markup:
@@ -273,15 +275,19 @@ def _no_data(values: Sequence[float | None], words: str) -> str:
 
 # -- latency -------------------------------------------------------------------------
 
-def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str:
-    """One series: a subpath per run of measured buckets; a lone measured bucket is a dot."""
-    cols = _columns(len(values))
+def _ys(values: Iterable[float], top: float) -> tuple[str, ...]:
+    """The y texts of latency values under an axis top; a null raises TypeError."""
     # A y in tenths is base - v * scale, truncated: + 0.5 makes it round. float.__trunc__ is int() made
     # quicker (the bound method skips the int constructor): a build draws some two million points.
     scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5
+    return tuple([_TENTHS[(base - v * scale).__trunc__()] for v in values])
+
+
+def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str:
+    """One series: a subpath per run of measured buckets; a lone measured bucket is a dot."""
+    cols = _columns(len(values))
     try:   # the common case, made quick: every bucket measured (a null raises TypeError)
-        d = cols.line % tuple([_TENTHS[(base - v * scale).__trunc__()] for v in values])   # type: ignore[operator]
-        return f'<path class="{css}" d="{d}"></path>'
+        return f'<path class="{css}" d="{cols.line % _ys(values, top)}"></path>'   # type: ignore[arg-type]
     except TypeError:
         pass
     runs: list[str] = []
@@ -289,7 +295,8 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> str
     for known, group in itertools.groupby(enumerate(values), key=lambda iv: iv[1] is not None):
         if not known:
             continue
-        run = [cols.centres[i] + _TENTHS[(base - v * scale).__trunc__()] for i, v in group]   # type: ignore[operator]
+        measured = list(group)
+        run = [cols.centres[i] + y for (i, _), y in zip(measured, _ys([v for _, v in measured], top))]  # type: ignore[misc]
         if len(run) > 1:
             runs.append("M" + " ".join(run))
         else:
@@ -306,20 +313,16 @@ def _lines(history: dict[str, Any], series: Series, top: float) -> str:
     drawn = _drawn(history)
     if drawn is None or len(series) < 3:
         return _line(series.p95, top, "p95", "dot95") + _line(series.p50, top, "p50", "dot50")
-    entry = drawn.get("lines")
-    if entry is None or entry[0] != series.first or entry[1] != top:
-        entry = drawn["lines"] = [series.first, top, *(_closed_line(v, top) for v in (series.p95, series.p50))]
-    _, _, p95, p50 = entry
+    p95, p50 = _whole(drawn, "lines", [series.first, top],
+                      lambda: [_closed_line(v, top) for v in (series.p95, series.p50)])
     return (_line(series.p95, top, "p95", "dot95") if p95 is None else _ended(p95, series.p95, top, "p95")) + \
         (_line(series.p50, top, "p50", "dot50") if p50 is None else _ended(p50, series.p50, top, "p50"))
 
 
 def _closed_line(values: Sequence[float | None], top: float) -> str | None:
     """The path of ``_line`` through every bucket but the last, when each of those has a value."""
-    scale, base = PLOT_H * 10 / top, BASE * 10 + 0.5
     try:
-        return _columns(len(values)).closed % tuple([_TENTHS[(base - v * scale).__trunc__()]  # type: ignore[operator]
-                                                     for v in values[:-1]])
+        return _columns(len(values)).closed % _ys(values[:-1], top)   # type: ignore[arg-type]
     except TypeError:        # a closed bucket without a value: drawn whole each time
         return None
 
@@ -329,7 +332,7 @@ def _ended(closed: str, values: Sequence[float | None], top: float, css: str) ->
     goes on to the bucket in progress when that has a value."""
     now = values[-1]
     if now is not None:
-        closed += f" {_columns(len(values)).centres[-1]}{_TENTHS[(BASE * 10 + 0.5 - now * (PLOT_H * 10 / top)).__trunc__()]}"
+        closed += f" {_columns(len(values)).centres[-1]}{_ys([now], top)[0]}"
     return f'<path class="{css}" d="{closed}"></path>'
 
 
@@ -393,16 +396,18 @@ def _bars(history: dict[str, Any], series: Series) -> str:
     if drawn is None or len(series) < 2:
         bands = _by_band(_rects(series))
     else:
-        entry = drawn.get("rects")
-        if entry is None or entry[0] != series.first:
-            avail, last = series.availability, len(series) - 2      # the last closed bucket
-            k = last
-            while k > 0 and avail[k - 1] == avail[last]:            # where its run starts
-                k -= 1
-            entry = drawn["rects"] = [series.first, k, _by_band(_rects(series, 0, k))]
-        _, k, before = entry
+        k, before = _whole(drawn, "rects", series.first, lambda: _closed_rects(series))
         bands = _by_band(_rects(series, k), before)
     return "".join(f'<path class="{css}" d="{bands[css]}"></path>' for css, _ in LEGEND if css in bands)
+
+
+def _closed_rects(series: Series) -> list[Any]:
+    """Where the last closed bucket's run starts, and the rectangles before it (``_by_band``)."""
+    avail, last = series.availability, len(series) - 2
+    k = last
+    while k > 0 and avail[k - 1] == avail[last]:
+        k -= 1
+    return [k, _by_band(_rects(series, 0, k))]
 
 
 def availability_chart(history: dict[str, Any], series: Series | None = None) -> Markup:
@@ -465,7 +470,7 @@ def day_table(history: dict[str, Any]) -> Markup:
 # starting with the start of the range's first bucket when it was drawn. The day table's
 # (``rows``) holds a text per bucket from it; the others are whole texts good while the range
 # stays where it was (the front page bar's ``bar``, the availability chart's ``rects``) and the
-# axis top too (the latency chart's ``lines``). The
+# axis top too (the latency chart's ``lines``), through ``_whole``. The
 # closed buckets of a history never change while they are carried (a result written into one
 # deletes them, and ``drawn`` with them), so a text made once is good until its bucket leaves the
 # range; when the range slides, the day table's texts of the buckets that left are dropped, and
@@ -490,6 +495,15 @@ def _drawn(history: dict[str, Any]) -> dict[str, Any] | None:
         drawn.clear()
         drawn["code"] = _drawing_key()
     return drawn
+
+
+def _whole(drawn: dict[str, Any], name: str, key: Any, make: Callable[[], list[Any]]) -> list[Any]:
+    """Entry ``name``: what ``make`` drew (a JSON list), carried while ``key`` (the range's first
+    bucket, and what else it was drawn with) stays the same; drawn again, as a new entry, when not."""
+    entry = drawn.get(name)
+    if entry is None or entry[0] != key:
+        entry = drawn[name] = [key, make()]
+    return entry[1]  # type: ignore[no-any-return]
 
 
 def _carried(drawn: dict[str, Any], name: str, history: dict[str, Any], closed: int) -> list[Any]:

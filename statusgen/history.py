@@ -208,8 +208,8 @@ class Closed:
     counts: tuple[int, int, int, int]   # up, down, maintenance, excluded over those buckets
     hist: latency.Histogram    # their merged latency histogram
     series: Series             # what the charts draw of them
-    # What the pages drew of them (``charts``: texts per bucket, each entry with the first
-    # bucket it starts at), carried with them. Filled by the pages; entries are replaced, not
+    # What the pages drew of them (``charts``: entries keyed by the range's first bucket when
+    # drawn), carried with them. Filled by the pages; entries are replaced, not
     # changed in place, so that the store can tell which changed since it read them.
     drawn: dict[str, Any] = field(default_factory=dict, compare=False)
 
