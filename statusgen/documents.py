@@ -120,7 +120,7 @@ def _incident_ref(inc: Incident | None) -> dict[str, Any] | None:
     if inc is None:
         return None
     return {"id": inc.id, "title": inc.title, "severity": inc.severity, "started_at": iso(inc.started_at),
-            "page": routes.incident_page_url(inc.id)}
+            "page": routes.incident_page_url(inc.service, inc.id)}
 
 
 def _list_as_of(data: SiteData, services: list[ServiceConfig]) -> str | None:
@@ -191,7 +191,7 @@ def incident_document(data: SiteData, inc: Incident) -> dict[str, Any]:
     return inc.to_json() | {
         "service_name": svc.name if svc else inc.service, "open": inc.open,
         "updated_at": iso(inc.updated_at), "duration_s": duration,
-        "links": {"page": routes.incident_page_url(inc.id), "service": routes.service_url(inc.service)},
+        "links": {"page": routes.incident_page_url(inc.service, inc.id), "service": routes.service_url(inc.service)},
     }
 
 

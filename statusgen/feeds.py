@@ -43,7 +43,7 @@ def feed_entry(data: SiteData, inc: Incident, authority: str) -> dict[str, Any]:
         "id": f"tag:{authority},{started[:10]}:incident/{inc.id}",       # the day it started, in UTC: never changes
         "title": f"{inc.title}{' (resolved)' if not inc.open else ''}",
         "published": started, "updated": updates[-1]["at"] if updates else started,
-        "url": data.config.site.base_url + routes.incident_page_url(inc.id),
+        "url": data.config.site.base_url + routes.incident_page_url(inc.service, inc.id),
         "severity": inc.severity, "service": inc.service, "service_name": svc.name if svc else inc.service,
         "summary": updates[-1]["message"] if updates else inc.title, "state_words": state,
         "ended": record["ended_at"], "duration": lasted, "updates": updates,

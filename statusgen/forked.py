@@ -5,7 +5,7 @@ process. After the store is read, ``Share.start`` forks: the child inherits
 the gathered data, makes the site-wide documents as the parent does (side by
 side: on a large site they are some tenths of a second, and the second core
 would wait), writes them (with the OpenAPI document, the badges and the API
-page), renders the feeds and incident pages, then services, and places its
+page), renders the feeds and incidents pages, then services, and places its
 files itself into the generation being written (``TreeWriter.place_share``,
 with the copy of the writer the fork gave it), while the parent renders and
 places services. Services are claimed one at a time from a counter in shared
@@ -58,7 +58,7 @@ def single_threaded() -> bool:
 class Claims:
     """Indexes handed out one at a time to whichever process asks first: the parent and the
     child share the services this way (a counter in shared memory, made before the fork), so
-    both finish together however their other work (feeds, incident pages, site-wide pages)
+    both finish together however their other work (feeds, incidents pages, site-wide pages)
     weighs. Each process iterates its own Claims object (the same counter)."""
 
     def __init__(self, count: int):

@@ -5,7 +5,9 @@
     services/{slug}/index.html   one service: state and reason, vendor view, checks,
                                  latency and availability charts, incidents, links
     incidents/index.html         open and past incidents with their timelines
-    incidents/{id}.html          one incident
+    services/{slug}/incidents/index.html
+                                 every incident of one service, each told in full
+                                 (an incident's URL is its part there: ``routes.incident_page_url``)
     method/index.html            how the checks are made, from the configuration
     api/index.html               every endpoint: parameters, caching, limits, examples
     static/...                   the stylesheet and the icon (``templates/static/``)
@@ -27,10 +29,10 @@ without it every page still tells the same in words (``charts.py``).
 Speed: a build of 1,000 services renders its pages in about two seconds, so
 the markup that repeats most (bars, charts, the day table, status words and
 times) is made by Python functions of numbers, not by template loops or
-macros; the templates hold the words around them. Incident pages, one per
-incident kept for good, and service pages, each made again by every cycle,
-are made whole in Python inside the layout of ``base.html`` rendered once
-(``Layout``); only a service's vendor section is a template.
+macros; the templates hold the words around them. Service pages, each made
+again by every cycle, and services' incidents pages are made whole in Python
+inside the layout of ``base.html`` rendered once (``Layout``); only a
+service's vendor section is a template.
 
 Vendor and service text is untrusted: templates rely on Jinja's autoescape
 (never ``|safe``), links to outside pages are kept only when they are
@@ -41,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -68,7 +69,6 @@ from .state import STATUS_WORDS, STATUSES, Status
 from .timeutil import human_duration, iso
 
 STATIC = Path(__file__).resolve().parent.parent / "templates" / "static"
-INCIDENT_ID = re.compile(r"^(?!index$)[a-z0-9][a-z0-9-]{0,127}$")   # a slug and a start time: safe as a file name
 PAST_WITH_TIMELINES = 50   # the incidents page tells the newest past incidents in full, lists the older ones
 SNAPSHOT = f"{routes.API}/snapshot.json"
 HEALTH = f"{routes.API}/health.json"
@@ -174,15 +174,16 @@ def incident_facts(i: dict[str, Any]) -> Markup:
 
 
 def incident_card(i: dict[str, Any]) -> Markup:
-    """An incident told in full: its title linking its page, its facts and its timeline."""
-    anchor = escape(f"inc-{i['id']}")
+    """An incident told in full: its title linking where it is told for good (its part of its
+    service's incidents page), its facts and its timeline."""
+    anchor = escape(routes.incident_anchor(i["id"]))
     return Markup(f'<article class="incident" aria-labelledby="{anchor}">\n<h3 id="{anchor}"><a href="'
                   f'{escape(i["links"]["page"])}">{escape(i["title"])}</a></h3>\n{incident_facts(i)}\n'
                   f"{timeline(i['updates'])}\n</article>")
 
 
 def incident_rows(incidents: list[dict[str, Any]]) -> Markup:
-    """Incidents as rows of a table (incident, severity, started, lasted), each linking its page."""
+    """Incidents as rows of a table (incident, severity, started, lasted), each linking its timeline."""
     return Markup("".join([
         f'\n<tr><td data-label="Incident"><a href="{escape(i["links"]["page"])}">{escape(i["title"])}</a></td>'
         f'<td data-label="Severity">{escape(sentence(i["severity"]))}</td><td data-label="Started">'
@@ -311,10 +312,11 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
                  incidents: list[dict[str, Any]], bars: dict[str, dict[str, Any]] | None = None) -> bytes:
     """One service: its record, vendor view, checks, charts of every range, its days, incidents and links.
 
-    Open incidents are told with their timelines; past ones are listed, each linking its page.
+    Open incidents are told with their timelines; past ones are listed, each linking its timeline
+    on the service's incidents page.
     ``bars`` (slug -> ``front_bar``) receives this service's, for the front page.
 
-    Made in Python inside the layout of ``base.html`` (``Layout``), as incident pages are: a
+    Made in Python inside the layout of ``base.html`` (``Layout``), as incidents pages are: a
     cycle renders every service's page again, and the template took 0.3 ms a page. The
     vendor's section, shown only for services with a vendor source, is a template
     (``service-vendor.html``).
@@ -334,7 +336,7 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
         _checks_section(record),
         _charts_section(_chart_panels(docs, slug)),
         _days_section(charts.day_table(days)),
-        _incidents_section(incidents),
+        _incidents_section(slug, incidents),
         f'\n<section aria-labelledby="h-data">\n<h2 id="h-data">Data</h2>\n<ul class="links">\n'
         f'<li><a href="{escape(record["links"]["self"])}">This service as JSON</a></li>\n'
         f'<li><a href="{escape(record["links"]["history"])}">Its history as JSON</a></li>\n'
@@ -457,21 +459,23 @@ def _days_section(rows: str) -> str:
             f'<th scope="col">p95</th></tr></thead>\n<tbody>{rows}</tbody></table></div>\n</details>\n</section>\n\n')
 
 
-def _incidents_section(incidents: list[dict[str, Any]]) -> str:
-    """Open incidents told in full, then past ones listed, each linking its page."""
+def _incidents_section(slug: str, incidents: list[dict[str, Any]]) -> str:
+    """Open incidents told in full, then past ones listed, each linking its timeline."""
     open_ = [i for i in incidents if i["open"]]
     past = [i for i in incidents if not i["open"]]
     cards = "".join([f"{incident_card(i)}\n" for i in open_])
     if past:
-        listed = ('\n<p class="small muted">Past incidents, newest first; each links to its page, with its '
-                  'timeline.</p>\n<div class="table-wrap"><table class="stack" id="past">\n<thead><tr>'
+        listed = ('\n<p class="small muted">Past incidents, newest first; each links to its timeline.</p>\n'
+                  '<div class="table-wrap"><table class="stack" id="past">\n<thead><tr>'
                   '<th scope="col">Incident</th><th scope="col">Severity</th><th scope="col">Started</th>'
                   f'<th scope="col">Lasted</th></tr></thead>\n<tbody>{incident_rows(past)}\n</tbody></table></div>')
     elif not open_:
         listed = "\n<p>No incidents recorded for this service.</p>"
     else:
         listed = ""
-    return (f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}\n'
+    every = (f'\n<p class="small"><a href="{escape(routes.service_incidents_url(slug))}">Every incident of this '
+             'service, each with its timeline</a></p>') if incidents else ""
+    return (f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}{every}\n'
             '</section>\n')
 
 
@@ -485,7 +489,7 @@ def incidents_page(env: Environment, config: Config, docs: dict[str, Any]) -> by
                    as_of=docs[routes.incidents_file()]["as_of"])
 
 
-# -- incident pages: one per incident, so made in Python inside the layout rendered once ---------
+# -- services' incidents pages: one per service, made in Python inside the layout rendered once ----
 
 _BLOCKS = ("title", "head", "main")     # the blocks of base.html a page fills
 
@@ -494,7 +498,8 @@ _BLOCKS = ("title", "head", "main")     # the blocks of base.html a page fills
 class Layout:
     """``base.html`` rendered once for one kind of page, cut where its blocks go. A page made
     here is what a template extending ``base.html`` renders, without a template render per
-    page: a site keeps every incident (7,000 pages after 90 days of 1,000 services)."""
+    page: a cycle makes every service's page again, and a full build every service's
+    incidents page."""
 
     parts: tuple[str, ...]    # the layout's text before, between and after the blocks
 
@@ -515,21 +520,31 @@ class Layout:
         return "".join((p[0], title, p[1], head, p[2], main, p[3])).encode("utf-8")
 
 
-def incident_page(layout: Layout, site_title: str, i: dict[str, Any]) -> bytes:
-    """One incident: its facts, its timeline, and links to its service, its JSON and its feed."""
-    service_name, state = escape(i["service_name"]), "<strong>Open.</strong>" if i["open"] else "Resolved."
-    feed = escape(routes.service_feed_url(i["service"]))
-    active, which = ("1", "Open") if i["open"] else ("0", "Closed")
-    main = (f'\n<p class="small"><a href="/incidents/">Incidents</a> \u203a {escape(i["id"])}</p>\n'
-            f'<h1>{escape(i["title"])}</h1>\n<p>{state}</p>\n{incident_facts(i)}\n'
-            f'<section aria-labelledby="h-timeline">\n<h2 id="h-timeline">Timeline</h2>\n{timeline(i["updates"])}\n'
-            f'</section>\n<section aria-labelledby="h-data">\n<h2 id="h-data">Data</h2>\n<ul class="links">\n'
-            f'<li><a href="{escape(routes.service_page_url(i["service"]))}">{service_name}: its page</a></li>\n'
-            f'<li><a href="{escape(i["links"]["service"])}">The service as JSON</a></li>\n'
-            f'<li><a href="/api/v1/incidents?active={active}">{which} incidents as JSON</a></li>\n'
-            f'<li><a href="{feed}">Incidents feed of {service_name} (Atom)</a></li>\n</ul>\n</section>\n')
-    head = f'<link rel="alternate" type="application/atom+xml" title="{service_name}: incidents" href="{feed}">\n'
-    return layout.page(f"{escape(i['title'])} \u00b7 {escape(site_title)}", head, main)
+def service_incidents_page(layout: Layout, site_title: str, slug: str, name: str,
+                           incidents: list[dict[str, Any]]) -> bytes:
+    """Every incident of one service, newest first, each told in full (its facts and timeline)
+    under the anchor its URL names (``routes.incident_page_url``); then links to its service,
+    its JSON and its feed."""
+    name_html, feed = escape(name), escape(routes.service_feed_url(slug))
+    open_ = "".join([f"{incident_card(i)}\n" for i in incidents if i["open"]])
+    past = "".join([f"{incident_card(i)}\n" for i in incidents if not i["open"]])
+    if incidents:
+        told = ((f'<section aria-labelledby="h-open">\n<h2 id="h-open">Open</h2>\n{open_}</section>\n'
+                 if open_ else "") +
+                (f'<section aria-labelledby="h-past">\n<h2 id="h-past">Past</h2>\n{past}</section>\n' if past else ""))
+    else:
+        told = "<p>No incidents recorded for this service.</p>\n"
+    main = (f'\n<p class="small"><a href="/">Status</a> \u203a <a href="{escape(routes.service_page_url(slug))}">'
+            f'{name_html}</a> \u203a Incidents</p>\n<h1>Incidents of {name_html}</h1>\n'
+            f'<p class="muted">Every incident this site recorded for {name_html}, newest first, each with its '
+            f'timeline. <a href="{feed}">Follow them in a feed reader (Atom)</a>.</p>\n{told}'
+            f'<section aria-labelledby="h-data">\n<h2 id="h-data">Data</h2>\n<ul class="links">\n'
+            f'<li><a href="{escape(routes.service_page_url(slug))}">{name_html}: its page</a></li>\n'
+            f'<li><a href="{escape(routes.service_url(slug))}">The service as JSON</a></li>\n'
+            f'<li><a href="/api/v1/incidents">Every incident as JSON</a></li>\n'
+            f'<li><a href="{feed}">Incidents feed of {name_html} (Atom)</a></li>\n</ul>\n</section>\n')
+    head = f'<link rel="alternate" type="application/atom+xml" title="{name_html}: incidents" href="{feed}">\n'
+    return layout.page(f"Incidents of {name_html} \u00b7 {escape(site_title)}", head, main)
 
 
 # -- the method page and the API page --------------------------------------------------
@@ -590,16 +605,22 @@ def prepare(env: Environment) -> None:
 
 def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
                    ) -> Iterator[tuple[str, Any, Callable[[], bytes]]]:
-    """The incidents page, then each incident's page: its path, the documents it shows (its
-    inputs: a build keeps the page when they are the same), and how to render it."""
+    """The incidents page, then each service's incidents page: its path, what it shows (its
+    inputs: a build keeps the page when they are the same), and how to render it. Every
+    configured service has one, and so does a service no longer configured that has incidents
+    (their links stay good)."""
     yield ("incidents/index.html", [docs[routes.incidents_file("1")], docs[routes.incidents_file("0")]],
            partial(incidents_page, env, config, docs))
     layout = _layout(env, config.site, "incidents")
-    for incident in _incidents(docs):  # type: ignore[arg-type]
-        if not INCIDENT_ID.match(incident["id"]):
-            raise ValueError(f"incident id {incident['id']!r} cannot name a page file")
-        yield (routes.incident_page_file(incident["id"]), incident,
-               partial(incident_page, layout, config.site.title, incident))
+    by_service = incidents_by_service(docs)  # type: ignore[arg-type]
+    names = {s.slug: s.name for s in config.services}
+    names |= {slug: told[0]["service_name"] for slug, told in by_service.items() if slug not in names}
+    for slug, name in names.items():
+        if not routes.SLUG_RE.match(slug):
+            raise ValueError(f"service {slug!r} of an incident cannot name a page file")
+        told = by_service.get(slug, [])
+        yield (routes.service_incidents_file(slug), [slug, name, told],
+               partial(service_incidents_page, layout, config.site.title, slug, name, told))
 
 
 def site_pages(env: Environment, data: SiteData, docs: Mapping[str, Any]) -> dict[str, bytes]:

@@ -11,18 +11,18 @@ the remote, so files go up in tiers, each tier only after the one before it
 has finished (references inside one tier, such as pages linking each other,
 cannot be ordered):
 
-    leaves     assets, badges, error bodies, OpenAPI, history, incident pages
-    services   each service's record, feed and page (they point at each
-               other, and at history and incident pages)
+    leaves     assets, badges, error bodies, OpenAPI, history
+    services   each service's record, feed, page and incidents page (they
+               point at each other, and at history)
     lists      service lists and filters, incident lists, the incidents
-               feed (-> services, incident pages)
+               feed (-> services' pages and incidents pages)
     snapshot   api/v1/snapshot.json, api/v1/health.json (-> services)
     pages      the front page and the other site pages (-> all the above)
     deletions  files the remote has and the tree no longer has, last
 
 What a reader can meet in between is a reference to a file that was already
-on the remote before this publish: an incident page links its service's
-page and the incident lists, every page links the site's navigation pages.
+on the remote before this publish: a service's incidents page links the
+incident lists, every page links the site's navigation pages.
 Only a first publish, to an empty remote, shows dangling links while it runs.
 
 Headers. rclone sets one set of upload headers per invocation
@@ -96,7 +96,6 @@ class Tier(enum.IntEnum):
 # Checked in this order, first match wins; anything unmatched is a leaf.
 TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple((re.compile(p), t) for p, t in (
     (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
-    (r"incidents/(?!index\.html$)[^/]+\.html", Tier.LEAVES),    # one incident's page
     (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
     (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
     (r".+\.html", Tier.PAGES),                                 # the front page, incidents, method, API

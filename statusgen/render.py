@@ -6,7 +6,7 @@ are rendered a service at a time (documents and pages are pure functions of
 the gathered data; each service's histories are read, and their closed points
 kept, through ``sitedata.HistorySource``), and each is compared, compressed
 and written as it comes. A file whose
-inputs have the key of the previous build's (incident pages, feeds, and the
+inputs have the key of the previous build's (incidents pages, feeds, and the
 record, histories and page of a service whose data did not change) is not
 rendered. Large sites are rendered by two processes (``forked``).
 """
@@ -159,13 +159,12 @@ def _service_files(b: _Build, svc: ServiceConfig) -> Iterator[Item]:
 
 
 def _keyed_files(b: _Build) -> Iterator[Item]:
-    """The feeds, the incidents page and each incident's page, each kept unrendered when its
-    inputs are the previous build's.
+    """The feeds, the incidents page and each service's incidents page, each kept unrendered
+    when its inputs are the previous build's.
 
     The site feed comes first, and it is made of what all of them are made of (``feeds``):
     when it is kept, so is every other file here that has a key from the previous build,
-    without dumping and digesting its inputs (some 8,000 files after 90 days of 1,000
-    services: 0.06 CPU-s a build)."""
+    without dumping and digesting its inputs (some 2,000 files for 1,000 services)."""
     made = itertools.chain(feeds(b.env, b.data), incident_pages(b.env, b.data.config, b.kept))
     site_feed = _keyed(b.previous, b.site_key, *next(made))
     yield site_feed
@@ -212,11 +211,11 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
     service's documents at once (and what the site-wide pages need of the others).
 
     ``previous``: the previous generation's files (``TreeWriter.previous``). A file whose
-    inputs have the key it was made with is not rendered again (KEEP): incident pages,
+    inputs have the key it was made with is not rendered again (KEEP): incidents pages,
     feeds, and the six files of a service whose inputs did not change (the site-wide pages
     read its record and 90-day history back from the previous build).
     ``share``: a forked process renders the site-wide documents and the pages made of them
-    alone, the feeds, the incident pages and the services it claims, and places them
+    alone, the feeds, the incidents pages and the services it claims, and places them
     itself (``forked.Share``, ``_share_files``); they are not among the files yielded here.
     """
     env = environment()

@@ -14,6 +14,8 @@ must match a strict pattern and name a file that the build wrote.
     /api/v1/health                           api/v1/health.json
     /feed/incidents.xml                      feed/incidents.xml
     /feed/services/{slug}.xml                feed/services/{slug}.xml
+    /incidents/{slug}-{start}.html           301 to /services/{slug}/incidents/#inc-{slug}-{start}
+                                             (an incident's own page in earlier versions: ``OLD_INCIDENT``)
     error bodies                             _errors/{400-category,400-status,400-range,400-active,
                                                       404,404-service,405,429}.json
 """
@@ -33,6 +35,9 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
+#: An incident's own page in earlier versions (its id is its service's slug and its start); its
+#: links live on in feed readers and chats, so they are sent on to where the incident is told now.
+OLD_INCIDENT = re.compile(r"^/incidents/(?P<slug>[a-z0-9][a-z0-9-]{0,62})-(?P<at>[0-9]{8}t[0-9]{6})\.html$")
 ALLOW = "GET, HEAD"
 
 
@@ -76,14 +81,25 @@ def service_page_url(slug: str) -> str:
     return f"/services/{slug}/"
 
 
-def incident_page_file(incident_id: str) -> str:
-    """An incident's page: a file of its own beside the incidents page (no folder each: a
-    site keeps every incident, and each folder is one more inode to make on a full build)."""
-    return f"incidents/{incident_id}.html"
+def service_incidents_file(slug: str) -> str:
+    """A service's incidents page: each of its incidents told in full. One page a service, not
+    one an incident: a site keeps every incident (7,000 after 90 days of 1,000 services), and
+    the files of a full build then follow the services, not the history."""
+    return f"services/{slug}/incidents/index.html"
 
 
-def incident_page_url(incident_id: str) -> str:
-    return "/" + incident_page_file(incident_id)
+def service_incidents_url(slug: str) -> str:
+    return f"/services/{slug}/incidents/"
+
+
+def incident_anchor(incident_id: str) -> str:
+    """The id of an incident's part of its service's incidents page (and of the incidents page)."""
+    return f"inc-{incident_id}"
+
+
+def incident_page_url(slug: str, incident_id: str) -> str:
+    """Where an incident is told: its part of its service's incidents page."""
+    return f"{service_incidents_url(slug)}#{incident_anchor(incident_id)}"
 
 
 def service_feed_url(slug: str) -> str:
@@ -140,6 +156,12 @@ def _service(slug: str, exists: Callable[[str], bool]) -> Resolved:
     return Resolved(404, error_file("404-service"))
 
 
+def _old_incident(slug: str, at: str, exists: Callable[[str], bool]) -> Resolved:
+    if exists(service_incidents_file(slug)):
+        return Resolved(301, incident_page_url(slug, f"{slug}-{at}").lstrip("/"))
+    return Resolved(404, error_file("404"))
+
+
 def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
     rel = path.lstrip("/")
     if rel == "" or rel.endswith("/"):
@@ -173,4 +195,7 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
             return _history(rest[0], query, exists)
         if name == "incidents" and not rest:
             return _incidents(query)
+    old = OLD_INCIDENT.match(path)
+    if old:
+        return _old_incident(old["slug"], old["at"], exists)
     return _static(path, exists)

@@ -60,7 +60,7 @@ MANIFEST = ".manifest.json"
 GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt")
 #: Files smaller than a disk block get no .gz copy: the copy would cost an inode and a block of
 #: its own to save a client under 4 KiB, well inside TCP's first flight (some 14 KB), so no
-#: round trip. Most incident pages are below it (about 2.8 KB), and a site keeps every incident.
+#: round trip (badges, error bodies, the feeds and incidents pages of most services).
 GZIP_MIN_BYTES = 4096
 GZIP_LEVEL = 1        # ISA-L's level 1: smaller than zlib-ng's 2, 2.3x faster (1,041 against 454 MB/s here)
 _PAGE = mmap.PAGESIZE

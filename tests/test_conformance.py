@@ -325,6 +325,21 @@ def test_directories_are_their_index_never_a_listing(server, http):
     assert_error(server, http.get("/guide/"), 404, "404")
 
 
+def test_an_incidents_page_of_earlier_versions_is_sent_on_to_where_it_is_told(server, http):
+    """Incidents once had a page each (/incidents/{id}.html); links to them live on in feed
+    readers and chats, so each goes on to its part of its service's incidents page."""
+    incidents = http.get("/api/v1/incidents").json()["incidents"]
+    assert incidents
+    for incident in incidents[:3]:
+        r = http.get(f"/incidents/{incident['id']}.html", follow_redirects=False)
+        assert r.status_code == 301 and r.headers["location"] == incident["links"]["page"], r.headers
+        assert_common_headers(r)
+        page = http.get(incident["links"]["page"])
+        assert page.status_code == 200 and f'id="{routes.incident_anchor(incident["id"])}"' in page.text
+    assert_error(server, http.get("/incidents/nosuch-20250101t000000.html", follow_redirects=False), 404, "404")
+    assert_error(server, http.get("/incidents/alpha.html", follow_redirects=False), 404, "404")
+
+
 # -- rate limit ----------------------------------------------------------------
 
 def test_rate_limit_answers_a_burst_of_120_then_429_with_retry_after(server):

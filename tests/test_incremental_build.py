@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from statusgen import routes
 from statusgen.config import load_config
 from statusgen.cycle import decide_cycle
 from statusgen.health import RunRecord
@@ -246,15 +247,15 @@ def test_the_incidents_page_is_kept_until_an_incident_changes(site):
     assert "incidents/index.html" not in kept_by_next_build(config, store, at)
     build(store, config, at)
     page = (current_generation(config.site.output) / "incidents/index.html").read_text(encoding="utf-8")
-    assert f"/incidents/{opened.id}.html" in page
+    assert f'href="{routes.incident_page_url(opened.service, opened.id)}"' in page
     assert_tree_is_a_build_from_scratch(config, store, at)
     assert "incidents/index.html" in kept_by_next_build(config, store, at)
 
 
-def test_services_trading_names_remake_every_feed_and_incident_page_that_names_them(site, tmp_path):
+def test_services_trading_names_remake_every_feed_and_incidents_page_that_names_them(site, tmp_path):
     """Two services swap names and places: the list of names in order is what it was, but each
     incident now belongs to a service of another name. The site feed's inputs (which stand for
-    every feed's and incident page's: a build keeps them all when it is kept) say so."""
+    every feed's and incidents page's: a build keeps them all when it is kept) say so."""
     config, store = site
     head, *blocks = (tmp_path / "sim.toml").read_text(encoding="utf-8").split("\n[[services]]\n")
     two, three = blocks[2], blocks[3]

@@ -44,11 +44,11 @@ from statusgen.pages import (
     Layout,
     duration,
     incident_card,
-    incident_page,
     incident_rows,
     outside_link,
     page_files,
     prepare,
+    service_incidents_page,
     status_word,
 )
 from statusgen.render import environment, render_files, render_stream
@@ -207,7 +207,9 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     incidents = demo.json("api/v1/incidents.json")["incidents"]
     expected = {"index.html", "incidents/index.html", "method/index.html", "api/index.html"}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
-    expected |= {i["links"]["page"].lstrip("/") for i in incidents}      # a page where the JSON links it
+    expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
+    told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}
+    assert told and told <= expected                        # a page where the JSON links each incident
     assert set(demo.pages()) == expected
     assert (demo.root / "static/site.css").is_file() and (demo.root / "static/icon.svg").is_file()
     assert {i["open"] for i in incidents} == {True, False}, "the demo has open and closed incidents"
@@ -511,21 +513,47 @@ def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: 
     past = docs[routes.incidents_file("0")]
     template = past["incidents"][0]
     past["incidents"] = [dict(template, id=f"{template['id']}-{n}", title=f"Incident {n}",
-                              links=dict(template["links"], page=f"/incidents/{template['id']}-{n}.html"))
+                              links=dict(template["links"], page=f"/services/x/incidents/#inc-{template['id']}-{n}"))
                          for n in range(PAST_WITH_TIMELINES + 7)]
     page = lxml.html.document_fromstring(page_files(environment(), data, docs)["incidents/index.html"])
     assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
     _incidents_page_matches(page, {"h-past": past["incidents"]})
 
 
-def test_incident_pages(demo: DemoBuild) -> None:
-    for incident in demo.json("api/v1/incidents.json")["incidents"]:
-        page = demo.page(incident["links"]["page"].lstrip("/"))
-        assert text_of(page.xpath("//h1")[0]) == incident["title"]
-        assert page.xpath("//dl//time/@datetime")[0] == incident["started_at"]
+def test_each_incident_is_told_where_its_link_points(demo: DemoBuild) -> None:
+    """An incident's link is its part of its service's incidents page: the element it names
+    tells its title, start, end and every update."""
+    incidents = demo.json("api/v1/incidents.json")["incidents"]
+    assert incidents and any(not i["open"] for i in incidents)
+    for incident in incidents:
+        path, _, anchor = incident["links"]["page"].partition("#")
+        assert path == routes.service_incidents_url(incident["service"])
+        page = demo.page(path.lstrip("/") + "index.html")
+        told = page.xpath(f"//*[@id='{anchor}']/ancestor::article[1]")
+        assert len(told) == 1, incident["id"]
+        assert text_of(told[0].xpath(".//h3")[0]) == incident["title"]
+        assert told[0].xpath(".//dl//time/@datetime")[0] == incident["started_at"]
         if not incident["open"]:
-            assert f"after {duration(incident['duration_s'])}" in text_of(page.xpath("//dl")[0])
-        assert len(page.xpath("//ol[@class='timeline']/li")) == len(incident["updates"])
+            assert f"after {duration(incident['duration_s'])}" in text_of(told[0].xpath(".//dl")[0])
+        steps = told[0].xpath(".//ol[@class='timeline']/li")
+        assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
+
+
+def test_every_service_has_an_incidents_page_with_all_of_its_incidents_newest_first(demo: DemoBuild) -> None:
+    incidents = demo.json("api/v1/incidents.json")["incidents"]
+    for svc in demo.config.services:
+        page = demo.page(routes.service_incidents_file(svc.slug))
+        own = [i for i in incidents if i["service"] == svc.slug]
+        ids = [a.get("id") for a in page.xpath("//main//article[@class='incident']/h3")]
+        assert sorted(ids) == sorted(routes.incident_anchor(i["id"]) for i in own), svc.slug
+        assert [h for h in ids if h in {routes.incident_anchor(i["id"]) for i in own if not i["open"]}] == \
+            [routes.incident_anchor(i["id"]) for i in own if not i["open"]]
+        assert text_of(page.xpath("//h1")[0]) == f"Incidents of {svc.name}"
+        if not own:
+            assert "No incidents recorded for this service." in text_of(page.xpath("//main")[0])
+        service_page = demo.page(f"services/{svc.slug}/index.html")
+        links = service_page.xpath("//section[@aria-labelledby='h-incidents']//a/@href")
+        assert (routes.service_incidents_url(svc.slug) in links) == bool(own)
 
 
 # -- method and API pages -------------------------------------------------------------------------
@@ -596,13 +624,25 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     assert "12.345% available over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
 
 
-@pytest.mark.parametrize("bad_id", ["../../etc", "index"])
-def test_an_incident_id_never_names_a_file_outside_its_page(demo: DemoBuild, bad_id: str) -> None:
+@pytest.mark.parametrize("bad_slug", ["../../etc", "a/b", ""])
+def test_an_incidents_service_never_names_a_file_outside_its_page(demo: DemoBuild, bad_slug: str) -> None:
+    """A service no longer configured keeps its incidents page, named by the slug its incidents
+    hold: one that is not a slug names no file."""
     data = _site_data(demo)
     docs = api_documents(data)
-    docs[routes.incidents_file()]["incidents"][0]["id"] = bad_id       # "index" would be the incidents page
+    docs[routes.incidents_file()]["incidents"][0]["service"] = bad_slug
     with pytest.raises(ValueError, match="cannot name a page file"):
         page_files(environment(), data, docs)
+
+
+def test_a_service_no_longer_configured_keeps_its_incidents_page(demo: DemoBuild) -> None:
+    data = _site_data(demo)
+    docs = api_documents(data)
+    gone = dict(docs[routes.incidents_file()]["incidents"][0], service="retired", service_name="Retired one")
+    docs[routes.incidents_file()]["incidents"].append(gone)
+    page = lxml.html.document_fromstring(page_files(environment(), data, docs)[routes.service_incidents_file("retired")])
+    assert text_of(page.xpath("//h1")[0]) == "Incidents of Retired one"
+    assert page.xpath("//main//article/h3/@id") == [routes.incident_anchor(gone["id"])]
 
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -746,23 +786,27 @@ def test_a_page_made_in_a_layout_is_what_a_template_extending_base_html_renders(
         assert made == env.from_string(source).render(site=site, nav=nav) and "\0" not in made
 
 
-def test_an_incident_page_escapes_every_word(demo: DemoBuild) -> None:
-    incident = {"id": "x-1", "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": HOSTILE,
+def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
+    incident = {"id": 'x-1"><b>', "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": HOSTILE,
                 "open": True, "started_at": "2026-11-22T20:00:00Z", "ended_at": None,
                 "updated_at": "2026-11-22T21:00:00Z", "duration_s": None,
-                "links": {"page": "/incidents/x-1.html", "service": '/api/v1/services/x"><b>'},
+                "links": {"page": '/services/x/incidents/#inc-x-1"><b>', "service": '/api/v1/services/x"><b>'},
                 "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
                              "message": HOSTILE}]}
     env = environment()
     prepare(env)
     site = dataclasses.replace(_site_data(demo).config.site, title=HOSTILE)
-    text = incident_page(Layout.of(env, site, "incidents"), site.title, incident).decode("utf-8")
+    text = service_incidents_page(Layout.of(env, site, "incidents"), site.title, "x", HOSTILE,
+                                  [incident]).decode("utf-8")
     assert "<script" not in text and "<img" not in text and '"><b>' not in text
     page = lxml.html.document_fromstring(text)
-    assert page.findtext(".//title") == f"{HOSTILE} \u00b7 {HOSTILE}"
-    assert text_of(page.xpath("//h1")[0]) == HOSTILE and text_of(page.xpath("//main//ol/li")[0]).endswith(HOSTILE)
+    assert page.findtext(".//title") == f"Incidents of {HOSTILE} \u00b7 {HOSTILE}"
+    assert text_of(page.xpath("//h1")[0]) == f"Incidents of {HOSTILE}"
+    assert text_of(page.xpath("//main//h3")[0]) == HOSTILE
+    assert text_of(page.xpath("//main//ol/li")[0]).endswith(HOSTILE)
+    assert page.xpath("//main//article/h3/@id") == ['inc-x-1"><b>']
+    assert page.xpath("//main//article/h3/a/@href") == ['/services/x/incidents/#inc-x-1"><b>']
     assert page.xpath("//head/link[@type='application/atom+xml']/@title")[-1] == f"{HOSTILE}: incidents"
-    assert '/api/v1/services/x"><b>' in page.xpath("//main//ul[@class='links']//a/@href")
     assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/incidents/"]
 
 
@@ -864,5 +908,5 @@ def test_pages_of_200_services_render_quickly_and_stay_small(simulated: tuple[Si
     files = page_files(env, data, docs)
     spent = time.process_time() - start
     assert spent < 2.0, f"the pages of 200 services took {spent:.2f} s of CPU"
-    sizes = [len(body) for path, body in files.items() if path.startswith("services/")]
+    sizes = [len(body) for path, body in files.items() if path.startswith("services/") and path.count("/") == 2]
     assert len(sizes) == SIM_SERVICES and max(sizes) < 64 * 1024

@@ -104,8 +104,7 @@ def test_every_kind_of_file_has_its_tier():
     expected = {
         "static/site.css": Tier.LEAVES, "badges/a.svg": Tier.LEAVES, "_errors/404.json": Tier.LEAVES,
         "api/v1/openapi.json": Tier.LEAVES, "api/v1/services/a/history/24h.json": Tier.LEAVES,
-        "incidents/a-20250101t000000.html": Tier.LEAVES,
-        "services/a/index.html": Tier.SERVICES, "feed/services/a.xml": Tier.SERVICES,
+        "services/a/index.html": Tier.SERVICES, "services/a/incidents/index.html": Tier.SERVICES, "feed/services/a.xml": Tier.SERVICES,
         "api/v1/services/a.json": Tier.SERVICES,
         "api/v1/services.json": Tier.LISTS, "api/v1/services/_filter/_all/degraded.json": Tier.LISTS,
         "api/v1/incidents.json": Tier.LISTS, "api/v1/incidents/_active/1.json": Tier.LISTS,
@@ -194,7 +193,7 @@ def test_first_publish_copies_the_tree_and_later_ones_only_what_changed(trees, t
     report = publish_tree(trees.after, f":local:{target}", RCLONE)
     changed = {rel for rel, data in after.items() if before.get(rel) != data}
     assert set(report.changed("copy")) == changed
-    assert any(c.startswith("incidents/beta-") for c in changed) and "services/delta/index.html" in changed
+    assert "services/beta/incidents/index.html" in changed and "services/delta/index.html" in changed
     assert len(changed) < len(after)                         # history of alpha, assets...: not sent again
     now = state_of(target)
     assert {rel: data for rel, (data, _) in now.items()} == after
@@ -395,8 +394,9 @@ def test_headers_order_and_deletions_through_webdav(trees, webdav):
                    if tier_of(f) != tier_of(r.path)}
         assert not missing, f"{r.path} went up before {missing}"
         uploaded.add(r.path)
-    assert any(p.startswith("incidents/beta-") for p in uploaded - there_before)   # the check had new files to see
-    assert {"api/v1/services/delta.json", "services/delta/index.html"} <= uploaded - there_before
+    assert "services/beta/incidents/index.html" in uploaded      # a new incident of beta is told there
+    assert {"api/v1/services/delta.json", "services/delta/index.html",     # the check had new files to see
+            "services/delta/incidents/index.html"} <= uploaded - there_before
 
 
 def test_a_failed_upload_stops_before_any_entry_document(trees, webdav, monkeypatch):

@@ -198,15 +198,15 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     config = load_config(tmp_path / "sim.toml")
     store = Store(config.site.store)
     first = build(store, config, now)
-    pages = sorted(p for p in (tmp_path / "site").glob("incidents/*.html") if p.name != "index.html")
-    assert len(pages) >= 3
+    pages = sorted((tmp_path / "site").glob("services/*/incidents/index.html"))
+    assert len(pages) == 4 and sum(p.read_bytes().count(b'<article class="incident"') for p in pages) >= 3
     made = os.stat(pages[0])
     second = build(store, config, now)
     assert second.keys_used and second.stats.written < first.stats.written
     third = build(store, config, now)                     # into the first generation again: pages untouched
     assert third.keys_used and third.stats.generation == first.stats.generation
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
-    # keyed: the incidents page and each incident's, the feeds (site and one per service), each
+    # keyed: the incidents page and each service's, the feeds (site and one per service), each
     # service's record, histories and page
     assert len(previous_keys(config.site.output)) == 1 + len(pages) + 1 + 4 + 4 * 6
     page = pages[1].read_bytes()
