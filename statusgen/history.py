@@ -115,10 +115,27 @@ def points_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
 Number = float | None
 
 
-def _column(values: array) -> list[Number]:  # type: ignore[type-arg]
-    """Packed floats as a list, NaN read as None (a sum is NaN only when some value is)."""
-    out: list[Number] = values.tolist()
-    return out if not math.isnan(sum(out)) else [None if math.isnan(v) else v for v in out]  # type: ignore[arg-type]
+#: None as ``Series.pack`` writes it (NaN), and NaN with its sign bit set, as doubles' bytes.
+_NANS = tuple(array("d", [nan]).tobytes() for nan in (math.nan, -math.nan))
+
+
+def _floats(blob: bytes) -> list[Number]:
+    """Packed doubles as a list, NaN read as None. The NaNs are found in the bytes (only
+    where a double starts: one ending where the next begins may hold the same bytes), so a
+    column costs one ``tolist`` and a write per gap, not a test of every value."""
+    values = array("d")
+    values.frombytes(blob)
+    out: list[Number] = values.tolist()   # type: ignore[assignment]
+    size = values.itemsize
+    for nan in _NANS:
+        at = blob.find(nan)
+        while at >= 0:
+            if at % size:
+                at = blob.find(nan, at + 1)
+            else:
+                out[at // size] = None
+                at = blob.find(nan, at + size)
+    return out
 
 
 @dataclass(frozen=True)
@@ -162,11 +179,11 @@ class Series:
 
     @classmethod
     def unpack(cls, blob: bytes) -> Series:
-        floats, counts = array("d"), array("q")
-        n = len(blob) // (3 * floats.itemsize + counts.itemsize)
-        floats.frombytes(blob[:3 * n * floats.itemsize])
-        counts.frombytes(blob[3 * n * floats.itemsize:])
-        return cls(_column(floats[:n]), _column(floats[n:2 * n]), _column(floats[2 * n:]), counts.tolist())
+        counts = array("q")
+        width = 8 * (len(blob) // (3 * 8 + counts.itemsize))     # bytes of one column of doubles
+        counts.frombytes(blob[3 * width:])
+        return cls(_floats(blob[:width]), _floats(blob[width:2 * width]), _floats(blob[2 * width:3 * width]),
+                   counts.tolist())
 
 
 def _series_of(rows: list[Bucket | None]) -> Series:

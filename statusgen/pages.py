@@ -70,6 +70,7 @@ from .timeutil import human_duration, iso
 
 STATIC = Path(__file__).resolve().parent.parent / "templates" / "static"
 PAST_WITH_TIMELINES = 50   # the incidents page tells the newest past incidents in full, lists the older ones
+PAST_ON_SERVICE_PAGE = 5   # a service page lists its newest past incidents; its incidents page has them all
 SNAPSHOT = f"{routes.API}/snapshot.json"
 HEALTH = f"{routes.API}/health.json"
 IMPACT_WORDS = {"none": "no visible impact"}
@@ -312,8 +313,8 @@ def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: s
                  incidents: list[dict[str, Any]], bars: dict[str, dict[str, Any]] | None = None) -> bytes:
     """One service: its record, vendor view, checks, charts of every range, its days, incidents and links.
 
-    Open incidents are told with their timelines; past ones are listed, each linking its timeline
-    on the service's incidents page.
+    Open incidents are told with their timelines; the newest past ones (``PAST_ON_SERVICE_PAGE``) are
+    listed, each linking its timeline on the service's incidents page, which tells them all.
     ``bars`` (slug -> ``front_bar``) receives this service's, for the front page.
 
     Made in Python inside the layout of ``base.html`` (``Layout``), as incidents pages are: a
@@ -460,21 +461,26 @@ def _days_section(rows: str) -> str:
 
 
 def _incidents_section(slug: str, incidents: list[dict[str, Any]]) -> str:
-    """Open incidents told in full, then past ones listed, each linking its timeline."""
+    """Open incidents told in full, then the newest past ones listed, each linking its timeline, then a
+    link to every incident of the service (its incidents page): the page stays short however long the
+    service has been watched."""
     open_ = [i for i in incidents if i["open"]]
     past = [i for i in incidents if not i["open"]]
     cards = "".join([f"{incident_card(i)}\n" for i in open_])
     if past:
-        listed = ('\n<p class="small muted">Past incidents, newest first; each links to its timeline.</p>\n'
+        shown = past[:PAST_ON_SERVICE_PAGE]
+        which = (f"The {len(shown)} newest of {len(past)} past incidents" if len(shown) < len(past)
+                 else "Past incidents")
+        listed = (f'\n<p class="small muted">{which}, newest first; each links to its timeline.</p>\n'
                   '<div class="table-wrap"><table class="stack" id="past">\n<thead><tr>'
                   '<th scope="col">Incident</th><th scope="col">Severity</th><th scope="col">Started</th>'
-                  f'<th scope="col">Lasted</th></tr></thead>\n<tbody>{incident_rows(past)}\n</tbody></table></div>')
+                  f'<th scope="col">Lasted</th></tr></thead>\n<tbody>{incident_rows(shown)}\n</tbody></table></div>')
     elif not open_:
         listed = "\n<p>No incidents recorded for this service.</p>"
     else:
         listed = ""
     every = (f'\n<p class="small"><a href="{escape(routes.service_incidents_url(slug))}">Every incident of this '
-             'service, each with its timeline</a></p>') if incidents else ""
+             f'service ({len(incidents)}), each with its timeline</a></p>') if incidents else ""
     return (f'<section aria-labelledby="h-incidents">\n<h2 id="h-incidents">Incidents</h2>\n{cards}{listed}{every}\n'
             '</section>\n')
 

@@ -9,8 +9,10 @@ arrives late into a closed bucket, and retention runs.
 
 from __future__ import annotations
 
+import math
 import random
 import zlib
+from array import array
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -147,6 +149,16 @@ def test_chart_columns_are_kept_as_they_were_made():
         (series.availability, series.p50, series.p95, series.maintenance)
     whole = Series([99.0], [1.5], [2.5], [0])
     assert Series.unpack(whole.pack()).p50 == [1.5] and Series.unpack(Series([], [], [], []).pack()).p95 == []
+    signed = Series([-math.nan, 1.0], [None, None], [2.0, None], [0, 0])        # NaN with its sign bit set
+    assert Series.unpack(signed.pack()).availability == [None, 1.0]
+    # Two values whose bytes, read across the boundary between them, spell NaN: neither is one.
+    nan = array("d", [math.nan]).tobytes()
+    first, second = array("d"), array("d")
+    first.frombytes(b"\x11\x22" + nan[:6])
+    second.frombytes(nan[6:] + b"\x01\x02\x03\x04\x05\x06")
+    straddling = Series([first[0], second[0], None], [None, first[0], second[0]], [1.0, 2.0, 3.0], [0, 0, 0])
+    back = Series.unpack(straddling.pack())
+    assert (back.availability, back.p50) == ([first[0], second[0], None], [None, first[0], second[0]])
 
 
 def test_a_result_written_into_kept_points_deletes_them(tmp_path):

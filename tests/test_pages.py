@@ -40,6 +40,7 @@ from statusgen.documents import api_documents
 from statusgen.history import RANGES, points_of, series_of
 from statusgen.openapi import openapi_document
 from statusgen.pages import (
+    PAST_ON_SERVICE_PAGE,
     PAST_WITH_TIMELINES,
     Layout,
     duration,
@@ -49,6 +50,7 @@ from statusgen.pages import (
     page_files,
     prepare,
     service_incidents_page,
+    service_page,
     status_word,
 )
 from statusgen.render import environment, render_files, render_stream
@@ -448,7 +450,7 @@ def availability_matches(svg: lxml.html.HtmlElement, history: dict[str, Any]) ->
 
 
 def test_service_pages_list_that_services_incidents(demo: DemoBuild) -> None:
-    """Open incidents with their timelines, then past ones listed, each linking its page."""
+    """Open incidents with their timelines, then the newest past ones listed, each linking its page."""
     incidents = demo.json("api/v1/incidents.json")["incidents"]
     for svc in demo.json("api/v1/snapshot.json")["services"]:
         page = demo.page(f"services/{svc['slug']}/index.html")
@@ -460,13 +462,32 @@ def test_service_pages_list_that_services_incidents(demo: DemoBuild) -> None:
             steps = card.xpath(".//ol[@class='timeline']/li")
             assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
         rows = section.xpath(".//table[@id='past']/tbody/tr")
-        past = [i for i in mine if not i["open"]]
+        past = [i for i in mine if not i["open"]][:PAST_ON_SERVICE_PAGE]
         assert [(r.xpath(".//a/@href")[0], text_of(r.xpath(".//a")[0])) for r in rows] == [
             (i["links"]["page"], i["title"]) for i in past]
         for row, incident in zip(rows, past, strict=True):
             assert row.xpath(".//time/@datetime") == [incident["started_at"]]
             assert text_of(row).endswith(duration(incident["duration_s"]))
     assert any(i["open"] for i in incidents) and any(not i["open"] for i in incidents)
+
+
+def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo: DemoBuild) -> None:
+    """However many incidents a service has had, its page lists the newest few and says how many
+    there are, linking its incidents page where every one is told."""
+    data = _site_data(demo)
+    docs = api_documents(data)
+    svc = docs["api/v1/snapshot.json"]["services"][0]["slug"]
+    template = next(i for i in docs["api/v1/incidents.json"]["incidents"] if not i["open"])
+    past = [dict(template, id=f"past-{n}", service=svc, title=f"Past {n}",
+                 links=dict(template["links"], page=routes.incident_page_url(svc, f"past-{n}")))
+            for n in range(PAST_ON_SERVICE_PAGE + 3)]
+    page = lxml.html.document_fromstring(service_page(environment(), data.config, docs, svc, past))
+    section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
+    rows = section.xpath(".//table[@id='past']/tbody/tr")
+    assert [text_of(r.xpath(".//a")[0]) for r in rows] == [i["title"] for i in past[:PAST_ON_SERVICE_PAGE]]
+    assert f"newest of {len(past)} past incidents" in text_of(section)
+    every = section.xpath(f".//a[@href='{routes.service_incidents_url(svc)}']")
+    assert len(every) == 1 and f"({len(past)})" in text_of(every[0])
 
 
 def test_service_pages_list_every_day_of_the_90d_history(demo: DemoBuild) -> None:
