@@ -171,7 +171,7 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
         "last_collection": collection_state(data.last_run, data.config.site.interval, data.now)["last_run"],
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
-        "open_incidents": sum(1 for i in data.incidents if i.open),
+        "open_incidents": data.incidents.open_count(),
         "count": len(data.config.services),
         "services": list(summaries.values()),
     }
@@ -232,7 +232,7 @@ def global_documents(data: SiteData, every_incident: bool = True) -> Documents:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
-    incidents = data.incidents if every_incident else [i for i in data.incidents if i.open]
+    incidents = list(data.incidents) if every_incident else data.incidents.open()
     made = [incident_document(data, i) for i in incidents]
     for active in (None, "1", "0") if every_incident else ("1",):
         docs[routes.incidents_file(active)] = incidents_document(incidents, active, made)

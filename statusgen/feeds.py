@@ -119,14 +119,20 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
     site = data.config.site
     entries = Entries(data)
 
-    def made_of(incidents: list[Incident], names: list[Any]) -> list[Any]:
-        return [iso(data.epoch), [i.to_json() for i in incidents], names]   # names: of the entries' services
+    def made_of(records: list[str], names: list[Any]) -> list[Any]:
+        return [iso(data.epoch), records, names]   # records: the incidents' JSON as stored; names: of their services
 
-    yield (SITE_FEED, made_of(data.incidents, [(s.slug, s.name) for s in data.config.services]), lambda: render_feed(
-        env, data, data.incidents, SITE_FEED, f"{site.title}: incidents",
-        "/incidents/", f"tag:{host},{since}:feed/incidents", entries))
+    def render(slug: str | None, path: str, title: str, alternate: str, feed_id: str) -> bytes:
+        """A feed of every incident (``slug`` None) or of one service's: its incidents are made
+        only when a feed is rendered, not to key it."""
+        incidents = list(data.incidents) if slug is None else data.incidents_of(slug)
+        return render_feed(env, data, incidents, path, title, alternate, feed_id, entries)
+
+    yield (SITE_FEED, made_of(data.incidents.records(), [(s.slug, s.name) for s in data.config.services]),
+           partial(render, None, SITE_FEED, f"{site.title}: incidents", "/incidents/",
+                   f"tag:{host},{since}:feed/incidents"))
     for svc in data.config.services:
-        path, incidents = routes.service_feed_file(svc.slug), data.incidents_of(svc.slug)
-        yield (path, made_of(incidents, [svc.name]), partial(
-            render_feed, env, data, incidents, path, f"{svc.name}: incidents ({site.title})",
-            routes.service_page_url(svc.slug), f"tag:{host},{since}:feed/services/{svc.slug}", entries))
+        path = routes.service_feed_file(svc.slug)
+        yield (path, made_of(data.incidents.records_of(svc.slug), [svc.name]), partial(
+            render, svc.slug, path, f"{svc.name}: incidents ({site.title})", routes.service_page_url(svc.slug),
+            f"tag:{host},{since}:feed/services/{svc.slug}"))

@@ -96,7 +96,7 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str) -> str:
     the count of its last day of results (``_files_key``)."""
     st = data.state(svc.slug)
     made_of = [repr(svc), st.to_json(), data.versions.get(svc.slug, 0), iso(as_of_service(data, svc)),
-               vendor_record(data, svc), [i.to_json() for i in data.incidents_of(svc.slug)]]
+               vendor_record(data, svc), data.incidents.records_of(svc.slug)]
     return digest(site_key.encode() + jsonout.dump(made_of))
 
 

@@ -8,10 +8,13 @@ pages are pure functions of the ``SiteData`` and of those histories.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timedelta
-from typing import Any
+from functools import cached_property
+from typing import Any, overload
+
+import orjson
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
@@ -21,12 +24,71 @@ from .state import ServiceState
 from .store import Store, VendorRow
 
 
+class Incidents(Sequence[Incident]):
+    """statusgen's incidents, newest first, as the store lists them: each is made from its JSON
+    record when it is first asked for, so a build that forks makes each of its incidents in
+    the process that uses it, and a service's key is made of its records' text as stored."""
+
+    def __init__(self, records: Iterable[tuple[str, bool, str]]):
+        """``records``: (service, open, JSON record) of each incident, newest first."""
+        self._records = list(records)
+        self._made: dict[int, Incident] = {}
+
+    @cached_property
+    def _by_service(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for n, (service, _, _) in enumerate(self._records):
+            out.setdefault(service, []).append(n)
+        return out
+
+    def _make(self, n: int) -> Incident:
+        made = self._made.get(n)
+        if made is None:
+            made = self._made[n] = Incident.from_json(orjson.loads(self._records[n][2]))
+        return made
+
+    def of(self, slug: str) -> list[Incident]:
+        """The incidents of one service, newest first."""
+        return [self._make(n) for n in self._by_service.get(slug, [])]
+
+    def records_of(self, slug: str) -> list[str]:
+        """The JSON records of one service's incidents as stored, newest first (what it is keyed by)."""
+        return [self._records[n][2] for n in self._by_service.get(slug, [])]
+
+    def records(self) -> list[str]:
+        """Every JSON record as stored, newest first."""
+        return [record for _, _, record in self._records]
+
+    def open(self) -> list[Incident]:
+        """The open incidents, newest first."""
+        return [self._make(n) for n, (_, is_open, _) in enumerate(self._records) if is_open]
+
+    def open_count(self) -> int:
+        return sum(1 for _, is_open, _ in self._records if is_open)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[Incident]:
+        return (self._make(n) for n in range(len(self._records)))
+
+    @overload
+    def __getitem__(self, index: int) -> Incident: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Incident]: ...
+
+    def __getitem__(self, index: int | slice) -> Incident | list[Incident]:
+        if isinstance(index, slice):
+            return [self._make(n) for n in range(len(self._records))[index]]
+        return self._make(range(len(self._records))[index])
+
+
 @dataclass(frozen=True)
 class SiteData:
     config: Config
     now: datetime                                  # used only to judge staleness
     states: dict[str, ServiceState]
-    incidents: list[Incident]                      # newest first
+    incidents: Incidents                           # newest first
     last_run: RunRecord | None                     # the last finished run
     last_day_since: datetime                       # the last day of results starts here (rows: ``history``)
     history: HistorySource                         # each service's histories, read when rendered
@@ -38,14 +100,7 @@ class SiteData:
         return self.states.get(slug) or ServiceState()
 
     def incidents_of(self, slug: str) -> list[Incident]:
-        return self._incidents_by_service.get(slug, [])
-
-    @cached_property
-    def _incidents_by_service(self) -> dict[str, list[Incident]]:
-        out: dict[str, list[Incident]] = {}
-        for inc in self.incidents:
-            out.setdefault(inc.service, []).append(inc)
-        return out
+        return self.incidents.of(slug)
 
     def service(self, slug: str) -> ServiceConfig:
         return self.config.by_slug[slug]
@@ -134,7 +189,7 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
     since = anchor - timedelta(days=1)
     return SiteData(
-        config=config, now=now, states=store.states(), incidents=store.incidents(), last_run=last_run,
+        config=config, now=now, states=store.states(), incidents=Incidents(store.incident_records()), last_run=last_run,
         last_day_since=since,
         history=HistorySource(store),
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(), versions=store.data_versions(),
