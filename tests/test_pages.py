@@ -752,8 +752,11 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
 
 @given(st.one_of(st.text(), st.none(), st.integers(), st.floats(allow_nan=False), st.text().map(Markup)))
 def test_escape_writes_what_markupsafe_writes(value: Any) -> None:
-    """Pages and feed entries made in Python escape as Jinja's autoescape does, character for character."""
+    """Pages and feed entries made in Python escape as Jinja's autoescape does, character for character,
+    with markupsafe's compiled escaping of strings or without it."""
     assert htmltext.escape(value) == str(markupsafe.escape(value))
+    if isinstance(value, str) and not isinstance(value, Markup):
+        assert htmltext.escape_text(value) == str(markupsafe.escape(value))
 
 
 def test_outside_links_keep_only_http() -> None:
