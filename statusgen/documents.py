@@ -7,6 +7,7 @@ of a build against them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -72,7 +73,7 @@ def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
 
 def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
     st = data.state(svc.slug)
-    open_inc = next((i for i in data.incidents_of(svc.slug) if i.open), None)
+    open_inc = data.incidents.open_of(svc.slug)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
     return {
         "as_of": iso(as_of_service(data, svc)),
@@ -185,33 +186,44 @@ def health_document(data: SiteData) -> dict[str, Any]:
             "collection": collection_state(data.last_run, data.config.site.interval, data.now)}
 
 
-def incident_document(data: SiteData, inc: Incident) -> dict[str, Any]:
-    svc = data.config.by_slug.get(inc.service)
-    duration = int((inc.ended_at - inc.started_at).total_seconds()) if inc.ended_at else None
-    return inc.to_json() | {
-        "service_name": svc.name if svc else inc.service, "open": inc.open,
-        "updated_at": iso(inc.updated_at), "duration_s": duration,
-        "links": {"page": routes.incident_page_url(inc.service, inc.id), "service": routes.service_url(inc.service)},
+def incident_document(data: SiteData, record: dict[str, Any], started: int, ended: int | None) -> dict[str, Any]:
+    """An incident as the API tells it: its record (``Incident.to_json``, as ``Incidents.loaded``
+    reads it, with its start and end in epoch seconds) and what follows from it. Its times are
+    the record's texts (the last update's is when it was updated)."""
+    service, updates = record["service"], record["updates"]
+    svc = data.config.by_slug.get(service)
+    return record | {
+        "service_name": svc.name if svc else service, "open": ended is None,
+        "updated_at": updates[-1]["at"] if updates else record["started_at"],
+        "duration_s": None if ended is None else ended - started,
+        "links": {"page": routes.incident_page_url(service, record["id"]), "service": routes.service_url(service)},
     }
 
 
-def incidents_document(incidents: list[Incident], active: str | None, made: list[dict[str, Any]]) -> dict[str, Any]:
-    """The incidents list (all, open or closed) of ``incidents``; ``made``: the document of each
-    of them, made once for the three lists."""
-    pairs = [(i, d) for i, d in zip(incidents, made) if active is None or i.open == (active == "1")]
-    latest = max((i.updated_at for i, _ in pairs), default=None)
-    return {"as_of": iso(latest), "filters": {"active": active}, "count": len(pairs),
-            "incidents": [d for _, d in pairs]}
+def incidents_document(made: list[dict[str, Any]], active: str | None) -> dict[str, Any]:
+    """The incidents list (all, open or closed) of the incident documents ``made`` (made once for
+    the three lists). Its time is that of the latest update (the texts compare as the times)."""
+    chosen = [d for d in made if active is None or d["open"] == (active == "1")]
+    return {"as_of": max((d["updated_at"] for d in chosen), default=None), "filters": {"active": active},
+            "count": len(chosen), "incidents": chosen}
+
+
+def incidents_by_service(docs: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Every incident of a build's list (``docs``: tree path -> document) under its service, newest first."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for incident in docs[routes.incidents_file()]["incidents"]:
+        out.setdefault(incident["service"], []).append(incident)
+    return out
 
 
 def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
     """The four history documents of a service, by range name."""
-    return data.history.histories(svc.slug, as_of_service(data, svc), data.incidents_of(svc.slug))
+    return data.history.histories(svc.slug, as_of_service(data, svc), data.incidents.spans_of(svc.slug))
 
 
 def service_incidents(data: SiteData, slug: str) -> list[dict[str, Any]]:
     """The documents of one service's incidents, newest first (as the incidents lists hold them)."""
-    return [incident_document(data, i) for i in data.incidents_of(slug)]
+    return [incident_document(data, *loaded) for loaded in data.incidents.loaded(slug)]
 
 
 def global_documents(data: SiteData, every_incident: bool = True) -> Documents:
@@ -232,10 +244,9 @@ def global_documents(data: SiteData, every_incident: bool = True) -> Documents:
         for status in [None, *STATUSES]:
             if cat is not None or status is not None:
                 docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
-    incidents = list(data.incidents) if every_incident else data.incidents.open()
-    made = [incident_document(data, i) for i in incidents]
+    made = [incident_document(data, *loaded) for loaded in data.incidents.loaded(open_only=not every_incident)]
     for active in (None, "1", "0") if every_incident else ("1",):
-        docs[routes.incidents_file(active)] = incidents_document(incidents, active, made)
+        docs[routes.incidents_file(active)] = incidents_document(made, active)
     docs.update(error_documents(data.config))
     return docs
 

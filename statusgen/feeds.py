@@ -11,8 +11,9 @@ once, and the result is Markup.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from datetime import datetime
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,8 +23,8 @@ from markupsafe import Markup
 
 from . import __version__, routes
 from .config import Config
+from .documents import incidents_by_service
 from .htmltext import escape
-from .incidents import Incident
 from .sitedata import SiteData
 from .timeutil import human_duration, iso
 
@@ -32,26 +33,25 @@ def tag_authority(config: Config) -> str:
     return urlsplit(config.site.base_url).hostname or "localhost"
 
 
-def feed_entry(data: SiteData, inc: Incident, authority: str) -> dict[str, Any]:
-    """What an incident's entry says; its times are the texts of the incident's record (``to_json``)."""
-    record = inc.to_json()
-    svc = data.config.by_slug.get(inc.service)
-    state = "resolved" if not inc.open else f"ongoing, severity {inc.severity}"
-    lasted = human_duration(inc.ended_at - inc.started_at) if inc.ended_at else "ongoing"
-    updates, started = record["updates"], record["started_at"]
+def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, Any]:
+    """What an incident's entry says, from its document (``documents.incident_document``): its
+    times are the texts of the incident's record."""
+    updates, started, is_open = doc["updates"], doc["started_at"], doc["open"]
+    state = f"ongoing, severity {doc['severity']}" if is_open else "resolved"
+    lasted = "ongoing" if is_open else human_duration(timedelta(seconds=doc["duration_s"]))
     return {
-        "id": f"tag:{authority},{started[:10]}:incident/{inc.id}",       # the day it started, in UTC: never changes
-        "title": f"{inc.title}{' (resolved)' if not inc.open else ''}",
-        "published": started, "updated": updates[-1]["at"] if updates else started,
-        "url": data.config.site.base_url + routes.incident_page_url(inc.service, inc.id),
-        "severity": inc.severity, "service": inc.service, "service_name": svc.name if svc else inc.service,
-        "summary": updates[-1]["message"] if updates else inc.title, "state_words": state,
-        "ended": record["ended_at"], "duration": lasted, "updates": updates,
+        "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",    # the day it started, in UTC: never changes
+        "title": f"{doc['title']}{'' if is_open else ' (resolved)'}",
+        "published": started, "updated": doc["updated_at"], "url": base_url + doc["links"]["page"],
+        "severity": doc["severity"], "service": doc["service"], "service_name": doc["service_name"],
+        "summary": updates[-1]["message"] if updates else doc["title"], "state_words": state,
+        "ended": doc["ended_at"], "duration": lasted, "updates": updates,
     }
 
 
-def _feed_updated(incidents: list[Incident], fallback: datetime) -> str | None:
-    return iso(max((i.updated_at for i in incidents), default=fallback))
+def _feed_updated(docs: list[dict[str, Any]], fallback: datetime) -> str | None:
+    """When the latest of ``docs`` was updated (their texts compare as the times), else ``fallback``."""
+    return max((d["updated_at"] for d in docs), default=None) or iso(fallback)
 
 
 def _update_xml(u: dict[str, Any]) -> str:
@@ -79,27 +79,28 @@ class Entries:
     feed hold the same text (7,000 incidents in 90 days of 1,000 services)."""
 
     def __init__(self, data: SiteData):
-        self.data, self.authority = data, tag_authority(data.config)
+        self.base_url, self.authority = data.config.site.base_url, tag_authority(data.config)
         self.made: dict[str, str] = {}
 
-    def __call__(self, incidents: list[Incident]) -> Markup:
-        """The entries of ``incidents``, in order, as markup (each text escaped once, when made)."""
+    def __call__(self, docs: list[dict[str, Any]]) -> Markup:
+        """The entries of the incidents ``docs``, in order, as markup (each text escaped once, when made)."""
         made, out = self.made, []
-        for inc in incidents:
-            text = made.get(inc.id)
+        for doc in docs:
+            text = made.get(doc["id"])
             if text is None:
-                text = made[inc.id] = entry_xml(feed_entry(self.data, inc, self.authority))
+                text = made[doc["id"]] = entry_xml(feed_entry(self.base_url, doc, self.authority))
             out.append(text)
         return Markup("".join(out))
 
 
-def render_feed(env: Environment, data: SiteData, incidents: list[Incident], path: str,
+def render_feed(env: Environment, data: SiteData, docs: list[dict[str, Any]], path: str,
                 title: str, alternate: str, feed_id: str, entries: Entries) -> bytes:
+    """A feed of the incidents ``docs`` (their documents, newest first)."""
     site = data.config.site
     feed = {"id": feed_id, "title": title, "subtitle": f"Incidents recorded by {site.title}",
-            "updated": _feed_updated(incidents, data.epoch), "self_url": f"{site.base_url}/{path}",
+            "updated": _feed_updated(docs, data.epoch), "self_url": f"{site.base_url}/{path}",
             "alternate_url": site.base_url + alternate}
-    text = env.get_template("feed.xml").render(feed=feed, entries=entries(incidents),
+    text = env.get_template("feed.xml").render(feed=feed, entries=entries(docs),
                                                site=site, version=__version__)
     return text.encode("utf-8")
 
@@ -107,8 +108,10 @@ def render_feed(env: Environment, data: SiteData, incidents: list[Incident], pat
 SITE_FEED = "feed/incidents.xml"
 
 
-def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Callable[[], bytes]]]:
-    """Each feed: its path, what it is made from (for a build's keys), and how to render it.
+def feeds(env: Environment, data: SiteData, docs: Mapping[str, Any]
+          ) -> Iterator[tuple[str, list[Any], Callable[[], bytes]]]:
+    """Each feed: its path, what it is made from (for a build's keys), and how to render it, from
+    the build's incident documents (``docs``: tree path -> document).
 
     The site feed comes first. It is made of every incident and every service's slug and
     name: all that any feed, the incidents page or an incident's page is made of (with the
@@ -123,10 +126,13 @@ def feeds(env: Environment, data: SiteData) -> Iterator[tuple[str, list[Any], Ca
         return [iso(data.epoch), records, names]   # records: the incidents' JSON as stored; names: of their services
 
     def render(slug: str | None, path: str, title: str, alternate: str, feed_id: str) -> bytes:
-        """A feed of every incident (``slug`` None) or of one service's: its incidents are made
-        only when a feed is rendered, not to key it."""
-        incidents = list(data.incidents) if slug is None else data.incidents_of(slug)
-        return render_feed(env, data, incidents, path, title, alternate, feed_id, entries)
+        """A feed of every incident (``slug`` None) or of one service's."""
+        told = docs[routes.incidents_file()]["incidents"] if slug is None else by_service().get(slug, [])
+        return render_feed(env, data, told, path, title, alternate, feed_id, entries)
+
+    @functools.cache
+    def by_service() -> dict[str, list[dict[str, Any]]]:
+        return incidents_by_service(docs)    # only when a service's feed is rendered
 
     yield (SITE_FEED, made_of(data.incidents.records(), [(s.slug, s.name) for s in data.config.services]),
            partial(render, None, SITE_FEED, f"{site.title}: incidents", "/incidents/",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -65,12 +65,20 @@ def availability(up: int, down: int) -> float | None:
     return None if counted == 0 else round(100.0 * up / counted, 3)
 
 
-def incident_seconds(incidents: Sequence[Incident], start: int, step: int, n: int, end_open: int) -> list[int]:
+#: An incident as a history counts it: its start and its end (None while it is open), epoch seconds.
+Span = tuple[int, "int | None"]
+
+
+def spans_of(incidents: Iterable[Incident]) -> list[Span]:
+    """The spans of ``incidents`` (a build reads them from the store's columns: ``sitedata.Incidents``)."""
+    return [(to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None) for i in incidents]
+
+
+def incident_seconds(spans: Sequence[Span], start: int, step: int, n: int, end_open: int) -> list[int]:
     """Seconds of incident in each of n buckets (overlapping incidents counted once each)."""
     out = [0] * n
-    for inc in incidents:
-        a = to_epoch(inc.started_at)
-        b = to_epoch(inc.ended_at) if inc.ended_at else end_open
+    for a, ended in spans:
+        b = end_open if ended is None else ended
         for i in range(max(0, (a - start) // step), min(n, (b - start) // step + 1)):
             lo, hi = start + i * step, start + (i + 1) * step
             out[i] += max(0, min(b, hi) - max(a, lo))
@@ -235,10 +243,10 @@ class Unbalanced(Exception):
     """Carried sums went negative: the kept points do not match the buckets (recompute them)."""
 
 
-def incidents_key(incidents: Sequence[Incident]) -> str:
+def incidents_key(spans: Sequence[Span]) -> str:
     """What a service's closed points depend on besides their buckets: its incidents' spans."""
-    spans = ";".join(f"{to_epoch(i.started_at)}-{to_epoch(i.ended_at) if i.ended_at else ''}" for i in incidents)
-    return f"{CACHE_VERSION}:{spans}"
+    text = ";".join([f"{a}-{'' if b is None else b}" for a, b in spans])
+    return f"{CACHE_VERSION}:{text}"
 
 
 def reusable(closed: Closed | None, rng: Range, as_of: datetime, key: str) -> bool:
@@ -290,7 +298,7 @@ def _cold_hist(start: int, last: int, res: int, fine: dict[int, Bucket], coarse:
     return hist
 
 
-def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[Incident], key: str,
+def build_history(slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], key: str,
                   closed: Closed | None, fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
                   ) -> tuple[HistoryDocument, Closed]:
     """The history answer of one service for one range, and its closed part for the next build.
@@ -305,7 +313,7 @@ def build_history(slug: str, rng: Range, as_of: datetime, incidents: Sequence[In
     start, end = window(rng, as_of)
     last = end - step                                  # the bucket in progress
     rows = {r[0]: r for r in fine}
-    inc_s = incident_seconds(incidents, start, step, rng.buckets, min(end, to_epoch(as_of)))
+    inc_s = incident_seconds(spans, start, step, rng.buckets, min(end, to_epoch(as_of)))
     if closed is not None:             # carried forward: drop what left the range, add what closed since
         gone = (start - closed.first) // step
         points, counts, hist = _drop_points(closed.points, gone), list(closed.counts), dict(closed.hist)

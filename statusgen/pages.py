@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -58,7 +57,7 @@ from markupsafe import Markup
 
 from . import charts, routes
 from .config import Config, SiteConfig
-from .documents import configured_record
+from .documents import configured_record, incidents_by_service
 from .history import RANGES, series_of
 from .htmltext import escape
 from .openapi import openapi_document
@@ -299,14 +298,6 @@ def _chart_panels(docs: dict[str, Any], slug: str) -> list[dict[str, Any]]:
                        "latency": charts.latency_chart(history, series),
                        "availability": charts.availability_chart(history, series)})
     return panels
-
-
-def incidents_by_service(docs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Every incident under its service, newest first (one pass for all the service pages)."""
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for incident in _incidents(docs):
-        out[incident["service"]].append(incident)
-    return out
 
 
 def service_page(env: Environment, config: Config, docs: dict[str, Any], slug: str,
@@ -618,7 +609,7 @@ def incident_pages(env: Environment, config: Config, docs: Mapping[str, Any]
     yield ("incidents/index.html", [docs[routes.incidents_file("1")], docs[routes.incidents_file("0")]],
            partial(incidents_page, env, config, docs))
     layout = _layout(env, config.site, "incidents")
-    by_service = incidents_by_service(docs)  # type: ignore[arg-type]
+    by_service = incidents_by_service(docs)
     names = {s.slug: s.name for s in config.services}
     names |= {slug: told[0]["service_name"] for slug, told in by_service.items() if slug not in names}
     for slug, name in names.items():

@@ -29,13 +29,12 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from . import __version__, forked, jsonout, routes
 from .badges import badge_files
 from .config import Config, ServiceConfig
-from .documents import (Documents, as_of_service, global_documents, service_documents, service_incidents,
-                        vendor_record)
+from .documents import (Documents, as_of_service, global_documents, incidents_by_service, service_documents,
+                        service_incidents, vendor_record)
 from .feeds import feeds
 from .history import RANGES
 from .openapi import openapi_document
-from .pages import (front_bar, incident_pages, incidents_by_service, prepare, service_page, service_wide_pages,
-                    site_pages)
+from .pages import front_bar, incident_pages, prepare, service_page, service_wide_pages, site_pages
 from .forked import Claims, Share
 from .gcfreeze import OldObjectsFrozen
 from .sitedata import HistorySource, SiteData, gather
@@ -165,7 +164,7 @@ def _keyed_files(b: _Build) -> Iterator[Item]:
     The site feed comes first, and it is made of what all of them are made of (``feeds``):
     when it is kept, so is every other file here that has a key from the previous build,
     without dumping and digesting its inputs (some 2,000 files for 1,000 services)."""
-    made = itertools.chain(feeds(b.env, b.data), incident_pages(b.env, b.data.config, b.kept))
+    made = itertools.chain(feeds(b.env, b.data, b.kept), incident_pages(b.env, b.data.config, b.kept))
     site_feed = _keyed(b.previous, b.site_key, *next(made))
     yield site_feed
     nothing_changed = site_feed[1] is KEEP
@@ -228,6 +227,7 @@ def render_stream(data: SiteData, previous: Previous | None = None, share: Share
         ``every_incident`` (the process that leaves the site-wide files to the forked one),
         only the open incidents' list, and each service's incidents made with its page."""
         site = global_documents(data, every_incident)
+        OldObjectsFrozen.also_since()     # the site-wide documents and every incident live through the build
         if every_incident:
             by_service = incidents_by_service(site)
             incidents_of: Callable[[str], list[dict[str, Any]]] = lambda slug: by_service.get(slug, [])

@@ -8,79 +8,78 @@ pages are pure functions of the ``SiteData`` and of those histories.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
 from .config import Config, ServiceConfig
 from .health import RunRecord
-from .history import COARSER, RANGES, Closed, Range, Unbalanced, build_history, incidents_key, reusable, window
-from .incidents import Incident
+from .history import (COARSER, RANGES, Closed, Range, Span, Unbalanced, build_history, incidents_key, reusable,
+                      window)
+from .incidents import Incident, current_record
 from .state import ServiceState
 from .store import Store, VendorRow
 
 
-class Incidents(Sequence[Incident]):
-    """statusgen's incidents, newest first, as the store lists them: each is made from its JSON
-    record when it is first asked for, so a build that forks makes each of its incidents in
-    the process that uses it, and a service's key is made of its records' text as stored."""
+#: An incident as the store lists it: its service, start and end (None while open) in epoch
+#: seconds, and its JSON record.
+IncidentRecord = tuple[str, int, "int | None", str]
 
-    def __init__(self, records: Iterable[tuple[str, bool, str]]):
-        """``records``: (service, open, JSON record) of each incident, newest first."""
+
+class Incidents:
+    """statusgen's incidents, newest first, as the store lists them, for a build: nothing is made
+    of a record until it is asked for, and no build makes ``Incident`` objects of them all. A
+    service's history counts its incidents' spans (from the store's columns); the lists, feeds
+    and pages are made of the records as JSON (``loaded``, then ``documents.incident_document``);
+    the keys of the feeds and of a service's files are made of the records' text as stored."""
+
+    def __init__(self, records: Iterable[IncidentRecord]):
         self._records = list(records)
-        self._made: dict[int, Incident] = {}
 
     @cached_property
-    def _by_service(self) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        for n, (service, _, _) in enumerate(self._records):
-            out.setdefault(service, []).append(n)
+    def _by_service(self) -> dict[str, list[IncidentRecord]]:
+        out: dict[str, list[IncidentRecord]] = {}
+        for record in self._records:
+            out.setdefault(record[0], []).append(record)
         return out
-
-    def _make(self, n: int) -> Incident:
-        made = self._made.get(n)
-        if made is None:
-            made = self._made[n] = Incident.from_json(orjson.loads(self._records[n][2]))
-        return made
-
-    def of(self, slug: str) -> list[Incident]:
-        """The incidents of one service, newest first."""
-        return [self._make(n) for n in self._by_service.get(slug, [])]
-
-    def records_of(self, slug: str) -> list[str]:
-        """The JSON records of one service's incidents as stored, newest first (what it is keyed by)."""
-        return [self._records[n][2] for n in self._by_service.get(slug, [])]
-
-    def records(self) -> list[str]:
-        """Every JSON record as stored, newest first."""
-        return [record for _, _, record in self._records]
-
-    def open(self) -> list[Incident]:
-        """The open incidents, newest first."""
-        return [self._make(n) for n, (_, is_open, _) in enumerate(self._records) if is_open]
-
-    def open_count(self) -> int:
-        return sum(1 for _, is_open, _ in self._records if is_open)
 
     def __len__(self) -> int:
         return len(self._records)
 
-    def __iter__(self) -> Iterator[Incident]:
-        return (self._make(n) for n in range(len(self._records)))
+    def open_count(self) -> int:
+        return sum(1 for _, _, ended, _ in self._records if ended is None)
 
-    @overload
-    def __getitem__(self, index: int) -> Incident: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Incident]: ...
+    def spans_of(self, slug: str) -> list[Span]:
+        """One service's incidents as its history counts them, newest first."""
+        return [(started, ended) for _, started, ended, _ in self._by_service.get(slug, [])]
 
-    def __getitem__(self, index: int | slice) -> Incident | list[Incident]:
-        if isinstance(index, slice):
-            return [self._make(n) for n in range(len(self._records))[index]]
-        return self._make(range(len(self._records))[index])
+    def records(self) -> list[str]:
+        """Every JSON record as stored, newest first."""
+        return [record for _, _, _, record in self._records]
+
+    def records_of(self, slug: str) -> list[str]:
+        """One service's JSON records as stored, newest first (what its files are keyed by)."""
+        return [record for _, _, _, record in self._by_service.get(slug, [])]
+
+    def loaded(self, slug: str | None = None, open_only: bool = False) -> list[Loaded]:
+        """Records read (in the form ``Incident.to_json`` writes), each with its start and end,
+        newest first: every incident's, or one service's; all, or the open ones."""
+        chosen = self._records if slug is None else self._by_service.get(slug, [])
+        return [(current_record(orjson.loads(record)), started, ended) for _, started, ended, record in chosen
+                if not open_only or ended is None]
+
+    def open_of(self, slug: str) -> Incident | None:
+        """One service's open incident, if it has one."""
+        found = next((record for _, _, ended, record in self._by_service.get(slug, []) if ended is None), None)
+        return None if found is None else Incident.from_json(orjson.loads(found))
+
+
+#: A record read (``Incidents.loaded``): the record, the incident's start and end (None while open).
+Loaded = tuple[dict[str, Any], int, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -98,9 +97,6 @@ class SiteData:
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
-
-    def incidents_of(self, slug: str) -> list[Incident]:
-        return self.incidents.of(slug)
 
     def service(self, slug: str) -> ServiceConfig:
         return self.config.by_slug[slug]
@@ -137,11 +133,11 @@ class HistorySource:
         """The count of ``last_day``, without its rows."""
         return self.store.last_day_count(slug, since)
 
-    def histories(self, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, dict[str, Any]]:
-        """The service's four history documents, by range name."""
+    def histories(self, slug: str, as_of: datetime, spans: list[Span]) -> dict[str, dict[str, Any]]:
+        """The service's four history documents, by range name (``spans``: its incidents')."""
         if len(self.pending) + len(self.watched) >= self.BATCH:
             self.flush()
-        cached, key = self.store.history_cache(slug), incidents_key(incidents)
+        cached, key = self.store.history_cache(slug), incidents_key(spans)
         out = {}
         for name, rng in RANGES.items():
             res = rng.resolution_s
@@ -149,26 +145,26 @@ class HistorySource:
             if closed is not None and not reusable(closed, rng, as_of, key):
                 closed = None
             try:
-                out[name], kept = self._history(slug, rng, as_of, incidents, key, closed)
+                out[name], kept = self._history(slug, rng, as_of, spans, key, closed)
             except Unbalanced:              # kept points that do not add up (never by our own writes): anew
                 closed = None
-                out[name], kept = self._history(slug, rng, as_of, incidents, key, None)
+                out[name], kept = self._history(slug, rng, as_of, spans, key, None)
             if closed is None or (kept.first, kept.upto) != (closed.first, closed.upto):
                 self.pending.append((slug, res, kept))
             else:
                 self.watched.append((slug, res, kept.drawn, dict(kept.drawn)))
         return out
 
-    def _history(self, slug: str, rng: Range, as_of: datetime, incidents: list[Incident], key: str,
+    def _history(self, slug: str, rng: Range, as_of: datetime, spans: list[Span], key: str,
                  closed: Closed | None) -> tuple[dict[str, Any], Closed]:
         span, res = self.store.bucket_span, rng.resolution_s
         start, end = window(rng, as_of)
         if closed is not None:
             fine = (span(slug, res, closed.first, start) if closed.first < start else []) + \
                 span(slug, res, closed.upto, end)
-            return build_history(slug, rng, as_of, incidents, key, closed, fine)
+            return build_history(slug, rng, as_of, spans, key, closed, fine)
         c = COARSER[res]
-        return build_history(slug, rng, as_of, incidents, key, None, span(slug, res, start, end),
+        return build_history(slug, rng, as_of, spans, key, None, span(slug, res, start, end),
                              span(slug, c, start, end - res) if c else [])
 
     def flush(self) -> None:
@@ -189,7 +185,8 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     anchor = last_run.finished_at if last_run and last_run.finished_at else now
     since = anchor - timedelta(days=1)
     return SiteData(
-        config=config, now=now, states=store.states(), incidents=Incidents(store.incident_records()), last_run=last_run,
+        config=config, now=now, states=store.states(), incidents=Incidents(store.incident_records()),
+        last_run=last_run,
         last_day_since=since,
         history=HistorySource(store),
         epoch=store.first_run_started() or now, vendors=store.vendor_rows(), versions=store.data_versions(),

@@ -352,14 +352,14 @@ class Store:
         rows = self.db.execute("SELECT service, state FROM service_state")
         return {s: ServiceState.from_json(orjson.loads(j)) for s, j in rows}
 
-    def incident_records(self) -> list[tuple[str, bool, str]]:
-        """Every incident as (service, open, JSON record), newest first, without making any."""
-        rows = self.db.execute(
-            "SELECT service, ended_at IS NULL, record FROM incidents ORDER BY started_at DESC, id DESC")
-        return [(service, bool(is_open), record) for service, is_open, record in rows]
+    def incident_records(self) -> list[tuple[str, int, int | None, str]]:
+        """Every incident as (service, start, end or None while open, JSON record), newest first,
+        without making any (``sitedata.Incidents``)."""
+        return self.db.execute(
+            "SELECT service, started_at, ended_at, record FROM incidents ORDER BY started_at DESC, id DESC").fetchall()
 
     def incidents(self) -> list[Incident]:
-        return [Incident.from_json(orjson.loads(j)) for _, _, j in self.incident_records()]
+        return [Incident.from_json(orjson.loads(j)) for _, _, _, j in self.incident_records()]
 
     def open_incidents(self) -> dict[str, Incident]:
         rows = self.db.execute("SELECT record FROM incidents WHERE ended_at IS NULL")

@@ -11,7 +11,7 @@ import pytest
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
 from statusgen.cycle import service_decision
 from statusgen.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.history import RANGES, build_history, incident_seconds, incidents_key, points_of
+from statusgen.history import RANGES, build_history, incident_seconds, incidents_key, points_of, spans_of
 from statusgen.incidents import Incident, advance
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
@@ -229,7 +229,9 @@ def test_history_gives_every_bucket_with_null_gaps():
 def test_incident_minutes_per_bucket():
     start = int(T0.timestamp())
     inc = Incident("x", "api", "t", "major", T0 + 2 * MIN, T0 + 12 * MIN, ())
-    assert incident_seconds([inc], start, 300, 4, start + 3600) == [180, 300, 120, 0]
+    assert incident_seconds(spans_of([inc]), start, 300, 4, start + 3600) == [180, 300, 120, 0]
+    still_open = Incident("y", "api", "t", "major", T0 + 2 * MIN, None, ())
+    assert incident_seconds(spans_of([still_open]), start, 300, 4, start + 11 * 60) == [180, 300, 60, 0]
 
 
 def test_latency_histogram_is_within_five_percent():

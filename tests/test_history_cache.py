@@ -20,7 +20,7 @@ import orjson
 from statusgen import charts, latency
 from statusgen.health import RunRecord
 from statusgen.history import (COARSER, RANGES, HistoryDocument, Series, build_history, incidents_key, points_of,
-                               window)
+                               spans_of, window)
 from statusgen.incidents import Incident, IncidentUpdate
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
@@ -39,7 +39,8 @@ def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident
         res = rng.resolution_s
         fine = store.bucket_span(slug, res, start, end)
         coarse = store.bucket_span(slug, COARSER[res], start, end - res) if COARSER[res] else []
-        doc, _ = build_history(slug, rng, as_of, incidents, incidents_key(incidents), None, fine, coarse)
+        spans = spans_of(incidents)
+        doc, _ = build_history(slug, rng, as_of, spans, incidents_key(spans), None, fine, coarse)
         out[name] = orjson.dumps(doc)
     return out
 
@@ -75,7 +76,7 @@ def test_carried_histories_equal_histories_made_anew(tmp_path):
         if n % 50 == 0:
             store.prune(at)
         before = store.history_cache("api")
-        made = source.histories("api", at, incidents)
+        made = source.histories("api", at, spans_of(incidents))
         for name, doc in made.items():          # the charts' columns are those of the points, kept or not
             assert doc.series == Series.of_points(points_of(doc)), f"cycle {n}, {name}"
         docs = {name: orjson.dumps(doc) for name, doc in made.items()}
@@ -232,7 +233,7 @@ def test_simulated_buckets_add_up_across_resolutions(tmp_path):
         incidents = [i for i in store.incidents() if i.service == slug]
         for hours in (0, 7, 31):                         # slides every range by whole buckets
             at = now + timedelta(hours=hours)
-            docs = {name: orjson.dumps(doc) for name, doc in source.histories(slug, at, incidents).items()}
+            docs = {name: orjson.dumps(doc) for name, doc in source.histories(slug, at, spans_of(incidents)).items()}
             source.flush()
             assert docs == made_anew(store, slug, at, incidents), (slug, hours)
     rows = store.db.execute("SELECT res, start, up, down, hist FROM buckets WHERE service = 'service-0000'")

@@ -12,6 +12,7 @@ from statusgen.health import RunRecord
 from statusgen.incidents import Incident, IncidentUpdate
 from statusgen.outcomes import Outcome
 from statusgen.probe import CheckResult
+from statusgen.history import spans_of
 from statusgen.sitedata import Incidents
 from statusgen.state import ServiceState, Status
 from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store, StoredResult
@@ -71,30 +72,39 @@ def test_incident_records_read_back_as_written_and_older_ones_in_full(tmp_path):
     assert all(set(u) == {"at", "kind", "status", "message", "link", "ref"} for u in again.to_json()["updates"])
 
 
-def test_a_builds_incidents_are_made_when_asked_and_as_the_store_lists_them(tmp_path):
-    """``Incidents`` (what a build gathers) holds the store's records and makes each incident when
-    asked: every view of it agrees with ``Store.incidents``, and one service's incidents are
-    made without touching another's records."""
+def test_a_builds_incidents_are_read_as_the_store_lists_them_and_made_when_asked(tmp_path):
+    """``Incidents`` (what a build gathers) holds the store's records: every view of it agrees with
+    ``Store.incidents``, and a record is read only when asked for (one service's incidents are
+    read without touching another's records)."""
     store = Store(tmp_path / "s.db")
-    made = [Incident(f"{svc}-{n}", svc, f"{svc} {n}", "minor", T0 + timedelta(hours=n),
+    made = [Incident(f"{svc}-{n}", svc, f"{svc} {n}", "minor", T0 + timedelta(hours=n, microseconds=700),
                      None if n == 3 and svc == "api" else T0 + timedelta(hours=n, minutes=5),
                      (IncidentUpdate(T0 + timedelta(hours=n), "opened", "degraded", "Opened"),))
             for n in range(4) for svc in ("api", "web")]
     store.save_cycle(cycle_at(T0, incidents=made))
     listed = store.incidents()
     incidents = Incidents(store.incident_records())
-    assert list(incidents) == listed and len(incidents) == len(made) and incidents[1:3] == listed[1:3]
-    assert incidents[-1] == listed[-1] and [i.id for i in listed[:2]] == ["web-3", "api-3"]   # then by id
-    assert incidents.of("api") == [i for i in listed if i.service == "api"] and incidents.of("db") == []
-    assert incidents.open() == [i for i in listed if i.open] and incidents.open_count() == 1
-    assert [orjson.loads(r) for r in incidents.records_of("web")] == [i.to_json() for i in listed
-                                                                       if i.service == "web"]
+    assert [i.id for i in listed[:2]] == ["web-3", "api-3"] and len(incidents) == len(made)   # then by id
+    assert [r for r, _, _ in incidents.loaded()] == [i.to_json() for i in listed]
+    for slug in ("api", "web", "db"):
+        mine = [i for i in listed if i.service == slug]
+        assert incidents.spans_of(slug) == spans_of(mine)
+        assert [(r, s, e) for r, s, e in incidents.loaded(slug)] == [(i.to_json(), *span) for i, span in
+                                                                   zip(mine, spans_of(mine), strict=True)]
+        assert [orjson.loads(r) for r in incidents.records_of(slug)] == [i.to_json() for i in mine]
+        assert incidents.open_of(slug) == next((i for i in mine if i.open), None)
+    assert [r["id"] for r, _, _ in incidents.loaded(open_only=True)] == ["api-3"] and incidents.open_count() == 1
+    assert [orjson.loads(r) for r in incidents.records()] == [i.to_json() for i in listed]
+    older = listed[0].to_json()                               # as an older version wrote it: no link, no ref
+    older["updates"] = [{k: v for k, v in u.items() if k not in ("link", "ref")} for u in older["updates"]]
+    [(read, _, _)] = Incidents([("web", 0, None, orjson.dumps(older).decode())]).loaded()
+    assert read == listed[0].to_json()
     records = store.incident_records()
-    at = next(n for n, (service, _, _) in enumerate(records) if service == "api")
-    broken = Incidents([*records[:at], ("api", True, "{not json"), *records[at + 1:]])
-    assert broken.of("web") == incidents.of("web") and broken.open_count() == 1
+    at = next(n for n, record in enumerate(records) if record[0] == "api")
+    broken = Incidents([*records[:at], (*records[at][:3], "{not json"), *records[at + 1:]])
+    assert broken.loaded("web") == incidents.loaded("web") and broken.spans_of("api") == incidents.spans_of("api")
     with pytest.raises(orjson.JSONDecodeError):
-        broken.of("api")
+        broken.loaded("api")
 
 
 def test_a_failing_cycle_writes_nothing(tmp_path):
