@@ -28,6 +28,8 @@ from .store import Store, VendorRow
 #: An incident as the store lists it: its service, start and end (None while open) in epoch
 #: seconds, and its JSON record.
 IncidentRecord = tuple[str, int, "int | None", str]
+#: A record read (``Incidents.loaded``): the record, the incident's start and end (None while open).
+Loaded = tuple[dict[str, Any], int, "int | None"]
 
 
 class Incidents:
@@ -76,10 +78,6 @@ class Incidents:
         """One service's open incident, if it has one."""
         found = next((record for _, _, ended, record in self._by_service.get(slug, []) if ended is None), None)
         return None if found is None else Incident.from_json(orjson.loads(found))
-
-
-#: A record read (``Incidents.loaded``): the record, the incident's start and end (None while open).
-Loaded = tuple[dict[str, Any], int, "int | None"]
 
 
 @dataclass(frozen=True)
