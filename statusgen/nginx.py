@@ -331,7 +331,7 @@ def _static_locations() -> list[str]:
         "# Names starting with a dot (such as .manifest.json) are never served.",
         *_block(r"location ~ /\.", ["return 404;"]),
         "# An incident's own page in earlier versions: sent on to its part of its service's incidents page.",
-        *_block(rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-[0-9]{{8}}t[0-9]{{6}})\.html$"',
+        *_block(rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html$"',
                 [*_block("if (-f $document_root/services/$statusgen_of/incidents/index.html)",
                          ['return 301 "/services/$statusgen_of/incidents/#inc-$statusgen_was";']),
                  "return 404;"]),

@@ -37,7 +37,8 @@ ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
 #: An incident's own page in earlier versions (its id is its service's slug and its start); its
 #: links live on in feed readers and chats, so they are sent on to where the incident is told now.
-OLD_INCIDENT = re.compile(r"^/incidents/(?P<slug>[a-z0-9][a-z0-9-]{0,62})-(?P<at>[0-9]{8}t[0-9]{6})\.html$")
+INCIDENT_START = r"[0-9]{8}t[0-9]{6}"    # the start of an incident in its id (``incidents.incident_id``)
+OLD_INCIDENT = re.compile(rf"^/incidents/(?P<slug>{SLUG_RE.pattern.strip('^$')})-(?P<at>{INCIDENT_START})\.html$")
 ALLOW = "GET, HEAD"
 
 
