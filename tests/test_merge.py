@@ -12,7 +12,7 @@ from statusgen.outcomes import Outcome
 from statusgen.state import ServiceState, Status
 from statusgen.vendors import parse_vendor
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 SVC = ServiceConfig("github", "GitHub", "dev", (CheckConfig("https://api.github.com"),),
                     vendor=VendorConfig("https://www.githubstatus.com/api/v2/summary.json"))

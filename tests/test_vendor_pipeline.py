@@ -16,7 +16,7 @@ from statusgen.cycle import run_cycle
 
 from .conftest import Targets, write_config
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SENDGRID = (SAMPLES / "statuspage/sendgrid_summary_active_incident_groups.json").read_bytes()
 HOSTILE = json.loads(SENDGRID)
 HOSTILE["incidents"][0]["name"] = 'Login <script>alert("x")</script> \x07broken & "quoted"'

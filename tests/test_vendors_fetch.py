@@ -19,7 +19,7 @@ from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.outcomes import Outcome
 from statusgen.vendors import FetchResult, fetch_source, parse_vendor, read_local
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SUMMARY = (SAMPLES / "statuspage" / "sendgrid_summary_active_incident_groups.json").read_bytes()
 ETAG = '"sendgrid-v1"'
 LAST_MODIFIED = "Wed, 11 Oct 2023 15:30:45 GMT"

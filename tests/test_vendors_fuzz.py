@@ -30,7 +30,7 @@ from statusgen.vendors import (
 )
 from statusgen.vendors.model import IMPACTS
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".json", ".atom", ".rss"))
 SAMPLE_BYTES = {p.name: p.read_bytes() for p in SAMPLE_FILES}
 JSON_SAMPLES = sorted(name for name in SAMPLE_BYTES if name.endswith(".json"))

@@ -27,7 +27,7 @@ from statusgen.vendors import (
     statuspage,
 )
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "vendor-samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 
 EXPECTED_FORMAT = {
     "cachet/yoti_cachet_v1_components.json": "cachet",
