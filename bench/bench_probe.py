@@ -47,8 +47,8 @@ from pathlib import Path
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.cycle import run_spread
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckId, ProbeRun, probe_run
+from statusgen.model import CheckId, Outcome
+from statusgen.probe import ProbeRun, probe_run
 
 CHECKS = 1000
 HANGING_EVERY = 20             # every 20th check hangs: 50 of 1000, 5%

@@ -67,7 +67,7 @@ CHILD = r"""
 import dataclasses, json, resource, sys
 from pathlib import Path
 from statusgen.config import load_config
-from statusgen.render import build
+from statusgen.render.build import build
 from statusgen.store import Store
 from statusgen.timeutil import utcnow
 cfg = load_config(sys.argv[1]); mode = sys.argv[2]

@@ -34,8 +34,8 @@ from pathlib import Path
 import httpx
 
 from statusgen import demo
-from statusgen.nginx import NginxOptions, nginx_config
-from statusgen.serve import PreviewServer
+from statusgen.web.nginx import NginxOptions, nginx_config
+from statusgen.web.serve import PreviewServer
 
 DURATION_S = 3
 ROUNDS = 3

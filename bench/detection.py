@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
-from statusgen.cycle import decide_cycle
-from statusgen.incidents import Incident
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.state import ServiceState
-from statusgen.vantage import judge_vantage
+from statusgen.decide.incidents import Incident
+from statusgen.decide.run import decide_cycle
+from statusgen.decide.state import ServiceState
+from statusgen.decide.vantage import judge_vantage
+from statusgen.model import CheckResult, Outcome
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

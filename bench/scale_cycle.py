@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from statusgen.config import Config
-from statusgen.cycle import decide_cycle
-from statusgen.health import RunRecord
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
+from statusgen.decide.health import RunRecord
+from statusgen.decide.run import decide_cycle
+from statusgen.model import CheckResult, Outcome
 from statusgen.store import Cycle, Store
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .config import Config, load_config
-from .errors import StatusgenError
+from statusgen import __version__
+from statusgen.config import Config, load_config
+from statusgen.errors import StatusgenError
 
 DEFAULT_CONFIG = "services.toml"
 
@@ -44,7 +44,7 @@ config_option = click.option(
               help="Logs on stderr: human-readable lines, or JSON lines.")
 def main(log_format: str) -> None:
     """statusgen: probe services, merge what vendors say, and write a static status site and API."""
-    from .logs import setup
+    from statusgen.logs import setup
 
     setup(log_format)
 
@@ -63,7 +63,7 @@ def check_config(config_path: Path) -> None:
 @main.command("config-docs")
 def config_docs() -> None:
     """Print the configuration reference (docs/configuration.md) generated from the schema."""
-    from .config import config_reference
+    from statusgen.config import config_reference
 
     click.echo(config_reference(), nl=False)
 
@@ -76,10 +76,10 @@ def config_docs() -> None:
               help="Seconds to wait when another run holds the lock (then exit 5).")
 def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float) -> None:
     """One cycle: probe, store, decide, render (or, with --loop, one every interval)."""
-    from .cycle import run_cycle
-    from .lock import run_lock
-    from .logs import event
-    from .loop import Loop, report_fields
+    from statusgen.cycle import run_cycle
+    from statusgen.lock import run_lock
+    from statusgen.logs import event
+    from statusgen.loop import Loop, report_fields
 
     if loop:
         sys.exit(Loop(config_path, max_cycles).run())
@@ -93,8 +93,8 @@ def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float)
 @config_option
 def build(config_path: Path) -> None:
     """Re-render the whole tree from the store alone (no probing)."""
-    from .cycle import rebuild
-    from .lock import run_lock
+    from statusgen.cycle import rebuild
+    from statusgen.lock import run_lock
 
     cfg = load_config(config_path)
     with run_lock(cfg.site.store):
@@ -111,7 +111,7 @@ def build(config_path: Path) -> None:
 @config_option
 def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Path) -> None:
     """Preview server: serves the tree with every HTTP rule of the API."""
-    from .serve import serve as run_server
+    from statusgen.web.serve import serve as run_server
 
     if site is None:
         site = load_config(config_path).site.output if config_path.exists() else Path("site")
@@ -127,8 +127,8 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
 @click.option("--timeout", type=float, default=10.0, show_default=True)
 def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -> None:
     """Print the normalized view of a vendor status source (a file or a URL) as JSON."""
-    from .jsonout import dump_pretty
-    from .vendorstage import read_vendor_source
+    from statusgen.jsonout import dump_pretty
+    from statusgen.vendors.stage import read_vendor_source
 
     view = read_vendor_source(source, None if fmt == "auto" else fmt, list(components) or None, timeout)
     click.echo(dump_pretty(view.to_json()).decode(), nl=False)
@@ -146,9 +146,9 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
 @click.option("--seed", type=int, default=1, show_default=True)
 def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: int) -> None:
     """Fill a new store with realistic synthetic history, and write a matching configuration."""
-    from .simulate import config_text
-    from .simulate import simulate as fill
-    from .timeutil import utcnow
+    from statusgen.simulate import config_text
+    from statusgen.simulate import simulate as fill
+    from statusgen.timeutil import utcnow
 
     if db.exists():
         raise click.UsageError(f"--db {db} exists; simulate fills a new store only (remove it or pick another path)")
@@ -176,7 +176,7 @@ def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: 
 def nginx_conf(site: Path, listen: str, server_name: str, server_block: bool, no_rate_limit: bool,
                real_ip_from: tuple[str, ...], real_ip_header: str, user: str | None, access_log: str) -> None:
     """Print the nginx configuration that serves the tree with every HTTP rule of the API."""
-    from .nginx import NginxOptions, nginx_config
+    from statusgen.web.nginx import NginxOptions, nginx_config
 
     click.echo(nginx_config(NginxOptions(site, listen, server_name, server_block, not no_rate_limit, real_ip_from,
                                          real_ip_header, user, access_log)), nl=False)
@@ -192,7 +192,7 @@ def nginx_conf(site: Path, listen: str, server_name: str, server_block: bool, no
 @config_option
 def publish(site: Path | None, remote: str, dry_run: bool, rclone_bin: str, config_path: Path) -> None:
     """Copy the tree to object storage or another host with rclone: changed files, entry documents last."""
-    from .publish import publish_tree
+    from statusgen.web.publish import publish_tree
 
     if site is None:
         site = load_config(config_path).site.output if config_path.exists() else Path("site")

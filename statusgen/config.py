@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from statusgen.errors import ConfigError
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -152,7 +152,7 @@ def ratio(value: Any) -> float:
 
 
 def cron(value: Any) -> str:
-    from .schedule import CronError, parse_cron
+    from statusgen.cron import CronError, parse_cron
     try:
         parse_cron(value if isinstance(value, str) else "")
     except CronError as exc:
@@ -272,7 +272,7 @@ class MaintenanceWindow:
             return (self.start, self.end) if self.start <= at < self.end else None
         if self.schedule is None or self.duration is None:
             return None
-        from .schedule import last_fire
+        from statusgen.cron import last_fire
         began = last_fire(self.schedule, at, self.duration)
         return (began, began + timedelta(seconds=self.duration)) if began else None
 

@@ -8,83 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from .config import Config, ServiceConfig
-from .health import RunRecord
-from .incidents import Incident, advance, link_vendor
-from .merge import VendorObservation, merge
-from .outcomes import Outcome
-from .probe import CheckId, CheckResult, CheckTarget, probe_all, targets
-from .render import BuildResult, build
-from .state import ServiceState, Status, decide, paused, under_maintenance
-from .vantage import Vantage, judge_vantage
-from .store import Cycle, Store, StoredResult, VendorRow
-from .vendorstage import fetch_vendors
-from .timeutil import utcnow
-
-
-@dataclass(frozen=True)
-class Decisions:
-    states: dict[str, ServiceState]
-    incidents: list[Incident]          # incidents opened or changed this cycle
-    results: list[StoredResult]        # results with the flags the decisions set
-
-
-def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_incidents: dict[str, Incident],
-                 results: Sequence[CheckResult], now: datetime,
-                 vendors: Mapping[str, VendorObservation] | None = None,
-                 vantage: Vantage | None = None) -> Decisions:
-    """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
-
-    When the vantage point is suspect, failed results are set aside: flagged
-    ``excluded`` and not shown to the state machine.
-    """
-    vendors = vendors or {}
-    suspect = vantage is not None and vantage.suspect
-    by_service: dict[str, list[CheckResult]] = defaultdict(list)
-    for r in results:
-        by_service[r.service].append(r)
-    states: dict[str, ServiceState] = {}
-    changed: list[Incident] = []
-    flagged: list[StoredResult] = []
-    for svc in config.services:
-        prev = prev_states.get(svc.slug) or ServiceState()
-        mine = by_service.get(svc.slug, [])
-        counted = [r for r in mine if r.up] if suspect else mine
-        obs = vendors.get(svc.slug)
-        new = merge(prev, service_decision(prev, svc, counted, now), svc, obs, now)
-        flagged += [StoredResult(r, result_flag(r, svc, new, suspect)) for r in mine]
-        states[svc.slug] = new
-        current = open_incidents.get(svc.slug)
-        after = advance(current, prev, new, svc)
-        if after is not None and after.open and obs is not None and obs.view is not None:
-            after = link_vendor(after, obs.view, now)
-        if after is not None and after != current:
-            changed.append(after)
-    return Decisions(states, changed, flagged)
-
-
-def result_flag(r: CheckResult, svc: ServiceConfig, state: ServiceState, suspect: bool) -> str | None:
-    """How a result counts in history: None (counted), "maintenance" or "excluded" (both left out)."""
-    if svc.maintenance_at(r.ts) or state.status is Status.MAINTENANCE:
-        return "maintenance"
-    if suspect and not r.up:
-        return "excluded"
-    return None
-
-
-def service_decision(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult],
-                     now: datetime) -> ServiceState:
-    if svc.paused:
-        return paused(prev, now)
-    window = svc.maintenance_at(now)
-    if window is not None:
-        return under_maintenance(prev, svc, window, results)
-    return decide(prev, svc, results, now)
+from statusgen.config import Config
+from statusgen.decide.health import RunRecord
+from statusgen.decide.run import (
+    decide_cycle,
+)
+from statusgen.decide.state import ServiceState
+from statusgen.decide.vantage import judge_vantage
+from statusgen.model import CheckId, CheckResult, Outcome
+from statusgen.probe import CheckTarget, probe_all, targets
+from statusgen.render.build import BuildResult, build
+from statusgen.store import Cycle, Store
+from statusgen.timeutil import utcnow
+from statusgen.vendors.stage import VendorObservation, VendorRow, fetch_vendors
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .config import load_config
-from .cycle import run_cycle
-from .serve import PreviewServer
-from .timeutil import iso, utcnow
+from statusgen.config import load_config
+from statusgen.cycle import run_cycle
+from statusgen.timeutil import iso, utcnow
+from statusgen.web.serve import PreviewServer
 
 ROOT = Path(__file__).resolve().parent.parent
 RECOVER_AFTER = 4   # the "search" target fails its first four requests

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import LockError
+from statusgen.errors import LockError
 
 
 def lock_path(store: Path) -> Path:

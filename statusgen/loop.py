@@ -16,11 +16,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Config, load_config
-from .cycle import CycleReport, loop_spread, run_cycle
-from .errors import StatusgenError
-from .lock import run_lock
-from .logs import event, printable
+from statusgen.config import Config, load_config
+from statusgen.cycle import CycleReport, loop_spread, run_cycle
+from statusgen.errors import StatusgenError
+from statusgen.lock import run_lock
+from statusgen.logs import event, printable
 
 
 @dataclass

@@ -11,7 +11,7 @@ import ssl
 
 import httpx
 
-from .outcomes import Outcome
+from statusgen.model import Outcome
 
 CHAIN_LIMIT = 16
 DNS_WORDS = ("name or service not known", "getaddrinfo", "nodename nor servname",

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .history import DEFAULT_RANGE, RANGES
+from statusgen.model import DEFAULT_RANGE, RANGES
 
 API = "api/v1"
 ALL = "_all"

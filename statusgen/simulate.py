@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import latency
-from .health import RunRecord
-from .incidents import Incident, IncidentUpdate, incident_id
-from .state import ServiceState, Status
-from .store import RAW_RETENTION_S, RESOLUTIONS, Store
-from .timeutil import floor_to, from_epoch, human_duration, to_epoch
+from statusgen import latency
+from statusgen.decide.health import RunRecord
+from statusgen.decide.incidents import Incident, IncidentUpdate, incident_id
+from statusgen.decide.state import ServiceState
+from statusgen.model import Status
+from statusgen.store import RAW_RETENTION_S, RESOLUTIONS, Store
+from statusgen.timeutil import floor_to, from_epoch, human_duration, to_epoch
 
 CATEGORIES = {"cloud": "Cloud", "developer-tools": "Developer tools", "payments": "Payments",
               "communication": "Communication", "data": "Data and storage"}

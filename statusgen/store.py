@@ -38,15 +38,16 @@ from typing import Any
 import orjson
 from isal import isal_zlib
 
-from . import latency
-from .errors import StoreError
-from .health import RunRecord
-from .history import Bucket, Closed, Series
-from .incidents import Incident
-from .outcomes import Outcome
-from .probe import CheckResult
-from .state import ServiceState
-from .timeutil import floor_to, from_epoch, to_epoch
+from statusgen import latency
+from statusgen.decide.health import RunRecord
+from statusgen.decide.history import Bucket, Closed, Series
+from statusgen.decide.incidents import Incident
+from statusgen.decide.run import StoredResult
+from statusgen.decide.state import ServiceState
+from statusgen.errors import StoreError
+from statusgen.model import CheckResult, Outcome
+from statusgen.timeutil import floor_to, from_epoch, to_epoch
+from statusgen.vendors.stage import VendorRow
 
 # resolution (seconds) -> how long its buckets are kept (seconds)
 RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 86400, 86400: 91 * 86400}
@@ -199,30 +200,6 @@ def _deflated_json(value: dict[str, Any]) -> bytes | None:
 def _inflated(points: str | bytes) -> str:
     """Kept points as text, deflated (bytes) or as a store before them kept them (text)."""
     return points if isinstance(points, str) else isal_zlib.decompress(points).decode()
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    """A result as read back, with the flag set on it by the decisions."""
-
-    result: CheckResult
-    flag: str | None      # None | "maintenance" | "excluded"
-
-
-@dataclass(frozen=True)
-class VendorRow:
-    """What the store keeps per service's vendor source."""
-
-    service: str
-    url: str
-    etag: str | None = None
-    last_modified: str | None = None
-    body: bytes | None = None          # the last body that parsed
-    last_ok_at: datetime | None = None
-    fetched_at: datetime | None = None
-    outcome: str | None = None
-    detail: str | None = None
-    view_json: str | None = None       # the last good view, as published
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,10 @@ import pytest
 
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
-from statusgen.nginx import NginxOptions, nginx_config
-from statusgen.serve import PreviewServer
-from statusgen.tree import MANIFEST, write_tree
-
-from .conftest import Targets, write_config
+from statusgen.render.tree import MANIFEST, write_tree
+from statusgen.web.nginx import NginxOptions, nginx_config
+from statusgen.web.serve import PreviewServer
+from tests.conftest import Targets, write_config
 
 SERVICES = """
 [categories]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from statusgen.config import Config, load_config
-from statusgen.serve import PreviewServer
+from statusgen.web.serve import PreviewServer
 
 
 @dataclass

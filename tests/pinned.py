@@ -25,15 +25,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from statusgen.config import load_config
-from statusgen.cycle import decide_cycle
-from statusgen.health import RunRecord
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.render import build
+from statusgen.decide.health import RunRecord
+from statusgen.decide.run import decide_cycle
+from statusgen.model import CheckResult, Outcome
+from statusgen.render.build import build
 from statusgen.simulate import config_text, simulate
-from statusgen.store import Cycle, Store, VendorRow
+from statusgen.store import Cycle, Store
 from statusgen.vendors.fetch import FetchResult
-from statusgen.vendorstage import settle
+from statusgen.vendors.stage import VendorRow, settle
 
 HERE = Path(__file__).resolve().parent
 ARCHIVE = HERE / "fixtures" / "pinned" / "site-7d.tar.xz"

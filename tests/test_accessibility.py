@@ -10,9 +10,8 @@ import re
 import lxml.html
 import pytest
 
-from statusgen.pages import STATIC, status_word
-
-from .test_pages import DemoBuild, demo_build, text_of
+from statusgen.render.pages import STATIC, status_word
+from tests.test_pages import DemoBuild, demo_build, text_of
 
 #: Colours the stylesheet declares per theme, and what each must stand out from.
 TEXT_ON_BACKGROUNDS = ["--fg", "--muted", "--link", "--st-operational", "--st-degraded", "--st-partial_outage",

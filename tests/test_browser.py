@@ -17,14 +17,12 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
-from statusgen import charts
-from statusgen.history import RANGES
-from statusgen.pages import status_word
-from statusgen.serve import PreviewServer
-from statusgen.state import STATUSES
-
-from .test_accessibility import contrast
-from .test_pages import DemoBuild, bar_foot, demo_build
+from statusgen.model import RANGES, STATUSES
+from statusgen.render import charts
+from statusgen.render.pages import status_word
+from statusgen.web.serve import PreviewServer
+from tests.test_accessibility import contrast
+from tests.test_pages import DemoBuild, bar_foot, demo_build
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -23,11 +23,9 @@ from requests.adapters import HTTPAdapter
 from schemathesis import GenerationMode
 
 from statusgen import routes
-from statusgen.history import RANGES
-from statusgen.state import STATUSES
-from statusgen.tree import GZIP_MIN_BYTES
-
-from .conformance import Server, fresh_address, rewrite, scenario, served
+from statusgen.model import RANGES, STATUSES
+from statusgen.render.tree import GZIP_MIN_BYTES
+from tests.conformance import Server, fresh_address, rewrite, scenario, served
 
 CATEGORIES = ("apis", "web", "payments")
 SLUGS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf")

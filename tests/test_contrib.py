@@ -138,7 +138,7 @@ def test_units_are_valid_for_systemd(tmp_path):
 
 
 def test_operations_doc_names_every_contrib_file_every_exit_code_and_the_same_cron_line():
-    import statusgen.publish  # noqa: F401   (its errors are part of the tree)
+    import statusgen.web.publish  # noqa: F401   (its errors are part of the tree)
     from statusgen.errors import StatusgenError
 
     doc = (CONTRIB.parent / "docs" / "operations.md").read_text()

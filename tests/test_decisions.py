@@ -8,15 +8,20 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 
-from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
-from statusgen.cycle import service_decision
-from statusgen.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.history import RANGES, build_history, incident_seconds, incidents_key, points_of, spans_of
-from statusgen.incidents import Incident, advance
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.state import ServiceState, Status, decide, verdict
 from statusgen import latency
+from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.decide.health import RunRecord, collection_state, health_index, is_stale
+from statusgen.decide.history import (
+    build_history,
+    incident_seconds,
+    incidents_key,
+    points_of,
+    spans_of,
+)
+from statusgen.decide.incidents import Incident, advance
+from statusgen.decide.run import service_decision
+from statusgen.decide.state import ServiceState, decide, verdict
+from statusgen.model import RANGES, CheckResult, Outcome, Status
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
@@ -243,7 +248,7 @@ def test_latency_histogram_is_within_five_percent():
 
 
 def test_recurring_maintenance_window_in_cron_form():
-    from statusgen.schedule import last_fire
+    from statusgen.cron import last_fire
     weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
     svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(weekly,))
     sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)          # a Sunday, inside 02:00-04:00
@@ -280,7 +285,7 @@ def test_a_single_run_spreads_its_starts_by_the_number_of_checks():
 def test_checks_that_timed_out_start_first_and_the_others_spread_over_their_timeout():
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import run_spread, timed_out_before
-    from statusgen.state import Evidence
+    from statusgen.decide.state import Evidence
     at = datetime(2026, 1, 1, tzinfo=UTC)
 
     def evidence(check: int, outcome: str) -> Evidence:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statusgen.cli import main
-from statusgen.state import STATUSES
+from statusgen.model import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,8 +17,8 @@ def test_every_command_is_in_the_readme():
 
 
 def test_every_endpoint_and_status_is_in_the_api_doc():
-    from statusgen.openapi import openapi_document
     from statusgen.config import parse_config
+    from statusgen.render.openapi import openapi_document
     cfg = parse_config('[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n'
                        '[[services.checks]]\nurl = "https://a.example"\n', ROOT / "x.toml")
     doc = (ROOT / "docs" / "api.md").read_text()

@@ -3,10 +3,9 @@ then every endpoint asserted over HTTP through the preview server."""
 
 from __future__ import annotations
 
-import re
-
 import http.client
 import json
+import re
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,11 +19,9 @@ from jsonschema import Draft202012Validator
 from statusgen.cli import main
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
-from statusgen.history import RANGES
-from statusgen.shapes import SCHEMAS, schema_for
-from statusgen.state import STATUSES
-
-from .conftest import Targets, start_preview, write_config
+from statusgen.model import RANGES, STATUSES
+from statusgen.render.shapes import SCHEMAS, schema_for
+from tests.conftest import Targets, start_preview, write_config
 
 SERVICES = """
 [categories]

@@ -10,7 +10,7 @@ import pytest
 import rnc2rng
 
 from statusgen.demo import main as demo
-from statusgen.feeds import entry_xml
+from statusgen.render.feeds import entry_xml
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 SCHEMA = Path(__file__).parent / "schemas" / "atom.rnc"

@@ -17,16 +17,25 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from statusgen import charts, latency
-from statusgen.health import RunRecord
-from statusgen.history import (COARSER, RANGES, HistoryDocument, Series, build_history, incidents_key, points_of,
-                               spans_of, window)
-from statusgen.incidents import Incident, IncidentUpdate
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.sitedata import HistorySource
-from statusgen.state import ServiceState, Status
-from statusgen.store import Cycle, Store, StoredResult
+from statusgen import latency
+from statusgen.decide.health import RunRecord
+from statusgen.decide.history import (
+    COARSER,
+    HistoryDocument,
+    Series,
+    build_history,
+    incidents_key,
+    points_of,
+    spans_of,
+    window,
+)
+from statusgen.decide.incidents import Incident, IncidentUpdate
+from statusgen.decide.run import StoredResult
+from statusgen.decide.state import ServiceState
+from statusgen.model import RANGES, CheckResult, Outcome, Status
+from statusgen.render import charts
+from statusgen.render.gather import HistorySource
+from statusgen.store import Cycle, Store
 from statusgen.timeutil import iso_epoch
 
 T0 = datetime(2026, 11, 1, 0, 3, tzinfo=UTC)

@@ -13,15 +13,20 @@ import pytest
 
 from statusgen import routes
 from statusgen.config import load_config
-from statusgen.cycle import decide_cycle
-from statusgen.health import RunRecord
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.render import build, render_files, render_stream
+from statusgen.decide.health import RunRecord
+from statusgen.decide.run import decide_cycle
+from statusgen.model import CheckResult, Outcome
+from statusgen.render.build import build, render_files, render_stream
+from statusgen.render.gather import gather
+from statusgen.render.tree import (
+    KEEP,
+    MANIFEST,
+    Previous,
+    current_generation,
+    previous_keys,
+)
 from statusgen.simulate import config_text, simulate
-from statusgen.sitedata import gather
 from statusgen.store import Cycle, Store
-from statusgen.tree import KEEP, MANIFEST, Previous, current_generation, previous_keys
 
 NOW = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
 
@@ -132,7 +137,7 @@ def test_a_changed_service_setting_renders_that_service_again(site, tmp_path):
 def two_processes(monkeypatch):
     """Builds of these small sites render a share of the services in a forked process, as large ones do
     (and do so in this test process, whose other threads are idle test servers holding no lock)."""
-    from statusgen import forked
+    from statusgen.render import forked
     monkeypatch.setattr(forked, "MIN_SERVICES", 2)
     monkeypatch.setattr(forked, "single_threaded", lambda: True)
 
@@ -150,8 +155,9 @@ def test_a_share_rendered_in_a_forked_process_makes_the_same_tree(site, two_proc
 
 
 def test_a_failure_in_the_forked_process_fails_the_build_and_keeps_the_site(site, two_processes, monkeypatch):
-    from statusgen import render
     from statusgen.errors import RenderError
+    from statusgen.render import build as render
+    build = render.build
     config, store = site
     served = {p: p.read_bytes() for p in current_generation(config.site.output).rglob("*.json")}
     real, parent = render._keyed_files, os.getpid()
@@ -206,7 +212,7 @@ def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_a_forked_share(sit
 def test_claims_share_the_services_between_the_processes_without_overlap():
     import pickle
 
-    from statusgen.forked import Claims
+    from statusgen.render.forked import Claims
     claims = Claims(500)
     back, there = os.pipe()
     pid = os.fork()
@@ -226,7 +232,7 @@ def test_claims_share_the_services_between_the_processes_without_overlap():
 def test_a_process_with_other_threads_renders_alone():
     import subprocess
     import sys
-    script = ("import threading; from statusgen.forked import MIN_SERVICES, usable; alone = usable(MIN_SERVICES); "
+    script = ("import threading; from statusgen.render.forked import MIN_SERVICES, usable; alone = usable(MIN_SERVICES); "
               "stop = threading.Event(); t = threading.Thread(target=stop.wait); t.start(); "
               "print(alone, usable(MIN_SERVICES)); stop.set(); t.join()")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,

@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from statusgen.config import CheckConfig, ServiceConfig, VendorConfig
-from statusgen.incidents import advance, link_vendor
-from statusgen.merge import VendorObservation, merge
-from statusgen.outcomes import Outcome
-from statusgen.state import ServiceState, Status
+from statusgen.decide.incidents import advance, link_vendor
+from statusgen.decide.merge import merge
+from statusgen.decide.state import ServiceState
+from statusgen.model import Outcome, Status
 from statusgen.vendors import parse_vendor
+from statusgen.vendors.stage import VendorObservation
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -23,9 +23,8 @@ from hishel.httpx import CacheTransport
 
 from statusgen import routes
 from statusgen.cli import main
-from statusgen.nginx import NginxConfError, NginxOptions, nginx_config
-
-from .conformance import (
+from statusgen.web.nginx import NginxConfError, NginxOptions, nginx_config
+from tests.conformance import (
     Server,
     free_port,
     fresh_address,

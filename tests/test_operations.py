@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from statusgen.lock import run_lock
-
-from .conftest import Targets, write_config
+from tests.conftest import Targets, write_config
 
 STATUSGEN = [sys.executable, "-m", "statusgen.cli"]
 

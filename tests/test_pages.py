@@ -32,14 +32,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import Markup
 
-from statusgen import charts, htmltext, routes
+from statusgen import routes
 from statusgen.config import Config, ServiceConfig, VendorConfig, load_config
 from statusgen.cycle import run_cycle
+from statusgen.decide.history import points_of, series_of
 from statusgen.demo import DemoServer, demo_config
-from statusgen.documents import api_documents
-from statusgen.history import RANGES, points_of, series_of
-from statusgen.openapi import openapi_document
-from statusgen.pages import (
+from statusgen.model import RANGES, STATUSES
+from statusgen.render import charts, htmltext
+from statusgen.render.build import environment, render_files, render_stream
+from statusgen.render.documents import api_documents
+from statusgen.render.gather import SiteData, gather
+from statusgen.render.openapi import openapi_document
+from statusgen.render.pages import (
     PAST_ON_SERVICE_PAGE,
     PAST_WITH_TIMELINES,
     Layout,
@@ -53,12 +57,10 @@ from statusgen.pages import (
     service_page,
     status_word,
 )
-from statusgen.render import environment, render_files, render_stream
 from statusgen.simulate import config_text, simulate
-from statusgen.sitedata import SiteData, gather
-from statusgen.state import STATUSES
-from statusgen.store import Store, VendorRow
+from statusgen.store import Store
 from statusgen.timeutil import utcnow
+from statusgen.vendors.stage import VendorRow
 
 DEMO_CYCLES = 6
 SIZE_LIMIT = 150_000
@@ -598,7 +600,7 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
 
 def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> None:
     """The method page is made before any record (``configured_record``): the same fields, the same values."""
-    from statusgen.documents import configured_record
+    from statusgen.render.documents import configured_record
     for svc in demo.config.services:
         record = demo.json(routes.service_file(svc.slug))["service"]
         assert configured_record(svc) == {

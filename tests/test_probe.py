@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
-from statusgen.outcomes import Outcome
+from statusgen.model import Outcome
 from statusgen.probe import classify_exception, probe_all
 
 

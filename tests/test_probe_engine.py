@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult, CheckTarget, probe_all, probe_run, shares, start_order
+from statusgen.model import CheckResult, Outcome
+from statusgen.probe import CheckTarget, probe_all, probe_run, shares, start_order
 
 HANG_CAP_S = 5.0
 

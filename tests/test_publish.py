@@ -33,7 +33,9 @@ from statusgen import routes
 from statusgen.cli import main
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
-from statusgen.publish import (
+from statusgen.policy import content_type
+from statusgen.render.tree import current_generation
+from statusgen.web.publish import (
     CACHE_CONTROL,
     PublishError,
     Step,
@@ -45,10 +47,7 @@ from statusgen.publish import (
     tier_of,
     tree_files,
 )
-from statusgen.serve import content_type
-from statusgen.tree import current_generation
-
-from .conftest import Targets, write_config
+from tests.conftest import Targets, write_config
 
 RCLONE = shutil.which("rclone") or "/usr/bin/rclone"
 BASE_URL = "https://status.example.org"

@@ -8,14 +8,14 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 
-from statusgen.health import RunRecord
-from statusgen.incidents import Incident, IncidentUpdate
-from statusgen.outcomes import Outcome
-from statusgen.probe import CheckResult
-from statusgen.history import spans_of
-from statusgen.sitedata import Incidents
-from statusgen.state import ServiceState, Status
-from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store, StoredResult
+from statusgen.decide.health import RunRecord
+from statusgen.decide.history import spans_of
+from statusgen.decide.incidents import Incident, IncidentUpdate
+from statusgen.decide.run import StoredResult
+from statusgen.decide.state import ServiceState
+from statusgen.model import CheckResult, Outcome, Status
+from statusgen.render.gather import Incidents
+from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -163,7 +163,7 @@ def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_p
 
 
 def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(tmp_path):
-    from statusgen.sitedata import HistorySource
+    from statusgen.render.gather import HistorySource
     from statusgen.store import migrate
     path = tmp_path / "v5.db"
     db = sqlite3.connect(path, isolation_level=None)
@@ -191,9 +191,10 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
 def test_kept_points_of_a_store_before_drawn_charts_are_used_and_their_charts_kept(tmp_path):
     """Migration 11: points kept by a store of schema 10 are carried as they are; the pages draw
     them once, and what they drew is kept with them."""
-    from statusgen import charts
-    from statusgen.history import RANGES, build_history, incidents_key, window
-    from statusgen.sitedata import HistorySource
+    from statusgen.decide.history import build_history, incidents_key, window
+    from statusgen.model import RANGES
+    from statusgen.render import charts
+    from statusgen.render.gather import HistorySource
     from statusgen.store import _deflated, migrate
     path = tmp_path / "v10.db"
     db = sqlite3.connect(path, isolation_level=None)

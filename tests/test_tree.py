@@ -9,7 +9,14 @@ import zlib
 import pytest
 
 from statusgen.errors import RenderError
-from statusgen.tree import GZIP_MIN_BYTES, KEEP, StaleTree, gens_dir, previous_keys, write_tree
+from statusgen.render.tree import (
+    GZIP_MIN_BYTES,
+    KEEP,
+    StaleTree,
+    gens_dir,
+    previous_keys,
+    write_tree,
+)
 
 BIG = b'{"a": "' + b"x" * 5000 + b'"}\n'     # above GZIP_MIN_BYTES: it gets a .gz copy
 
@@ -189,7 +196,7 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     from datetime import UTC, datetime
 
     from statusgen.config import load_config
-    from statusgen.render import build
+    from statusgen.render.build import build
     from statusgen.simulate import config_text, simulate
     from statusgen.store import Store
     now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)

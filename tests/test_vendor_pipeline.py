@@ -13,8 +13,7 @@ import pytest
 
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
-
-from .conftest import Targets, write_config
+from tests.conftest import Targets, write_config
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SENDGRID = (SAMPLES / "statuspage/sendgrid_summary_active_incident_groups.json").read_bytes()

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from statusgen.errors import StatusgenError, VendorParseError
-from statusgen.outcomes import Outcome
+from statusgen.model import Outcome
 from statusgen.vendors import FetchResult, fetch_source, parse_vendor, read_local
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"

@@ -6,7 +6,15 @@ import orjson
 import pytest
 
 from statusgen.errors import VendorParseError
-from statusgen.vendors import cachet, feed, heroku, parse_vendor, slack, statusio, statuspage
+from statusgen.vendors import (
+    cachet,
+    feed,
+    heroku,
+    parse_vendor,
+    slack,
+    statusio,
+    statuspage,
+)
 from statusgen.vendors.model import worst_status
 
 

@@ -28,8 +28,8 @@ from urllib.request import url2pathname
 import httpx
 
 from statusgen.errors import StatusgenError
+from statusgen.model import Outcome
 from statusgen.neterrors import outcome_of
-from statusgen.outcomes import Outcome
 
 HEADER_LIMIT = 512
 

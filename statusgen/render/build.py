@@ -17,32 +17,56 @@ import itertools
 import time
 from collections import ChainMap
 from collections.abc import Callable, Generator, Iterable, Iterator
-from functools import lru_cache, partial
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from . import __version__, forked, jsonout, routes
-from .badges import badge_files
-from .config import Config, ServiceConfig
-from .documents import (Documents, as_of_service, global_documents, incidents_by_service, service_documents,
-                        service_incidents, vendor_record)
-from .feeds import feeds
-from .history import RANGES
-from .openapi import openapi_document
-from .pages import front_bar, incident_pages, prepare, service_page, service_wide_pages, site_pages
-from .forked import Claims, Share
-from .gcfreeze import OldObjectsFrozen
-from .sitedata import HistorySource, SiteData, gather
-from .store import Store
-from .timeutil import iso
-from .tree import KEEP, NO_PREVIOUS, Item, Previous, StaleTree, TreeWriter, WriteStats, digest
+from statusgen import __version__, jsonout, routes
+from statusgen.config import Config, ServiceConfig
+from statusgen.gcfreeze import OldObjectsFrozen
+from statusgen.model import RANGES
+from statusgen.render import forked
+from statusgen.render.badges import badge_files
+from statusgen.render.documents import (
+    Documents,
+    as_of_service,
+    global_documents,
+    incidents_by_service,
+    service_documents,
+    service_incidents,
+    vendor_record,
+)
+from statusgen.render.feeds import feeds
+from statusgen.render.forked import Claims, Share
+from statusgen.render.gather import HistorySource, SiteData, gather
+from statusgen.render.openapi import openapi_document
+from statusgen.render.pages import (
+    front_bar,
+    incident_pages,
+    prepare,
+    service_page,
+    service_wide_pages,
+    site_pages,
+)
+from statusgen.render.tree import (
+    KEEP,
+    NO_PREVIOUS,
+    Item,
+    Previous,
+    StaleTree,
+    TreeWriter,
+    WriteStats,
+    digest,
+)
+from statusgen.store import Store
+from statusgen.timeutil import iso
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 class DocumentEnvironment(Environment):
@@ -72,9 +96,9 @@ def _slim(record: dict[str, Any]) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def code_key() -> str:
     """The code and templates a page or feed is made with: a key changes when any of them does."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     parts = [__version__.encode()]
-    for path in sorted([*package.glob("*.py"), *TEMPLATES.rglob("*")]):
+    for path in sorted([*package.rglob("*.py"), *TEMPLATES.rglob("*")]):
         if path.is_file():
             parts += [str(path.relative_to(package.parent)).encode(), path.read_bytes()]
     return digest(b"\0".join(parts))

@@ -13,14 +13,14 @@ from typing import Any
 
 import orjson
 
-from . import routes
-from .config import CheckConfig, MaintenanceWindow, ServiceConfig
-from .errors_doc import error_documents
-from .health import FORMULA, collection_state, health_index
-from .incidents import Incident
-from .sitedata import SiteData, data_time
-from .state import STATUSES, Status
-from .timeutil import iso
+from statusgen import routes
+from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.decide.health import FORMULA, collection_state, health_index
+from statusgen.decide.incidents import Incident
+from statusgen.model import STATUSES, Status
+from statusgen.render.errorbodies import error_documents
+from statusgen.render.gather import SiteData, data_time
+from statusgen.timeutil import iso
 
 Documents = dict[str, Any]   # tree path -> JSON-ready object
 

@@ -16,14 +16,23 @@ from typing import Any
 
 import orjson
 
-from .config import Config, ServiceConfig
-from .health import RunRecord
-from .history import (COARSER, RANGES, Closed, Range, Span, Unbalanced, build_history, incidents_key, reusable,
-                      window)
-from .incidents import Incident, current_record
-from .state import ServiceState
-from .store import Store, VendorRow
-
+from statusgen.config import Config, ServiceConfig
+from statusgen.decide.health import RunRecord
+from statusgen.decide.history import (
+    COARSER,
+    Closed,
+    Span,
+    Unbalanced,
+    build_history,
+    incidents_key,
+    reusable,
+    window,
+)
+from statusgen.decide.incidents import Incident, current_record
+from statusgen.decide.state import ServiceState
+from statusgen.model import RANGES, Range
+from statusgen.store import Store
+from statusgen.vendors.stage import VendorRow
 
 #: An incident as the store lists it: its service, start and end (None while open) in epoch
 #: seconds, and its JSON record.

@@ -24,26 +24,16 @@ A view is stale when the last successful fetch is older than the source's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 
-from .config import ServiceConfig
-from .outcomes import DESCRIPTIONS, Outcome
-from .state import BAD, STATUS_WORDS, ServiceState, Status
-from .vendors import VendorView
+from statusgen.config import ServiceConfig
+from statusgen.decide.state import ServiceState
+from statusgen.model import BAD, DESCRIPTIONS, STATUS_WORDS, Outcome, Status
+from statusgen.vendors import VendorView
+from statusgen.vendors.stage import VendorObservation
 
 ORDER = (Status.OPERATIONAL, Status.MAINTENANCE, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)
-
-
-@dataclass(frozen=True)
-class VendorObservation:
-    view: VendorView | None          # the last view read successfully (None: never)
-    outcome: Outcome                 # this cycle's fetch (or parse) outcome
-    last_ok_at: datetime | None      # when a fetch last succeeded (200 or 304, and parsed)
-    detail: str | None = None        # a parse error's message, for the note
-
-    def stale(self, now: datetime, stale_after_s: float) -> bool:
-        return self.last_ok_at is None or now - self.last_ok_at > timedelta(seconds=stale_after_s)
 
 
 def worse(a: Status, b: Status) -> Status:

@@ -50,9 +50,9 @@ from typing import Any
 import orjson
 from markupsafe import Markup
 
-from . import routes
-from .history import Series, points_of, series_of
-from .timeutil import parse_iso, to_epoch
+from statusgen import routes
+from statusgen.decide.history import Series, points_of, series_of
+from statusgen.timeutil import parse_iso, to_epoch
 
 Point = dict[str, Any]   # one point of a history document
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape
 
-from .state import STATUS_WORDS, Status
+from statusgen.model import STATUS_WORDS, Status
 
 COLOURS = {  # shields.io colour name, and the hex used in our SVG (white text stays readable on each)
     Status.OPERATIONAL: ("brightgreen", "#1a7f37"), Status.DEGRADED: ("yellow", "#9a6700"),

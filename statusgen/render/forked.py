@@ -36,8 +36,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .errors import RenderError
-from .tree import Item, StaleTree, TreeWriter
+from statusgen.errors import RenderError
+from statusgen.render.tree import Item, StaleTree, TreeWriter
 
 #: Services below which a build renders in one process (forking costs more than it saves).
 MIN_SERVICES = 64

@@ -11,21 +11,48 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import replace
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 import httpx
 
-from .config import Config, ServiceConfig, VendorConfig
-from .errors import StatusgenError, VendorParseError
-from .jsonout import dump
-from .merge import VendorObservation
-from .outcomes import Outcome
-from .store import VendorRow
-from .vendors import VendorView, fetch_source, parse_vendor, read_local
-from .vendors.fetch import FetchResult
+from statusgen.config import Config, ServiceConfig, VendorConfig
+from statusgen.errors import StatusgenError, VendorParseError
+from statusgen.jsonout import dump
+from statusgen.model import Outcome
+from statusgen.vendors import VendorView, fetch_source, parse_vendor, read_local
+from statusgen.vendors.fetch import FetchResult
 
 DETAIL_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class VendorRow:
+    """What the store keeps per service's vendor source."""
+
+    service: str
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+    body: bytes | None = None          # the last body that parsed
+    last_ok_at: datetime | None = None
+    fetched_at: datetime | None = None
+    outcome: str | None = None
+    detail: str | None = None
+    view_json: str | None = None       # the last good view, as published
+
+
+@dataclass(frozen=True)
+class VendorObservation:
+    view: VendorView | None          # the last view read successfully (None: never)
+    outcome: Outcome                 # this cycle's fetch (or parse) outcome
+    last_ok_at: datetime | None      # when a fetch last succeeded (200 or 304, and parsed)
+    detail: str | None = None        # a parse error's message, for the note
+
+    def stale(self, now: datetime, stale_after_s: float) -> bool:
+        return self.last_ok_at is None or now - self.last_ok_at > timedelta(seconds=stale_after_s)
+
+
 
 
 def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:

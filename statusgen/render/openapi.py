@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
-from .config import Config
-from .history import DEFAULT_RANGE, RANGES
-from .shapes import SCHEMAS, ref
-from .state import STATUSES
+from statusgen import __version__
+from statusgen.config import Config
+from statusgen.model import DEFAULT_RANGE, RANGES, STATUSES
+from statusgen.render.shapes import SCHEMAS, ref
 
 HEADERS = {
     "ETag": {"description": "Changes exactly when the bytes of the answer change.", "schema": {"type": "string"}},

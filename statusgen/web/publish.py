@@ -58,9 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .errors import StatusgenError
-from .serve import MAX_AGE, content_type
-from .tree import current_generation
+from statusgen.errors import StatusgenError
+from statusgen.policy import MAX_AGE, content_type
+from statusgen.render.tree import current_generation
 
 CACHE_CONTROL = f"public, max-age={MAX_AGE}"
 MODTIME_NOT_SUPPORTED = 3153600000000000000   # rclone's "precision" for a remote without mtimes (100 years in ns)

@@ -55,19 +55,26 @@ from jinja2 import BytecodeCache, Environment
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
-from . import charts, routes
-from .config import Config, SiteConfig
-from .documents import configured_record, incidents_by_service
-from .history import RANGES, series_of
-from .htmltext import escape
-from .openapi import openapi_document
-from .outcomes import DESCRIPTIONS, Outcome
-from .serve import MAX_AGE, RATE_PER_MINUTE
-from .sitedata import SiteData
-from .state import STATUS_WORDS, STATUSES, Status
-from .timeutil import human_duration, iso
+from statusgen import routes
+from statusgen.config import Config, SiteConfig
+from statusgen.decide.history import series_of
+from statusgen.model import (
+    DESCRIPTIONS,
+    RANGES,
+    STATUS_WORDS,
+    STATUSES,
+    Outcome,
+    Status,
+)
+from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
+from statusgen.render import charts
+from statusgen.render.documents import configured_record, incidents_by_service
+from statusgen.render.gather import SiteData
+from statusgen.render.htmltext import escape
+from statusgen.render.openapi import openapi_document
+from statusgen.timeutil import human_duration, iso
 
-STATIC = Path(__file__).resolve().parent.parent / "templates" / "static"
+STATIC = Path(__file__).resolve().parents[2] / "templates" / "static"
 PAST_WITH_TIMELINES = 50   # the incidents page tells the newest past incidents in full, lists the older ones
 PAST_ON_SERVICE_PAGE = 5   # a service page lists its newest past incidents; its incidents page has them all
 SNAPSHOT = f"{routes.API}/snapshot.json"

@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 from jinja2 import Environment
 from markupsafe import Markup
 
-from . import __version__, routes
-from .config import Config
-from .documents import incidents_by_service
-from .htmltext import escape
-from .sitedata import SiteData
-from .timeutil import human_duration, iso
+from statusgen import __version__, routes
+from statusgen.config import Config
+from statusgen.render.documents import incidents_by_service
+from statusgen.render.gather import SiteData
+from statusgen.render.htmltext import escape
+from statusgen.timeutil import human_duration, iso
 
 
 def tag_authority(config: Config) -> str:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .history import RANGES
-from .incidents import SEVERITIES
-from .state import STATUSES
+from statusgen.decide.incidents import SEVERITIES
+from statusgen.model import RANGES, STATUSES
 
 Schema = dict[str, Any]
 

@@ -23,29 +23,15 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-from .config import CheckConfig, MaintenanceWindow, ServiceConfig
-from .outcomes import DESCRIPTIONS, Outcome
-from .probe import CheckResult
-from .timeutil import iso, parse_iso
-
-
-class Status(StrEnum):
-    OPERATIONAL = "operational"
-    DEGRADED = "degraded"
-    PARTIAL_OUTAGE = "partial_outage"
-    MAJOR_OUTAGE = "major_outage"
-    MAINTENANCE = "maintenance"
-    UNKNOWN = "unknown"
-
-
-STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
-BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
-OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
-STATUS_WORDS = {
-    Status.OPERATIONAL: "operational", Status.DEGRADED: "degraded performance",
-    Status.PARTIAL_OUTAGE: "partial outage", Status.MAJOR_OUTAGE: "major outage",
-    Status.MAINTENANCE: "under maintenance", Status.UNKNOWN: "status unknown",
-}
+from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.model import (
+    DESCRIPTIONS,
+    OUTAGES,
+    CheckResult,
+    Outcome,
+    Status,
+)
+from statusgen.timeutil import iso, parse_iso
 
 
 class Verdict(StrEnum):

@@ -20,10 +20,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, TypeVar
 
-from .config import ServiceConfig
-from .vendors import VendorView
-from .state import BAD, STATUS_WORDS, ServiceState, Status, failures
-from .timeutil import human_duration, iso, parse_iso
+from statusgen.config import ServiceConfig
+from statusgen.decide.state import ServiceState, failures
+from statusgen.model import BAD, STATUS_WORDS, Status
+from statusgen.timeutil import human_duration, iso, parse_iso
+from statusgen.vendors import VendorView
 
 SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
 SEVERITIES = ("minor", "major", "critical")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import routes
-from .config import Config
-from .history import RANGES
-from .state import STATUSES
+from statusgen import routes
+from statusgen.config import Config
+from statusgen.model import RANGES, STATUSES
 
 
 def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:

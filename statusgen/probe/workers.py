@@ -22,9 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import logs
-from .probe import ProbeRun, Share, ready_to_probe, run_share
-from .timeutil import utcnow
+from statusgen import logs
+from statusgen.probe import ProbeRun, Share, ready_to_probe, run_share
+from statusgen.timeutil import utcnow
 
 WORKER_START_DEADLINE_S = 30.0  # a worker not ready by then is left out; its checks run in the main process
 WORKER_START_MARGIN_S = 0.03    # from "all ready" to the first start: time to send each worker its share
@@ -32,8 +32,8 @@ WORKER_SLACK_S = 30.0           # a worker silent this long after its last check
 WORKER_EXIT_S = 1.0             # a worker not ended this long after its answer (or its failure) is killed
 MAX_FRAME = 1 << 28             # bytes; a worker announcing more is talking nonsense
 
-WORKER_CODE = "from statusgen.probeworkers import worker_main; worker_main()"
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+WORKER_CODE = "from statusgen.probe.workers import worker_main; worker_main()"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _frame(value: object) -> bytes:

@@ -17,34 +17,15 @@ import math
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import routes
-
-RATE_PER_MINUTE = 120
-MAX_AGE = 15
-CONTENT_TYPES = {
-    ".json": "application/json; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".txt": "text/plain; charset=utf-8",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
-}
-ATOM = "application/atom+xml; charset=utf-8"
-
-
-def content_type(rel: str) -> str:
-    if rel.endswith(".xml"):
-        return ATOM if rel.startswith("feed/") else "application/xml; charset=utf-8"
-    return CONTENT_TYPES.get(os.path.splitext(rel)[1], "application/octet-stream")
+from statusgen import routes
+from statusgen.policy import MAX_AGE, RATE_PER_MINUTE, content_type
 
 
 def etag_of(data: bytes) -> str:

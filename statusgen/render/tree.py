@@ -54,7 +54,7 @@ from typing import Union
 import orjson
 from isal import isal_zlib
 
-from .errors import RenderError
+from statusgen.errors import RenderError
 
 MANIFEST = ".manifest.json"
 GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .state import Status
-from .timeutil import iso
+from statusgen.model import Status
+from statusgen.timeutil import iso
 
 SCORES: dict[Status, float] = {
     Status.OPERATIONAL: 100.0, Status.DEGRADED: 70.0, Status.PARTIAL_OUTAGE: 40.0, Status.MAJOR_OUTAGE: 0.0,

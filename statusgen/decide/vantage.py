@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .config import SiteConfig
-from .probe import CheckResult
+from statusgen.config import SiteConfig
+from statusgen.model import CheckResult
 
 
 @dataclass(frozen=True)

@@ -28,30 +28,10 @@ from typing import Any
 
 import orjson
 
-from . import latency
-from .incidents import Incident
-from .timeutil import floor_to, from_epoch, iso, iso_epoch, to_epoch
-
-
-@dataclass(frozen=True)
-class Range:
-    name: str
-    resolution_s: int
-    buckets: int
-
-    @property
-    def resolution(self) -> str:
-        s = self.resolution_s
-        return f"{s // 86400}d" if s % 86400 == 0 else f"{s // 3600}h" if s % 3600 == 0 else f"{s // 60}m"
-
-
-RANGES: dict[str, Range] = {
-    "24h": Range("24h", 300, 288),
-    "7d": Range("7d", 3600, 168),
-    "30d": Range("30d", 21600, 120),
-    "90d": Range("90d", 86400, 90),
-}
-DEFAULT_RANGE = "24h"
+from statusgen import latency
+from statusgen.decide.incidents import Incident
+from statusgen.model import Range
+from statusgen.timeutil import floor_to, from_epoch, iso, iso_epoch, to_epoch
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:

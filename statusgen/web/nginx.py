@@ -35,10 +35,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import routes
-from .errors import StatusgenError
-from .history import DEFAULT_RANGE
-from .serve import MAX_AGE, RATE_PER_MINUTE
+from statusgen import routes
+from statusgen.errors import StatusgenError
+from statusgen.model import DEFAULT_RANGE
+from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
 
 ZONE = "statusgen"
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."

@@ -64,12 +64,12 @@ from datetime import datetime
 import anyio
 import httpx
 
-from .config import CheckConfig, Config
-from .gcfreeze import OldObjectsFrozen
-from .loopnet import LoopTransport
-from .neterrors import outcome_of
-from .outcomes import Outcome
-from .timeutil import utcnow
+from statusgen.config import CheckConfig, Config
+from statusgen.gcfreeze import OldObjectsFrozen
+from statusgen.model import CheckId, CheckResult, Outcome
+from statusgen.neterrors import outcome_of
+from statusgen.probe.loopnet import LoopTransport
+from statusgen.timeutil import utcnow
 
 MAX_REDIRECTS = 5
 TICK_S = 0.010                  # the loop-lag ticker's sleep
@@ -77,29 +77,11 @@ REHEARSALS = 3                  # checks a process makes to itself before its fi
 MIN_CHECKS_PER_PROCESS = 100    # fewer checks than this do not pay for a worker process's start
 
 
-CheckId = tuple[str, int]       # a check: its service's slug and its index in the service
-
-
 @dataclass(frozen=True)
 class CheckTarget:
     service: str
     check_index: int          # 0-based position of the check in the service's config
     check: CheckConfig
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    service: str
-    check_index: int
-    ts: datetime              # when the check was sent (UTC)
-    outcome: Outcome
-    latency_ms: float | None  # time to the complete (capped) answer; None when none came
-    http_status: int | None
-    slow: bool                # answered well, but slower than the check's degraded_ms
-
-    @property
-    def up(self) -> bool:
-        return self.outcome is Outcome.OK
 
 
 def targets(config: Config) -> list[CheckTarget]:
@@ -404,7 +386,9 @@ async def probe_run(config: Config, only: Sequence[CheckTarget] | None = None,
         return ProbeRun([], [])
     parts = shares(todo, config.site.user_agent, config.site.concurrency, spread_s, processes, first)
     if len(parts) > 1:
-        from .probeworkers import in_workers     # here: the workers' module imports this one
+        from statusgen.probe.workers import (
+            in_workers,  # here: the workers' module imports this one
+        )
         return _merged(parts, await in_workers(parts, clock))
     tls = await ready_to_probe()
     return _merged(parts, [await run_share(parts[0], asyncio.get_running_loop().time(), tls, clock)])

@@ -1,0 +1,109 @@
+"""What every stage shares: the vocabulary of outcomes and statuses, a check's result, and
+the history ranges the API publishes.
+
+Nothing here does I/O or imports another statusgen module: the probe makes
+``CheckResult``s, the decisions read them, the store keeps them, and the
+renderer names statuses and ranges with these words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What happened when we fetched something. httpx exceptions are mapped to these once, at
+    the probe and vendor-fetch boundary (``neterrors``); the store keeps outcomes, never
+    exception strings."""
+
+    OK = "ok"                       # answered as expected
+    TIMEOUT = "timeout"             # no complete answer within the timeout
+    DNS = "dns"                     # the host name did not resolve
+    CONNECT = "connect"             # TCP connection refused or unreachable
+    TLS = "tls"                     # TLS handshake or certificate failure
+    HTTP_STATUS = "http_status"     # answered with a status we did not expect
+    KEYWORD = "keyword"             # body lacks the expected keyword
+    TOO_LARGE = "too_large"         # body larger than the byte cap
+    REDIRECTS = "redirects"         # too many redirects
+    PROTOCOL = "protocol"           # broken HTTP (reset mid-answer, bad framing)
+    PARSE = "parse"                 # (vendor sources) payload not in the expected shape
+    ERROR = "error"                 # anything else; details go to the log only
+
+
+DESCRIPTIONS: dict[Outcome, str] = {
+    Outcome.OK: "answered as expected",
+    Outcome.TIMEOUT: "timed out",
+    Outcome.DNS: "host name did not resolve",
+    Outcome.CONNECT: "connection failed",
+    Outcome.TLS: "TLS handshake failed",
+    Outcome.HTTP_STATUS: "answered with an unexpected HTTP status",
+    Outcome.KEYWORD: "answer lacked the expected keyword",
+    Outcome.TOO_LARGE: "answer exceeded the size cap",
+    Outcome.REDIRECTS: "too many redirects",
+    Outcome.PROTOCOL: "broke the HTTP protocol",
+    Outcome.PARSE: "payload could not be read",
+    Outcome.ERROR: "failed",
+}
+
+
+class Status(StrEnum):
+    """A service's status, as the API publishes it (the words of Statuspage-style pages)."""
+
+    OPERATIONAL = "operational"
+    DEGRADED = "degraded"
+    PARTIAL_OUTAGE = "partial_outage"
+    MAJOR_OUTAGE = "major_outage"
+    MAINTENANCE = "maintenance"
+    UNKNOWN = "unknown"
+
+
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
+OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
+STATUS_WORDS = {
+    Status.OPERATIONAL: "operational", Status.DEGRADED: "degraded performance",
+    Status.PARTIAL_OUTAGE: "partial outage", Status.MAJOR_OUTAGE: "major outage",
+    Status.MAINTENANCE: "under maintenance", Status.UNKNOWN: "status unknown",
+}
+
+CheckId = tuple[str, int]       # a check: its service's slug and its index in the service
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    service: str
+    check_index: int          # 0-based position of the check in the service's config
+    ts: datetime              # when the check was sent (UTC)
+    outcome: Outcome
+    latency_ms: float | None  # time to the complete (capped) answer; None when none came
+    http_status: int | None
+    slow: bool                # answered well, but slower than the check's degraded_ms
+
+    @property
+    def up(self) -> bool:
+        return self.outcome is Outcome.OK
+
+
+@dataclass(frozen=True)
+class Range:
+    """A published history range: ``buckets`` buckets of ``resolution_s`` seconds."""
+
+    name: str
+    resolution_s: int
+    buckets: int
+
+    @property
+    def resolution(self) -> str:
+        s = self.resolution_s
+        return f"{s // 86400}d" if s % 86400 == 0 else f"{s // 3600}h" if s % 3600 == 0 else f"{s // 60}m"
+
+
+RANGES: dict[str, Range] = {
+    "24h": Range("24h", 300, 288),
+    "7d": Range("7d", 3600, 168),
+    "30d": Range("30d", 21600, 120),
+    "90d": Range("90d", 86400, 90),
+}
+DEFAULT_RANGE = "24h"

@@ -1,0 +1,1 @@
+"""Serving and publishing the tree: the preview server, the nginx configuration, publishing."""
