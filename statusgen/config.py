@@ -201,8 +201,6 @@ SITE_KEYS = (
         "of starts does not delay the answers being timed; by default 1.5 s per 1,000 checks, and when checks timed "
         "out in the run before, their timeout less 1 s (at most 10 s): those checks start first, and the run lasts "
         "that long anyway. --loop spreads over most of the interval instead."),
-    Key("probe_processes", count, 1, "Worker processes sharing the checks, each with its own event loop: 2 or more "
-        "for several hundred checks on a machine with that many cores (each takes about 0.3 s to start)."),
 )
 
 CHECK_KEYS = (
@@ -330,7 +328,6 @@ class SiteConfig:
     mass_failure_ratio: float = 0.6
     mass_failure_min_checks: int = 5
     spread: float | None = None
-    probe_processes: int = 1
 
 
 @dataclass(frozen=True)
@@ -379,9 +376,18 @@ def _read_table(table: Any, keys: tuple[Key, ...], where: str, problems: _Proble
     return out | {"_unknown": [k for k in table if k not in known]}
 
 
+#: Keys of earlier versions, and what became of them.
+REMOVED = {
+    "probe_processes": "checks run in one process (worker processes cost CPU and bought no accuracy); delete the key",
+}
+
+
 def _report_unknown(values: dict[str, Any], where: str, problems: _Problems, allowed: list[str]) -> None:
     for name in values.pop("_unknown", []):
-        problems.add(where, f'unknown key "{name}"; allowed keys: {", ".join(allowed)}')
+        if name in REMOVED:
+            problems.add(where, f'"{name}" is no longer a key: {REMOVED[name]}')
+        else:
+            problems.add(where, f'unknown key "{name}"; allowed keys: {", ".join(allowed)}')
 
 
 def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig:

@@ -45,13 +45,13 @@ class CycleReport:
 async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime],
                   spread_s: float = 0.0, first: Collection[CheckId] = frozenset()
                   ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
-    """Our checks (their starts spread over ``spread_s`` seconds, those in ``first`` first), the
-    canaries and the vendor sources."""
+    """Our checks and the canaries, in one run (their starts spread over ``spread_s`` seconds,
+    those in ``first`` first), and the vendor sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
-    return await asyncio.gather(
-        probe_all(config, active, clock, spread_s=spread_s, processes=config.site.probe_processes, first=first),
-        probe_all(config, canaries, clock), fetch_vendors(config, vendor_rows, clock))
+    results, fetched = await asyncio.gather(probe_all(config, active + canaries, clock, spread_s, first),
+                                            fetch_vendors(config, vendor_rows, clock))
+    return results[:len(active)], results[len(active):], fetched
 
 
 def timed_out_before(states: Mapping[str, ServiceState]) -> frozenset[CheckId]:

@@ -82,6 +82,5 @@ def report_fields(report: CycleReport) -> dict[str, object]:
     b = report.build
     return {"run": report.run_id, "checks": report.checks, "failed": report.failed,
             "probe_s": round(report.probe_ms / 1000, 3), "incident_changes": report.opened_or_changed,
-            "files": b.stats.files, "written": b.stats.written, "store_s": round(b.gather_ms / 1000, 3),
-            "render_s": round(b.render_ms / 1000, 3),
-            "write_s": round(b.write_ms / 1000, 3)}
+            "files": b.stats.files, "written": b.stats.written, "kept": len(b.stats.kept),
+            "store_s": round(b.gather_ms / 1000, 3), "render_s": round(b.render_ms / 1000, 3)}

@@ -24,6 +24,13 @@ CONTENT_TYPES = {
 ATOM = "application/atom+xml; charset=utf-8"
 
 
+#: Files of these kinds, of a disk block or more, get a .gz copy that gzip_static and the preview
+#: server send to clients that accept gzip. A smaller file's copy would cost an inode and a block of
+#: its own to save a client under 4 KiB, well inside TCP's first flight (some 14 KB).
+GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt")
+GZIP_MIN_BYTES = 4096
+
+
 def content_type(rel: str) -> str:
     if rel.endswith(".xml"):
         return ATOM if rel.startswith("feed/") else "application/xml; charset=utf-8"

@@ -9,16 +9,12 @@ Tables:
   runs            one row per collection run
   results         raw check results, kept for RAW_RETENTION_S, dropped by whole hours (the service
                   record shows the last day)
-  buckets         aggregates per service at each published resolution, kept only for its range
+  buckets         aggregates per service at each published resolution, kept only for its range;
+                  a service's buckets of one resolution lie together (the key starts with the
+                  service), so a history reads its range in a few pages
   service_state   the decided state of each service (JSON)
   incidents       statusgen's own incidents (JSON record, plus columns to query by)
   vendor_sources  each vendor source's last fetch and last good view
-  history_cache   per service and resolution, the closed points of its history (history.Closed),
-                  their JSON text deflated (a store made before holds it as text; both read)
-                  and their chart columns (``history.Series``: a record without them is not used),
-                  and what the pages drew of them (``Closed.drawn``, deflated JSON; made again
-                  when missing); a bucket written inside them deletes the record, so it is never
-                  stale
   result_hours    per service and hour, the published rows of its results, deflated: rewritten
                   with every write of its results, so that a build reads a service's last day
                   in a few pages (``last_day_json``)
@@ -33,14 +29,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 from isal import isal_zlib
 
 from statusgen import latency
 from statusgen.decide.health import RunRecord
-from statusgen.decide.history import Bucket, Closed, Series
+from statusgen.decide.history import Bucket
 from statusgen.decide.incidents import Incident
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
@@ -62,6 +57,8 @@ RUN_COLUMNS = ("id, started_at, finished_at, checks_attempted, checks_failed, ve
                "probe_ms, note, canaries_attempted, canaries_failed, results_excluded")
 
 HOUR = 3600
+#: The columns of a bucket as the store writes them (``simulate``'s prepared rows hold them in this order).
+BUCKET_COLUMNS = "res, start, service, up, down, slow, maintenance, excluded, hist, p50, p95"
 # A service's rows of one span of time, in order, as the record publishes them: their count and text.
 SPAN_ROWS = ("SELECT count(*), ifnull(group_concat(row, ','), '') FROM "
              "(SELECT row FROM results WHERE service = ? AND ts >= ? AND ts < ? ORDER BY ts, check_index)")
@@ -161,6 +158,18 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (11, "what the charts drew of the closed history points, kept with them", [
         "ALTER TABLE history_cache ADD COLUMN drawn BLOB",      # none yet: the next build draws them
     ]),
+    (12, "buckets kept by service; the history points kept by builds leave the store", [
+        "DROP TABLE history_cache",
+        """CREATE TABLE buckets_new (
+            service TEXT NOT NULL, res INTEGER NOT NULL, start INTEGER NOT NULL,
+            up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
+            maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
+            p50 REAL, p95 REAL, PRIMARY KEY (service, res, start)) WITHOUT ROWID""",
+        "INSERT INTO buckets_new SELECT service, res, start, up, down, slow, maintenance, excluded, hist, "
+        "p50, p95 FROM buckets ORDER BY service, res, start",
+        "DROP TABLE buckets",
+        "ALTER TABLE buckets_new RENAME TO buckets",
+    ]),
 ]
 
 
@@ -185,21 +194,13 @@ class BucketRow:
         latency.merge(self.hist, other.hist)
 
 
-# The kept points' JSON text, deflated (1,000 services: 120 MB of text, 5 MB deflated). Every
-# 5 minutes each service's 24-hour points close a bucket and are written again, into the WAL and
-# then the database: some 30 GB a day as text, 1 GB deflated. Level 1: a build deflates only the
-# ranges that moved, and inflates every rendered service's (~0.2 CPU-s for 1,000 services).
-def _deflated(points: str) -> bytes:
-    return isal_zlib.compress(points.encode(), 1)
+# A service's hour of published rows, deflated: a day of them is some 12 KB against 250 KB of rows.
+def _deflated(rows: str) -> bytes:
+    return isal_zlib.compress(rows.encode(), 1)
 
 
-def _deflated_json(value: dict[str, Any]) -> bytes | None:
-    return isal_zlib.compress(orjson.dumps(value), 1) if value else None
-
-
-def _inflated(points: str | bytes) -> str:
-    """Kept points as text, deflated (bytes) or as a store before them kept them (text)."""
-    return points if isinstance(points, str) else isal_zlib.decompress(points).decode()
+def _inflated(rows: bytes) -> str:
+    return isal_zlib.decompress(rows).decode()
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,12 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.db.execute("BEGIN IMMEDIATE")
@@ -297,9 +304,8 @@ class Store:
         """Load prepared rows (as ``statusgen simulate`` makes them) in one transaction."""
         touched: set[str] = set()
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            db.executemany(f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            (_with_percentiles(b, touched) for b in buckets))
-            db.executemany("DELETE FROM history_cache WHERE service = ?", [(svc,) for svc in touched])
             _moved(db, touched)
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
@@ -320,7 +326,6 @@ class Store:
             for res, keep in RESOLUTIONS.items():
                 gone.update(s for (s,) in db.execute("DELETE FROM buckets WHERE res = ? AND start < ? "
                                                      "RETURNING service", (res, t - keep)))
-                db.execute("DELETE FROM history_cache WHERE res = ? AND first < ?", (res, t - keep))
             _moved(db, gone)
 
     # -- reading ------------------------------------------------------------
@@ -362,43 +367,33 @@ class Store:
                 CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag))
         return out
 
-    def buckets(self, res: int, since: int) -> dict[str, list[BucketRow]]:
-        """Buckets of one resolution from ``since`` on, with their histograms, per service, oldest first."""
+    def buckets(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
+        """One service's buckets of one resolution in [since, until), oldest first."""
+        rows = self.db.execute("SELECT start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets "
+                               "WHERE service = ? AND res = ? AND start >= ? AND start < ? ORDER BY start",
+                               (service, res, since, until))
+        return [Bucket._make(row) for row in rows]
+
+    def bucket_tallies(self, service: str, spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+        """For each (resolution, since, until) of ``spans``: how many of the service's buckets of that
+        resolution lie in [since, until), and how many results they hold (every result stored adds
+        one to the bucket it falls in). One query for them all."""
+        one = ("SELECT ?, count(*), ifnull(sum(up + down + maintenance + excluded), 0) FROM buckets "
+               "WHERE service = ? AND res = ? AND start >= ? AND start < ?")
+        rows = self.db.execute(" UNION ALL ".join([one] * len(spans)),
+                               [v for i, (res, since, until) in enumerate(spans) for v in (i, service, res, since, until)])
+        tallies = {i: (int(count), int(results)) for i, count, results in rows}
+        return [tallies[i] for i in range(len(spans))]
+
+    def buckets_at(self, service: str, starts: Sequence[tuple[int, int]]) -> dict[tuple[int, int], Bucket]:
+        """The service's buckets at these (resolution, start), where there are any."""
+        if not starts:
+            return {}
         rows = self.db.execute(
-            "SELECT service, start, up, down, slow, maintenance, excluded, hist, "
-            "p50, p95 FROM buckets WHERE res = ? AND start >= ? ORDER BY start", (res, since))
-        out: dict[str, list[BucketRow]] = defaultdict(list)
-        decode = latency.decode
-        for svc, start, up, down, slow, maint, excl, hist, p50, p95 in rows:
-            out[svc].append(BucketRow(start, up, down, slow, maint, excl, decode(hist) if hist else {}, p50, p95))
-        return out
-
-    def bucket_span(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
-        """One service's buckets of one resolution in [since, until), oldest first, as history reads them."""
-        return self.db.execute(
-            "SELECT start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets INDEXED BY buckets_by_service "
-            "WHERE res = ? AND service = ? AND start >= ? AND start < ? ORDER BY start",
-            (res, service, since, until)).fetchall()
-
-    def history_cache(self, service: str) -> dict[int, Closed]:
-        """The closed history points kept for a service, by resolution."""
-        rows = self.db.execute("SELECT res, first, upto, key, points, counts, hist, series, drawn FROM history_cache "
-                               "WHERE service = ? AND series IS NOT NULL", (service,))
-        return {res: Closed(first, upto, key, _inflated(points), tuple(orjson.loads(counts)), latency.decode(hist),
-                            Series.unpack(series), orjson.loads(isal_zlib.decompress(drawn)) if drawn else {})
-                for res, first, upto, key, points, counts, hist, series, drawn in rows}
-
-    def save_history_cache(self, kept: Iterable[tuple[str, int, Closed]],
-                           drawn: Iterable[tuple[str, int, dict[str, Any]]] = ()) -> None:
-        """Keep closed history points for the next build, and what was drawn since of points
-        kept before (one transaction)."""
-        with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO history_cache VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           [(svc, res, c.first, c.upto, c.key, _deflated(c.points), orjson.dumps(c.counts).decode(),
-                             latency.encode(c.hist), c.series.pack(), _deflated_json(c.drawn))
-                            for svc, res, c in kept])
-            db.executemany("UPDATE history_cache SET drawn = ? WHERE service = ? AND res = ?",
-                           [(_deflated_json(d), svc, res) for svc, res, d in drawn])
+            "SELECT res, start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets "
+            f"WHERE service = ? AND (res, start) IN (VALUES {', '.join(['(?, ?)'] * len(starts))})",
+            [service, *(v for pair in starts for v in pair)])
+        return {(row[0], row[1]): Bucket._make(row[1:]) for row in rows}
 
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
         """A service's raw results from ``since`` on, oldest first: their count, and the JSON
@@ -417,10 +412,9 @@ class Store:
 
     def last_day_count(self, service: str, since: datetime) -> int:
         """How many results of a service are from ``since`` on, as ``last_day_json`` counts them,
-        without reading them: the index for the part of an hour before the whole hours, the
-        blocks' counts for those. With the service's measurements version, it tells whether its
-        last day of results is the one a previous build read: results leave the last day only
-        from its old end."""
+        without reading them. With the service's measurements version, it tells whether its last
+        day of results is the one a previous build read: results leave the last day only from its
+        old end."""
         t, whole = _last_day_split(since)
         head = self.db.execute("SELECT count(*) FROM results WHERE service = ? AND ts >= ? AND ts < ?",
                                (service, t, whole)).fetchone()[0]
@@ -517,18 +511,13 @@ def _moved(db: sqlite3.Connection, services: Iterable[str]) -> None:
 
 
 def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
-    """Add ``rows`` into the stored buckets; a history_cache record holding one of them goes."""
-    earliest: dict[str, int] = {}
-    for svc, start in rows:
-        earliest[svc] = min(start, earliest.get(svc, start))
-    db.executemany("DELETE FROM history_cache WHERE service = ? AND res = ? AND upto > ?",
-                   [(svc, res, start) for svc, start in earliest.items()])
+    """Add ``rows`` into the stored buckets."""
     for (svc, start), row in rows.items():
         old = db.execute("SELECT up, down, slow, maintenance, excluded, hist FROM buckets "
-                         "WHERE res = ? AND start = ? AND service = ?", (res, start, svc)).fetchone()
+                         "WHERE service = ? AND res = ? AND start = ?", (svc, res, start)).fetchone()
         if old:
             row.add(BucketRow(start, *old[:5], latency.decode(old[5])))
-        db.execute("INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        db.execute(f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                    (res, start, svc, row.up, row.down, row.slow, row.maintenance, row.excluded,
                     latency.encode(row.hist), latency.percentile(row.hist, 0.5), latency.percentile(row.hist, 0.95)))
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 
 import lxml.html
 import pytest
 
-from statusgen.render.pages import STATIC, status_word
+from statusgen.render.words import status_word
 from tests.test_pages import DemoBuild, demo_build, text_of
+
+STATIC = Path(__file__).resolve().parents[1] / "templates" / "static"
 
 #: Colours the stylesheet declares per theme, and what each must stand out from.
 TEXT_ON_BACKGROUNDS = ["--fg", "--muted", "--link", "--st-operational", "--st-degraded", "--st-partial_outage",

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts
-from statusgen.render.pages import status_word
+from statusgen.render.words import bucket_time, number, status_word
 from statusgen.web.serve import PreviewServer
 from tests.test_accessibility import contrast
 from tests.test_pages import DemoBuild, bar_foot, demo_build
@@ -108,7 +108,7 @@ def check_every_variant(browser: Browser, site: Site, path: str, name: str,
 # -- the front page --------------------------------------------------------------------------
 
 def front_page_matches_the_snapshot(page: Page, snapshot: dict[str, Any]) -> None:
-    assert page.inner_text("#health-index") == charts.number(snapshot["health_index"])
+    assert page.inner_text("#health-index") == number(snapshot["health_index"])
     for status in STATUSES:
         item = page.locator(f".counts li[data-status='{status}']")
         assert item.inner_text().split() == [str(snapshot["counts"]["by_status"][status]), *status_word(status).split()]
@@ -130,16 +130,16 @@ def test_front_page(browser: Browser, site: Site) -> None:
 
 def told(point: dict[str, Any], resolution_s: int, tell: str = "availability") -> str:
     """What the script says of a bucket (static/site.js), from its point in the history JSON."""
-    when = charts.bucket_text(point["start"], resolution_s)
+    when = bucket_time(point["start"], resolution_s)
     if tell == "latency":
         if point["latency_p50_ms"] is None:
             return f"{when}: no latency measured"
-        return f"{when}: p50 {charts.number(point['latency_p50_ms'])} ms, p95 {charts.number(point['latency_p95_ms'])} ms"
+        return f"{when}: p50 {number(point['latency_p50_ms'])} ms, p95 {number(point['latency_p95_ms'])} ms"
     minutes = point["incident_minutes"]
     if point["availability"] is None:
         what = "maintenance only" if point["maintenance"] else "no data"
         return f"{when}: {what}" + (f", {minutes} min of incidents" if minutes else "")
-    return f"{when}: {charts.number(point['availability'])}% available, {minutes} min of incidents"
+    return f"{when}: {number(point['availability'])}% available, {minutes} min of incidents"
 
 
 def point_at(page: Page, selector: str, index: int, count: int, plot: tuple[float, float] = (0, 1)) -> None:
@@ -268,7 +268,7 @@ def test_service_page_ranges_switch_without_javascript(browser: Browser, site: S
         page.click(f"label[for='range-{name}']")
         history = httpx.get(f"{site.base}/api/v1/services/payments-eu/history?range={name}").json()
         shown = page.inner_text(f"#panel-{name} dd[data-field='availability']")
-        assert shown == f"{charts.number(history['summary']['availability'])}%"
+        assert shown == f"{number(history['summary']['availability'])}%"
         assert page.locator(f"#panel-{name} svg.chart").count() == 2
     context.close()
 

@@ -56,7 +56,10 @@ BROKEN = [
       'services.toml: [site]: interval must be a number of seconds greater than 0, got 0',
       'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, store, '
       'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, '
-      'mass_failure_ratio, mass_failure_min_checks, spread, probe_processes']),
+      'mass_failure_ratio, mass_failure_min_checks, spread']),
+    ("a key of an earlier version", '[site]\nprobe_processes = 2\n' + CATS + GOOD_SERVICE,
+     ['services.toml: [site]: "probe_processes" is no longer a key: checks run in one process (worker processes '
+      'cost CPU and bought no accuracy); delete the key']),
     ("no categories", GOOD_SERVICE,
      ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"']),
     ("expect status", CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",

@@ -11,13 +11,7 @@ import pytest
 from statusgen import latency
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
 from statusgen.decide.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.decide.history import (
-    build_history,
-    incident_seconds,
-    incidents_key,
-    points_of,
-    spans_of,
-)
+from statusgen.decide.history import Bucket, closed_part, history, incident_seconds
 from statusgen.decide.incidents import Incident, advance
 from statusgen.decide.run import service_decision
 from statusgen.decide.state import ServiceState, decide, verdict
@@ -215,11 +209,12 @@ def test_history_gives_every_bucket_with_null_gaps():
     rng = RANGES["24h"]
     start = int((T0 - 10 * MIN).timestamp())
     hist = latency.add({}, [40, 50, 60, 70])
-    rows = [(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95),
-             latency.encode(hist))]
-    doc, kept = build_history("api", rng, T0, [], incidents_key([]), None, rows)
-    assert kept.upto == int(T0.timestamp()) and kept.counts == (4, 1, 0, 0)
-    points = points_of(doc)
+    rows = [Bucket(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95),
+                   latency.encode(hist))]
+    closed = closed_part(rng, T0, [], rows)
+    assert (closed.up, closed.down) == (4, 1)
+    made = history("api", rng, T0, [], closed, None)
+    doc, points = made.document, made.points()
     assert doc["count"] == 288 == len(points)
     assert points[-1]["start"] == "2026-11-22T12:00:00Z"
     measured = [p for p in points if p["availability"] is not None]
@@ -229,14 +224,15 @@ def test_history_gives_every_bucket_with_null_gaps():
     assert doc["summary"]["availability"] == 80.0 and doc["resolution"] == "5m"
     starts = [p["start"] for p in points]
     assert starts == sorted(starts)
+    assert orjson.loads(orjson.dumps(doc))["points"] == points     # the answer holds the points as made
 
 
 def test_incident_minutes_per_bucket():
     start = int(T0.timestamp())
-    inc = Incident("x", "api", "t", "major", T0 + 2 * MIN, T0 + 12 * MIN, ())
-    assert incident_seconds(spans_of([inc]), start, 300, 4, start + 3600) == [180, 300, 120, 0]
-    still_open = Incident("y", "api", "t", "major", T0 + 2 * MIN, None, ())
-    assert incident_seconds(spans_of([still_open]), start, 300, 4, start + 11 * 60) == [180, 300, 60, 0]
+    ended = [(start + 120, start + 720)]
+    assert incident_seconds(ended, start, 300, 4, start + 3600) == [180, 300, 120, 0]
+    still_open = [(start + 120, None)]
+    assert incident_seconds(still_open, start, 300, 4, start + 11 * 60) == [180, 300, 60, 0]
 
 
 def test_latency_histogram_is_within_five_percent():

@@ -10,7 +10,8 @@ import pytest
 import rnc2rng
 
 from statusgen.demo import main as demo
-from statusgen.render.feeds import entry_xml
+from statusgen.config import SiteConfig
+from statusgen.render.templating import render
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 SCHEMA = Path(__file__).parent / "schemas" / "atom.rnc"
@@ -80,15 +81,19 @@ def test_a_feed_reader_sees_the_whole_timeline_newest_first(demo_site):
 HOSTILE = '<script>alert("x")</script> & \'quoted\' <b>'
 
 
-def test_an_entry_escapes_every_text_and_a_feed_reader_reads_it_back():
+def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
     e = {"id": f"tag:x,2026-11-22:incident/{HOSTILE}", "title": HOSTILE, "published": "2026-11-22T20:00:00Z",
          "updated": "2026-11-22T21:00:00Z", "url": f'https://status.example.com/incidents/a.html?"{HOSTILE}',
          "severity": HOSTILE, "service": "x", "service_name": HOSTILE, "summary": HOSTILE, "state_words": HOSTILE,
          "ended": "2026-11-22T21:00:00Z", "duration": HOSTILE,
          "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}]}
-    text = f'<feed xmlns="{ATOM[1:-1]}">{entry_xml(e)}</feed>'
-    assert "<script" not in text and "<b>" not in text
-    entry = et.fromstring(text.encode()).find(f"{ATOM}entry")
+    head = {"id": "tag:x,2026-11-22:feed", "title": HOSTILE, "subtitle": HOSTILE, "updated": "2026-11-22T21:00:00Z",
+            "self_url": f"https://status.example.com/feed/?{HOSTILE}", "alternate_url": "https://status.example.com/"}
+    text = render("feed.xml", feed=head, entries=[e], site=SiteConfig(title=HOSTILE), version="0")
+    assert b"<script" not in text and b"<b>" not in text
+    feed = et.fromstring(text)
+    assert feed.findtext(f"{ATOM}title") == feed.findtext(f"{ATOM}author/{ATOM}name") == HOSTILE
+    entry = feed.find(f"{ATOM}entry")
     assert entry.findtext(f"{ATOM}title") == entry.findtext(f"{ATOM}summary") == HOSTILE
     assert entry.findtext(f"{ATOM}id") == e["id"] and entry.find(f"{ATOM}link").get("href") == e["url"]
     assert [c.get("label") for c in entry.findall(f"{ATOM}category")] == [f"Severity: {HOSTILE}", f"Service: {HOSTILE}"]

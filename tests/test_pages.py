@@ -10,14 +10,12 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
-import gc
 import itertools
 import json
 import re
 import shutil
 import tempfile
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,41 +24,28 @@ from urllib.parse import parse_qs, urlsplit
 
 import lxml.etree
 import lxml.html
-import markupsafe
+import orjson
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from markupsafe import Markup
 
 from statusgen import routes
 from statusgen.config import Config, ServiceConfig, VendorConfig, load_config
 from statusgen.cycle import run_cycle
-from statusgen.decide.history import points_of, series_of
+from statusgen.decide.history import Columns, History
 from statusgen.demo import DemoServer, demo_config
+from statusgen.errors import RenderError
 from statusgen.model import RANGES, STATUSES
-from statusgen.render import charts, htmltext
-from statusgen.render.build import environment, render_files, render_stream
-from statusgen.render.documents import api_documents
+from statusgen.render import charts, pages
+from statusgen.render.build import build
+from statusgen.render.documents import site_documents
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
-from statusgen.render.pages import (
-    PAST_ON_SERVICE_PAGE,
-    PAST_WITH_TIMELINES,
-    Layout,
-    duration,
-    incident_card,
-    incident_rows,
-    outside_link,
-    page_files,
-    prepare,
-    service_incidents_page,
-    service_page,
-    status_word,
-)
+from statusgen.render.pages import PAST_ON_SERVICE_PAGE, PAST_WITH_TIMELINES
+from statusgen.render.templating import environment
+from statusgen.render.words import band, day, duration, number, outside_link, status_word
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Store
 from statusgen.timeutil import utcnow
-from statusgen.vendors.stage import VendorRow
 
 DEMO_CYCLES = 6
 SIZE_LIMIT = 150_000
@@ -269,7 +254,7 @@ def test_every_page_names_the_incident_feed(demo: DemoBuild) -> None:
 def test_front_page_shows_the_index_and_counts_of_the_snapshot(demo: DemoBuild) -> None:
     snapshot = demo.json("api/v1/snapshot.json")
     page = demo.page("index.html")
-    assert text_of(page.get_element_by_id("health-index")) == charts.number(snapshot["health_index"])
+    assert text_of(page.get_element_by_id("health-index")) == number(snapshot["health_index"])
     for status in STATUSES:
         (item,) = page.xpath(f"//ul[@class='counts']/li[@data-status='{status}']")
         assert text_of(item) == f"{snapshot['counts']['by_status'][status]} {status_word(status)}"
@@ -303,13 +288,13 @@ def test_front_page_groups_services_by_category_with_status_words(demo: DemoBuil
 
 def bar_foot(summary: dict[str, Any]) -> str:
     """The words under a bar, from the summary of the 90-day history."""
-    share = "No checks counted" if summary["availability"] is None else f"{charts.number(summary['availability'])}% available"
-    return f"{share} over 90 days, {charts.number(summary['incident_minutes'])} min of incidents"
+    share = "No checks counted" if summary["availability"] is None else f"{number(summary['availability'])}% available"
+    return f"{share} over 90 days, {number(summary['incident_minutes'])} min of incidents"
 
 
 def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> None:
     page = demo.page("index.html")
-    bands = {letter: css for css, letter in charts.BAR_CLASSES.items()}
+    bands = {letter: css for css, letter in charts.BAR_LETTERS.items()}
     for svc in demo.json("api/v1/snapshot.json")["services"]:
         history = demo.json(routes.history_file(svc["slug"], "90d"))
         points = history["points"]
@@ -317,12 +302,12 @@ def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> N
         cells = item.xpath("div[@class='bar']/i")
         spans = [int(re.fullmatch(r"--n:(\d+)", c.get("style")).group(1)) if c.get("style") else 1 for c in cells]
         assert sum(spans) == len(points) == 90
-        day, before = 0, None
+        at, before = 0, None
         for cell, span in zip(cells, spans, strict=True):
-            band = bands[cell.get("class")]
-            assert {charts.availability_class(p["availability"], p["maintenance"]) for p in points[day:day + span]} == {band}
-            assert band != before and text_of(cell) == "", "a cell is a run of days in one band, told by the script"
-            day, before = day + span, band
+            css = bands[cell.get("class")]
+            assert {band(p["availability"], p["maintenance"]) for p in points[at:at + span]} == {css}
+            assert css != before and text_of(cell) == "", "a cell is a run of days in one band, told by the script"
+            at, before = at + span, css
         assert text_of(item.xpath("p[@class='bar-foot']")[0]) == bar_foot(history["summary"])
 
 
@@ -339,9 +324,9 @@ def test_service_pages_show_the_record(demo: DemoBuild) -> None:
         assert len(rows) == len(record["checks"])
         for row, check in zip(rows, record["checks"], strict=True):
             assert check["url"] in text_of(row)
-            assert f"timeout {charts.number(check['timeout_s'])} s" in text_of(row)
+            assert f"timeout {number(check['timeout_s'])} s" in text_of(row)
             if check["last_result"] and check["last_result"]["latency_ms"] is not None:
-                assert f"{charts.number(check['last_result']['latency_ms'])} ms" in text_of(row)
+                assert f"{number(check['last_result']['latency_ms'])} ms" in text_of(row)
         hrefs = set(page.xpath("//a/@href"))
         assert {record["links"]["self"], record["links"]["feed"]} <= hrefs
 
@@ -357,9 +342,9 @@ def test_service_pages_chart_every_range_from_its_history(demo: DemoBuild) -> No
         panel = page.get_element_by_id(f"panel-{name}")
         s = history["summary"]
         avail = panel.xpath(".//dd[@data-field='availability']")[0]
-        assert text_of(avail) == f"{charts.number(s['availability'])}%"
+        assert text_of(avail) == f"{number(s['availability'])}%"
         latency = text_of(panel.xpath(".//dd[@data-field='latency']")[0])
-        assert latency == f"p50 {charts.number(s['latency_p50_ms'])} ms, p95 {charts.number(s['latency_p95_ms'])} ms"
+        assert latency == f"p50 {number(s['latency_p50_ms'])} ms, p95 {number(s['latency_p95_ms'])} ms"
         svgs = panel.xpath(".//*[local-name()='svg']")
         assert len(svgs) == 2 and all(svg.get("role") == "img" and svg.get("aria-label") for svg in svgs)
         latency, availability = svgs
@@ -419,7 +404,7 @@ def latency_matches(svg: lxml.html.HtmlElement, history: dict[str, Any]) -> None
             for i, y in run:
                 assert abs(y - (charts.BASE - values[i] / top * charts.PLOT_H)) <= TENTH, (series, i, values[i], y)
         top_label = [text_of(t) for t in _svg_children(svg, "text")][2]
-        assert top_label == f"{charts.number(top)} ms"
+        assert top_label == f"{number(top)} ms"
 
 
 BAR = re.compile(r"M([\d.]+),144V([\d.]+)H([\d.]+)V144z")
@@ -440,7 +425,7 @@ def availability_matches(svg: lxml.html.HtmlElement, history: dict[str, Any]) ->
             first = _bucket(float(m.group(1)), count, False)
             last = _bucket(float(m.group(m.lastindex)), count, False)
             under = points[first:last]
-            assert {charts.availability_class(p["availability"], p["maintenance"]) for p in under} == {css}
+            assert {band(p["availability"], p["maintenance"]) for p in under} == {css}
             if counted:
                 (avail,) = {p["availability"] for p in under}
                 height = max(avail * charts.PLOT_H / 100, charts.LOW)
@@ -473,17 +458,22 @@ def test_service_pages_list_that_services_incidents(demo: DemoBuild) -> None:
     assert any(i["open"] for i in incidents) and any(not i["open"] for i in incidents)
 
 
+def history_of(doc: dict[str, Any]) -> History:
+    """A history as a build holds it, from its answer."""
+    return History(doc, Columns.of(doc["points"]), orjson.dumps(doc["points"]).decode())
+
+
 def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo: DemoBuild) -> None:
     """However many incidents a service has had, its page lists the newest few and says how many
     there are, linking its incidents page where every one is told."""
-    data = _site_data(demo)
-    docs = api_documents(data)
-    svc = docs["api/v1/snapshot.json"]["services"][0]["slug"]
-    template = next(i for i in docs["api/v1/incidents.json"]["incidents"] if not i["open"])
+    svc = demo.json("api/v1/snapshot.json")["services"][0]["slug"]
+    record = demo.json(routes.service_file(svc))
+    histories = {name: history_of(demo.json(routes.history_file(svc, name))) for name in RANGES}
+    template = next(i for i in demo.json("api/v1/incidents.json")["incidents"] if not i["open"])
     past = [dict(template, id=f"past-{n}", service=svc, title=f"Past {n}",
                  links=dict(template["links"], page=routes.incident_page_url(svc, f"past-{n}")))
             for n in range(PAST_ON_SERVICE_PAGE + 3)]
-    page = lxml.html.document_fromstring(service_page(environment(), data.config, docs, svc, past))
+    page = lxml.html.document_fromstring(pages.service_page(demo.config, record, histories, past))
     section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
     rows = section.xpath(".//table[@id='past']/tbody/tr")
     assert [text_of(r.xpath(".//a")[0]) for r in rows] == [i["title"] for i in past[:PAST_ON_SERVICE_PAGE]]
@@ -501,11 +491,11 @@ def test_service_pages_list_every_day_of_the_90d_history(demo: DemoBuild) -> Non
         assert len(rows) == len(points) == 90
         for row, p in zip(rows, reversed(points), strict=True):
             cells = [text_of(c) for c in row.xpath("th | td")]
-            avail = (f"{charts.number(p['availability'])}%" if p["availability"] is not None
+            avail = (f"{number(p['availability'])}%" if p["availability"] is not None
                      else "maintenance only" if p["maintenance"] else "no data")
-            assert cells == [charts.day_text(p["start"]), avail] + [
-                charts.number(p[k]) for k in ("incident_minutes", "checks", "failed", "latency_p50_ms", "latency_p95_ms")]
-            assert row.xpath("td")[0].get("class") == charts.availability_class(p["availability"], p["maintenance"])
+            assert cells == [day(p["start"]), avail] + [
+                number(p[k]) for k in ("incident_minutes", "checks", "failed", "latency_p50_ms", "latency_p95_ms")]
+            assert row.xpath("td")[0].get("class") == band(p["availability"], p["maintenance"])
 
 
 # -- incidents ---------------------------------------------------------------------------------
@@ -531,14 +521,13 @@ def test_incidents_page_has_open_then_past_with_timelines(demo: DemoBuild) -> No
 
 
 def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: DemoBuild) -> None:
-    data = _site_data(demo)
-    docs = api_documents(data)
-    past = docs[routes.incidents_file("0")]
+    lists = {routes.incidents_file(a): demo.json(routes.incidents_file(a)) for a in (None, "1", "0")}
+    past = lists[routes.incidents_file("0")]
     template = past["incidents"][0]
     past["incidents"] = [dict(template, id=f"{template['id']}-{n}", title=f"Incident {n}",
                               links=dict(template["links"], page=f"/services/x/incidents/#inc-{template['id']}-{n}"))
                          for n in range(PAST_WITH_TIMELINES + 7)]
-    page = lxml.html.document_fromstring(page_files(environment(), data, docs)["incidents/index.html"])
+    page = lxml.html.document_fromstring(pages.incidents_page(demo.config.site, lists))
     assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
     _incidents_page_matches(page, {"h-past": past["incidents"]})
 
@@ -586,15 +575,15 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     body = text_of(page.xpath("//main")[0])
     health = demo.json("api/v1/health.json")
     assert demo.config.site.vantage_point in body
-    assert f"every {charts.number(health['collection']['interval_s'])} seconds" in body
+    assert f"every {number(health['collection']['interval_s'])} seconds" in body
     assert health["formula"] in body
     rows = page.xpath("//section[@aria-labelledby='services']//tbody/tr")
     assert len(rows) == sum(len(s.checks) for s in demo.config.services)
     for svc in demo.config.services:
         record = demo.json(routes.service_file(svc.slug))["service"]
         for check in record["checks"]:
-            assert any(check["url"] in text_of(r) and f"{charts.number(check['timeout_s'])} s" in text_of(r)
-                       and f"{charts.number(check['degraded_ms'])} ms" in text_of(r) for r in rows)
+            assert any(check["url"] in text_of(r) and f"{number(check['timeout_s'])} s" in text_of(r)
+                       and f"{number(check['degraded_ms'])} ms" in text_of(r) for r in rows)
     assert "Database upgrade" in body, "maintenance windows are listed"
 
 
@@ -627,45 +616,80 @@ def test_api_page_lists_every_endpoint_of_the_openapi_document(demo: DemoBuild) 
 # -- one source of truth, untrusted text ----------------------------------------------------------
 
 def _site_data(demo: DemoBuild, config: Config | None = None) -> SiteData:
-    store = Store(demo.config.site.store)      # left open: the histories are read as they are rendered
+    store = Store(demo.config.site.store)
     last = store.last_finished_run()
     assert last is not None and last.finished_at is not None
-    return gather(store, config or demo.config, last.finished_at)
+    try:
+        return gather(store, config or demo.config, last.finished_at)
+    finally:
+        store.close()
+
+
+def built(demo: DemoBuild, config: Config | None = None, sql: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+          ) -> dict[str, bytes]:
+    """Every file of a build of a copy of the demo's store (with ``sql`` run on it), with ``config``."""
+    work = Path(tempfile.mkdtemp(prefix="statusgen-page-"))
+    try:
+        store = Store(work / "copy.db")
+        with Store(demo.config.site.store) as source:
+            source.db.backup(store.db)
+        for statement, values in sql:
+            store.db.execute(statement, values)
+        config = config or demo.config
+        config = dataclasses.replace(config, site=dataclasses.replace(config.site, store=store.path,
+                                                                      output=work / "site"))
+        last = store.last_finished_run()
+        assert last is not None and last.finished_at is not None
+        build(store, config, last.finished_at, workers=1)
+        root = (work / "site").resolve()
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     """Change a number in the documents only: the page follows the documents."""
     data = _site_data(demo)
-    docs = api_documents(data)
-    docs["api/v1/snapshot.json"]["health_index"] = 12.5
-    docs["api/v1/snapshot.json"]["counts"]["by_status"]["unknown"] = 417
-    history = docs[routes.history_file("acme-api", "90d")]
-    history["summary"]["availability"] = 12.345
-    page = lxml.html.document_fromstring(page_files(environment(), data, docs)["index.html"])
+    docs = site_documents(data)
+    snapshot, health = docs["api/v1/snapshot.json"], docs["api/v1/health.json"]
+    snapshot["health_index"] = 12.5
+    snapshot["counts"]["by_status"]["unknown"] = 417
+    bars = {s["slug"]: pages.front_bar(*_bar_of(demo.json(routes.history_file(s["slug"], "90d"))))
+            for s in snapshot["services"]}
+    bars["acme-api"]["summary"] = dict(bars["acme-api"]["summary"], availability=12.345)
+    page = lxml.html.document_fromstring(pages.front_page(data.config.site, snapshot, health, {"incidents": []}, bars))
     assert text_of(page.get_element_by_id("health-index")) == "12.5"
     assert text_of(page.xpath("//li[@data-status='unknown']")[0]).startswith("417 ")
     assert "12.345% available over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
+
+
+def _bar_of(history: dict[str, Any]) -> tuple[dict[str, Any], Columns]:
+    return history["summary"], Columns.of(history["points"])
+
+
+def _incident_row(service: str) -> tuple[str, tuple[Any, ...]]:
+    """An incident of ``service`` written into a store."""
+    record = {"id": f"{service}-20261122t200000", "service": service, "title": "Gone", "severity": "major",
+              "started_at": "2026-11-22T20:00:00Z", "ended_at": "2026-11-22T20:10:00Z",
+              "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "opened", "status": "partial_outage",
+                           "message": "Opened", "link": None, "ref": None}]}
+    return ("INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?)",
+            (record["id"], service, 1795377600, 1795378200, 1795378200, json.dumps(record)))
 
 
 @pytest.mark.parametrize("bad_slug", ["../../etc", "a/b", ""])
 def test_an_incidents_service_never_names_a_file_outside_its_page(demo: DemoBuild, bad_slug: str) -> None:
     """A service no longer configured keeps its incidents page, named by the slug its incidents
     hold: one that is not a slug names no file."""
-    data = _site_data(demo)
-    docs = api_documents(data)
-    docs[routes.incidents_file()]["incidents"][0]["service"] = bad_slug
-    with pytest.raises(ValueError, match="cannot name a page file"):
-        page_files(environment(), data, docs)
+    with pytest.raises(RenderError, match="cannot name a page file"):
+        built(demo, sql=(_incident_row(bad_slug),))
 
 
 def test_a_service_no_longer_configured_keeps_its_incidents_page(demo: DemoBuild) -> None:
-    data = _site_data(demo)
-    docs = api_documents(data)
-    gone = dict(docs[routes.incidents_file()]["incidents"][0], service="retired", service_name="Retired one")
-    docs[routes.incidents_file()]["incidents"].append(gone)
-    page = lxml.html.document_fromstring(page_files(environment(), data, docs)[routes.service_incidents_file("retired")])
-    assert text_of(page.xpath("//h1")[0]) == "Incidents of Retired one"
-    assert page.xpath("//main//article/h3/@id") == [routes.incident_anchor(gone["id"])]
+    files = built(demo, sql=(_incident_row("retired"),))
+    page = lxml.html.document_fromstring(files[routes.service_incidents_file("retired")])
+    assert text_of(page.xpath("//h1")[0]) == "Incidents of retired"
+    assert page.xpath("//main//article/h3/@id") == [routes.incident_anchor("retired-20261122t200000")]
 
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -688,7 +712,7 @@ VENDOR_URL = "https://status.example.com/api/v2/summary.json"
 SITE_SCRIPT = '<script src="/static/site.js" defer></script>'   # the only script a page may hold
 
 
-def _hostile_site(demo: DemoBuild) -> SiteData:
+def _hostile_site(demo: DemoBuild) -> dict[str, bytes]:
     """The demo with a hostile name on acme-api and a vendor source whose view is hostile."""
     def change(s: ServiceConfig) -> ServiceConfig:
         if s.slug != "acme-api":
@@ -696,14 +720,14 @@ def _hostile_site(demo: DemoBuild) -> SiteData:
         return dataclasses.replace(s, name=s.name + " " + HOSTILE, vendor=VendorConfig(url=VENDOR_URL))
 
     config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
-    data = _site_data(demo, config)
-    row = VendorRow("acme-api", VENDOR_URL, fetched_at=data.now, last_ok_at=data.now, outcome="ok",
-                    view_json=json.dumps(_hostile_view()))
-    return dataclasses.replace(data, vendors={"acme-api": row})
+    now = Store(demo.config.site.store).last_finished_run().finished_at.timestamp()   # type: ignore[union-attr]  # the demo ran
+    vendor = ("INSERT INTO vendor_sources (service, url, last_ok_at, fetched_at, outcome, view) VALUES (?,?,?,?,?,?)",
+              ("acme-api", VENDOR_URL, now, now, "ok", json.dumps(_hostile_view())))
+    return built(demo, config, (vendor,))
 
 
 def test_vendor_view_is_shown_and_untrusted_text_escaped(demo: DemoBuild) -> None:
-    files = render_files(_hostile_site(demo))
+    files = _hostile_site(demo)
     for path, body in files.items():
         if path.endswith(".html"):
             text = body.decode("utf-8").replace(SITE_SCRIPT, "")
@@ -725,7 +749,7 @@ def test_vendor_view_is_shown_and_untrusted_text_escaped(demo: DemoBuild) -> Non
 
 
 def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> None:
-    """The page is made in Python, not by an autoescaping template: every word passes through escape."""
+    """Every word of the record lands escaped, the site's title too."""
     quoted = 'https://acme.example/"><b>x</b>'
 
     def change(s: ServiceConfig) -> ServiceConfig:
@@ -737,7 +761,7 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
 
     config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
     config = dataclasses.replace(config, site=dataclasses.replace(config.site, title="Status " + HOSTILE))
-    body = render_files(_site_data(demo, config))["services/acme-api/index.html"].decode("utf-8")
+    body = built(demo, config)["services/acme-api/index.html"].decode("utf-8")
     text = body.replace(SITE_SCRIPT, "")
     assert "<script" not in text and "<img" not in text and '"><b>' not in text
     assert html_problems(body) == []
@@ -752,29 +776,27 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
     assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/"]
 
 
-@given(st.one_of(st.text(), st.none(), st.integers(), st.floats(allow_nan=False), st.text().map(Markup)))
-def test_escape_writes_what_markupsafe_writes(value: Any) -> None:
-    """Pages and feed entries made in Python escape as Jinja's autoescape does, character for character,
-    with markupsafe's compiled escaping of strings or without it."""
-    assert htmltext.escape(value) == str(markupsafe.escape(value))
-    if isinstance(value, str) and not isinstance(value, Markup):
-        assert htmltext.escape_text(value) == str(markupsafe.escape(value))
-
-
 def test_outside_links_keep_only_http() -> None:
     assert outside_link("https://status.example.com/x") == "https://status.example.com/x"
     for bad in ("javascript:alert(1)", "data:text/html,x", "//evil.example", "/local", "", None, "http://[::1"):
         assert outside_link(bad) is None
 
 
-def test_chart_words_are_escaped_and_numbers_must_be_numbers(demo: DemoBuild) -> None:
-    history = demo.json(routes.history_file("acme-api", "24h"))
-    hostile = dict(history, service='a"><script>x</script>', summary=dict(history["summary"], latency_p50_ms="<b>"))
-    svg = str(charts.latency_chart(hostile))
+def macro(name: str) -> Any:
+    """A macro of ``templates/macros.html``, to call as a function."""
+    return getattr(environment().get_template("macros.html").module, name)
+
+
+def svg_of(chart: charts.Chart) -> lxml.html.HtmlElement:
+    return lxml.html.fragment_fromstring(str(macro("chart")(chart)))
+
+
+def test_chart_words_are_escaped(demo: DemoBuild) -> None:
+    doc = demo.json(routes.history_file("acme-api", "24h"))
+    hostile = dict(doc, service='a"><script>x</script>', summary=dict(doc["summary"], latency_p50_ms="<b>"))
+    svg = str(macro("chart")(charts.latency(history_of(hostile))))
     assert "<script" not in svg and "<b>" not in svg and 'a">' not in svg
     assert lxml.etree.fromstring(svg.encode("utf-8")).get("aria-label").startswith("Latency, last 24 hours: p50 <b> ms")
-    with pytest.raises(TypeError):
-        charts.day_rows([dict(history["points"][0], checks="<b>")])
 
 
 def test_incident_markup_escapes_every_word() -> None:
@@ -783,33 +805,12 @@ def test_incident_markup_escapes_every_word() -> None:
                 "updated_at": "2026-11-22T21:00:00Z", "duration_s": 3600, "links": {"page": '/incidents/x-1/"><b>'},
                 "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
                              "message": HOSTILE}]}
-    for markup in (incident_card(incident), incident_rows([incident])):
+    for markup in (macro("incident_card")(incident), macro("incident_rows")([incident])):
         text = str(markup)
+        assert isinstance(markup, Markup)
         assert "<script" not in text and "<img" not in text and '"><b>' not in text
         html_ = lxml.html.fragment_fromstring(text, create_parent="div")
         assert HOSTILE in text_of(html_) and html_.xpath(".//a/@href")[0] == '/incidents/x-1/"><b>'
-
-
-def test_a_build_leaves_no_object_frozen(demo: DemoBuild) -> None:
-    """A build keeps the garbage collector off what it gathered, then gives it back (``run --loop``)."""
-    data = _site_data(demo)
-    assert gc.get_freeze_count() == 0
-    stream = render_stream(data)
-    next(stream)
-    assert gc.get_freeze_count() > 0, "frozen while the build runs"
-    stream.close()                                       # a build stopped early gives them back too
-    assert gc.get_freeze_count() == 0
-    assert render_files(data) and gc.get_freeze_count() == 0
-
-
-def test_a_page_made_in_a_layout_is_what_a_template_extending_base_html_renders(demo: DemoBuild) -> None:
-    env = environment()
-    prepare(env)
-    site, blocks = _site_data(demo).config.site, {"title": "T & t", "head": "<meta name=x>\n", "main": "\n<p>M</p>\n"}
-    source = '{% extends "base.html" %}' + "".join(f"{{% block {b} %}}{v}{{% endblock %}}" for b, v in blocks.items())
-    for nav in ("incidents", "status"):
-        made = Layout.of(env, site, nav).page(**blocks).decode("utf-8")
-        assert made == env.from_string(source).render(site=site, nav=nav) and "\0" not in made
 
 
 def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
@@ -819,11 +820,8 @@ def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
                 "links": {"page": '/services/x/incidents/#inc-x-1"><b>', "service": '/api/v1/services/x"><b>'},
                 "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
                              "message": HOSTILE}]}
-    env = environment()
-    prepare(env)
-    site = dataclasses.replace(_site_data(demo).config.site, title=HOSTILE)
-    text = service_incidents_page(Layout.of(env, site, "incidents"), site.title, "x", HOSTILE,
-                                  [incident]).decode("utf-8")
+    site = dataclasses.replace(demo.config.site, title=HOSTILE)
+    text = pages.service_incidents_page(site, "x", HOSTILE, [incident]).decode("utf-8")
     assert "<script" not in text and "<img" not in text and '"><b>' not in text
     page = lxml.html.document_fromstring(text)
     assert page.findtext(".//title") == f"Incidents of {HOSTILE} \u00b7 {HOSTILE}"
@@ -836,19 +834,6 @@ def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
     assert page.xpath("//nav//a[@aria-current='page']/@href") == ["/incidents/"]
 
 
-def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
-    values = [None, 10.0, None, 20.0, 30.0, 40.0, None, None, 5.5]
-    points = [dict(p, latency_p50_ms=v, latency_p95_ms=v and v * 2) for p, v in zip(
-        _points([(100.0, 0)] * len(values)), values, strict=True)]
-    history = {"service": "x", "range": "24h", "resolution_s": 300, "count": len(points), "points": points,
-               "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0}}
-    svg = lxml.html.fragment_fromstring(str(charts.latency_chart(history)))
-    assert [c.get("class") for c in _svg_children(svg, "circle")] == ["dot95", "dot95", "dot50", "dot50"]
-    assert [p.get("class") for p in _svg_children(svg, "path")] == ["grid", "p95", "p50"]
-    assert [p.get("d").count("M") for p in _svg_children(svg, "path")[1:]] == [1, 1], "one line: buckets 3 to 5"
-    latency_matches(svg, history)
-
-
 def _points(values: list[tuple[float | None, int]]) -> list[dict[str, Any]]:
     start = datetime(2026, 1, 1)
     return [{"start": (start + timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ"), "availability": a,
@@ -856,19 +841,30 @@ def _points(values: list[tuple[float | None, int]]) -> list[dict[str, Any]]:
             for i, (a, m) in enumerate(values)]
 
 
-def test_day_runs_join_the_days_of_a_band() -> None:
+def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
+    values = [None, 10.0, None, 20.0, 30.0, 40.0, None, None, 5.5]
+    points = [dict(p, latency_p50_ms=v, latency_p95_ms=v and v * 2) for p, v in zip(
+        _points([(100.0, 0)] * len(values)), values, strict=True)]
+    doc = {"service": "x", "range": "24h", "resolution_s": 300, "count": len(points), "points": points,
+           "from": points[0]["start"], "to": "2026-01-01T00:45:00Z",
+           "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0}}
+    svg = svg_of(charts.latency(history_of(doc)))
+    assert [c.get("class") for c in _svg_children(svg, "circle")] == ["dot95", "dot95", "dot50", "dot50"]
+    assert [p.get("class") for p in _svg_children(svg, "path")] == ["grid", "p95", "p50"]
+    assert [p.get("d").count("M") for p in _svg_children(svg, "path")[1:]] == [1, 1], "one line: buckets 3 to 5"
+    latency_matches(svg, doc)
+
+
+def test_a_bar_joins_the_days_of_a_band() -> None:
     points = _points([(None, 0)] * 3 + [(100.0, 0)] * 2 + [(99.5, 12), (99.1, 3), (100.0, 0)])
-    runs = charts.day_runs(points)
-    assert [(r.days, r.css) for r in runs] == [(3, "a-none"), (2, "a-full"), (2, "a-high"), (1, "a-full")]
-    assert charts.bar_cells(runs) == ("<i class=n style=--n:3></i><i class=f style=--n:2></i>"
-                                         "<i class=h style=--n:2></i><i class=f></i>")
+    assert charts.bar(Columns.of(points)) == [("n", 3), ("f", 2), ("h", 2), ("f", 1)]
 
 
 def test_charts_are_well_formed_svg(demo: DemoBuild) -> None:
     for name in RANGES:
-        history = demo.json(routes.history_file("slowpoke", name))
-        for chart in (charts.latency_chart(history), charts.availability_chart(history)):
-            root = lxml.etree.fromstring(str(chart).encode("utf-8"))
+        history = history_of(demo.json(routes.history_file("slowpoke", name)))
+        for chart in (charts.latency(history), charts.availability(history)):
+            root = lxml.etree.fromstring(str(macro("chart")(chart)).encode("utf-8"))
             assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("role") == "img"
 
 
@@ -879,60 +875,36 @@ SIM_NOW = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
 
 
 @functools.cache
-def simulated_build() -> tuple[SiteData, dict[str, Any]]:
-    """``statusgen simulate --services 200 --days 90``, gathered and made into documents once per session."""
+def simulated_build() -> dict[str, bytes]:
+    """``statusgen simulate --services 200 --days 90``, built once per session."""
     tmp = Path(tempfile.mkdtemp(prefix="statusgen-sim-"))
     atexit.register(shutil.rmtree, tmp, True)
     simulate(SIM_SERVICES, SIM_DAYS, tmp / "sim.db", SIM_NOW)
     path = tmp / "sim.toml"
     path.write_text(config_text(SIM_SERVICES, tmp / "sim.db", tmp / "site"), encoding="utf-8")
     config = load_config(path)
-    store = Store(config.site.store)
-    try:
-        data = gather(store, config, SIM_NOW)
-        return data, api_documents(data)
-    finally:
-        store.close()
+    with Store(config.site.store) as store:
+        build(store, config, SIM_NOW)
+    root = (tmp / "site").resolve()
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 @pytest.fixture(scope="module")
-def simulated() -> tuple[SiteData, dict[str, Any]]:
+def simulated() -> dict[str, bytes]:
     return simulated_build()
 
 
-def test_front_page_for_200_services_with_90_days_is_under_150_kb(simulated: tuple[SiteData, dict[str, Any]]) -> None:
-    data, docs = simulated
-    page = page_files(environment(), data, docs)["index.html"]
-    histories = [docs[routes.history_file(s.slug, "90d")] for s in data.config.services]
-    runs = [len(charts.day_runs(points_of(h))) for h in histories]
-    assert sum(runs) / len(runs) >= 10, "realistic history: outages every few weeks make a dozen runs a bar"
+def test_front_page_for_200_services_with_90_days_is_under_150_kb(simulated: dict[str, bytes]) -> None:
+    page = simulated["index.html"]
+    histories = [orjson.loads(body) for path, body in simulated.items() if path.endswith("/history/90d.json")]
+    runs = [len(charts.bar(Columns.of(h["points"]))) for h in histories]
+    assert len(runs) == SIM_SERVICES and sum(runs) / len(runs) >= 10, \
+        "realistic history: outages every few weeks make a dozen runs a bar"
     items = lxml.html.document_fromstring(page).xpath("//li[@class='svc']")
     assert len(items) == SIM_SERVICES and all(len(i.xpath("div[@class='bar']/i")) for i in items)
     assert len(page) < SIZE_LIMIT, f"front page of 200 services is {len(page)} bytes"
 
 
-def test_front_bars_from_chart_columns_are_the_bars_of_the_points(
-        simulated: tuple[SiteData, dict[str, Any]]) -> None:
-    """The front page draws each bar from the history's chart columns: the same runs as its points
-    (the days of 200 simulated services, outages among them)."""
-    data, docs = simulated
-    histories = [docs[routes.history_file(s.slug, "90d")] for s in data.config.services]
-    bands = set()
-    for h in histories:
-        runs = charts.day_runs(points_of(h))
-        assert charts.series_runs(series_of(h)) == runs
-        bands.update(r.css for r in runs)
-    assert {"a-full", "a-high", "a-low"} <= bands
-
-
-def test_pages_of_200_services_render_quickly_and_stay_small(simulated: tuple[SiteData, dict[str, Any]]) -> None:
-    """A guard, far above the figures measured (about 0.7 s of CPU and 40 KiB a service page)."""
-    data, docs = simulated
-    env = environment()
-    page_files(env, data, docs)   # templates compiled
-    start = time.process_time()
-    files = page_files(env, data, docs)
-    spent = time.process_time() - start
-    assert spent < 2.0, f"the pages of 200 services took {spent:.2f} s of CPU"
-    sizes = [len(body) for path, body in files.items() if path.startswith("services/") and path.count("/") == 2]
+def test_service_pages_of_200_services_stay_small(simulated: dict[str, bytes]) -> None:
+    sizes = [len(body) for path, body in simulated.items() if re.fullmatch(r"services/[^/]+/index\.html", path)]
     assert len(sizes) == SIM_SERVICES and max(sizes) < 64 * 1024

@@ -12,7 +12,8 @@ import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.model import Outcome
-from statusgen.probe import classify_exception, probe_all
+from statusgen.neterrors import outcome_of
+from statusgen.probe import probe_all
 
 
 class Odd(BaseHTTPRequestHandler):
@@ -115,4 +116,4 @@ def test_checks_run_concurrently(targets):
     (ValueError("odd"), Outcome.ERROR),
 ])
 def test_exception_mapping(exc, outcome):
-    assert classify_exception(exc) is outcome
+    assert outcome_of(exc) is outcome

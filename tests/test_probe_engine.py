@@ -9,7 +9,6 @@ are in ``bench/bench_probe.py``.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import pytest
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.model import CheckResult, Outcome
-from statusgen.probe import CheckTarget, probe_all, probe_run, shares, start_order
+from statusgen.probe import CheckTarget, probe_all, probe_run, start_order
 
 HANG_CAP_S = 5.0
 
@@ -208,29 +207,17 @@ def test_large_bodies_read_in_full_or_capped(target: Target, size: int, cap: int
     assert [(r.outcome, r.http_status) for r in results] == [(outcome, 200)]
 
 
-# -- worker processes -----------------------------------------------------------
+# -- the start order -------------------------------------------------------------
 
-def test_shares_deal_the_checks_in_turn_and_keep_the_schedule() -> None:
-    todo = [CheckTarget(f"s{i}", 0, CheckConfig(f"http://127.0.0.1:1/{i}")) for i in range(250)]
-    two = shares(todo, "ua", concurrency=100, spread_s=1.0, processes=2)
-    assert [len(s.targets) for s in two] == [125, 125]
-    assert [s.concurrency for s in two] == [50, 50]
-    assert sorted(p for s in two for p in s.positions) == list(range(250))
-    assert all(todo[p] == t for s in two for p, t in zip(s.positions, s.targets, strict=True))
-    starts = sorted(o for s in two for o in s.offsets)
-    assert starts == pytest.approx([i / 250 for i in range(250)])
-    assert all(b - a == pytest.approx(2 / 250) for s in two for a, b in zip(s.offsets, s.offsets[1:]))
-    assert len(shares(todo[:150], "ua", 100, 1.0, processes=2)) == 1     # too few checks for a second process
-
-
-def test_checks_that_timed_out_before_take_the_first_slots() -> None:
+def test_checks_that_timed_out_before_take_the_first_slots(target: Target) -> None:
+    """Those in ``first`` start before the others; the others keep the fixed shuffle."""
     todo = [CheckTarget(f"s{i}", 0, CheckConfig(f"http://127.0.0.1:1/{i}")) for i in range(250)]
     plain = start_order(todo)
-    first = {("s" + str(plain[-1]), 0), ("s" + str(plain[-2]), 0)}     # the last two to start without it
-    two = shares(todo, "ua", concurrency=100, spread_s=1.0, processes=2, first=first)
-    by_start = sorted((o, t.service) for s in two for o, t in zip(s.offsets, s.targets, strict=True))
-    assert {service for _, service in by_start[:2]} == {service for service, _ in first}
-    assert [service for _, service in by_start[2:]] == [todo[i].service for i in plain[:-2]]   # the rest keep their order
+    assert plain == start_order(list(todo)) and plain != list(range(250))      # fixed, and shuffled
+    first = {(todo[plain[-1]].service, 0), (todo[plain[-2]].service, 0)}     # the last two to start without it
+    order = start_order(todo, first)
+    assert {todo[i].service for i in order[:2]} == {service for service, _ in first}
+    assert order[2:] == plain[:-2]
 
 
 def test_a_check_that_timed_out_starts_first_in_the_next_run(target: Target, tmp_path: Path) -> None:
@@ -253,27 +240,31 @@ def test_a_check_that_timed_out_starts_first_in_the_next_run(target: Target, tmp
     assert min(arrivals[1], key=arrivals[1].__getitem__) == hanging      # then first, having timed out
 
 
-def test_worker_processes_probe_their_shares(target: Target, caplog: pytest.LogCaptureFixture) -> None:
-    """Two worker processes: every check answered, in order; times follow the given clock."""
-    checks = [CheckConfig(target.url(f"/delay/50/worker{i}"), keyword="all good") for i in range(200)]
+def test_a_run_reports_its_results_in_order_and_its_loop_lag(target: Target) -> None:
+    """Every check answered, in the checks' order; times follow the given clock; the loop's lag
+    is sampled while the run lasts."""
+    checks = [CheckConfig(target.url(f"/delay/50/order{i}"), keyword="all good") for i in range(200)]
     frozen = datetime(2030, 1, 1, tzinfo=UTC)
-    run = asyncio.run(probe_run(config_for(checks), clock=lambda: frozen, spread_s=0.5, processes=2))
-    assert [(r.service, r.outcome) for r in run.results] == [(f"s{i}", Outcome.OK) for i in range(200)]
+    todo = [CheckTarget(f"s{i}", 0, c) for i, c in enumerate(checks)]
+    run = asyncio.run(probe_run(todo, "ua", 100, clock=lambda: frozen, spread_s=0.5))
+    assert [(r.service, r.outcome, r.ts) for r in run.results] == [(f"s{i}", Outcome.OK, frozen) for i in range(200)]
     assert all(r.latency_ms is not None and 50 <= r.latency_ms < 400 for r in run.results)
-    offsets = sorted((r.ts - frozen).total_seconds() for r in run.results)
-    assert -0.01 <= offsets[0] and 0.45 <= offsets[-1] < 3.0     # the real send times, moved onto the given clock
-    assert run.loop_lag and not [m for m in caplog.messages if "probe worker" in m]
+    assert run.loop_lag and max(at for at, _ in run.loop_lag) >= 0.5
 
 
-def test_a_worker_that_cannot_start_leaves_its_checks_to_the_main_process(
-        target: Target, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
-    checks = [CheckConfig(target.url(f"/delay/10/fallback{i}")) for i in range(200)]
-    results = asyncio.run(probe_all(config_for(checks), spread_s=0.2, processes=2))
-    assert [r.outcome for r in results] == [Outcome.OK] * 200
-    assert len([m for m in caplog.messages if "probe worker did not start" in m]) == 2
+def test_the_collector_is_kept_out_of_a_run_and_back_after_it(target: Target) -> None:
+    import gc
+    seen = []
+
+    def clock() -> datetime:
+        seen.append(gc.isenabled())
+        return datetime(2030, 1, 1, tzinfo=UTC)
+
+    todo = [CheckTarget(f"s{i}", 0, CheckConfig(target.url(f"/delay/1/gc{i}"))) for i in range(5)]
+    asyncio.run(probe_run(todo, "ua", 10, clock=clock))
+    assert seen == [False] * 5 and gc.isenabled()
 
 
 def test_no_checks_no_work() -> None:
-    run = asyncio.run(probe_run(config_for([]), only=[], spread_s=1.0, processes=2))
+    run = asyncio.run(probe_run([], "ua", 10, spread_s=1.0))
     assert (run.results, run.loop_lag) == ([], [])

@@ -9,12 +9,10 @@ import orjson
 import pytest
 
 from statusgen.decide.health import RunRecord
-from statusgen.decide.history import spans_of
 from statusgen.decide.incidents import Incident, IncidentUpdate
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.model import CheckResult, Outcome, Status
-from statusgen.render.gather import Incidents
 from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -44,9 +42,9 @@ def test_a_cycle_is_written_and_read_back(tmp_path):
     store.save_cycle(cycle_at(T0 + timedelta(minutes=1), Outcome.TIMEOUT))
     assert store.states()["api"].status is Status.OPERATIONAL
     assert store.open_incidents() == {"api": inc}
-    rows = store.buckets(300, 0)["api"]
+    rows = store.buckets("api", 300, 0, 2**40)
     assert [(r.up, r.down) for r in rows] == [(1, 1)]
-    assert [(r.up, r.down) for r in store.buckets(86400, 0)["api"]] == [(1, 1)]
+    assert [(r.up, r.down) for r in store.buckets("api", 86400, 0, 2**40)] == [(1, 1)]
     assert len(store.recent_results(T0)["api"]) == 2
     assert store.last_finished_run().checks_failed == 1
 
@@ -72,39 +70,34 @@ def test_incident_records_read_back_as_written_and_older_ones_in_full(tmp_path):
     assert all(set(u) == {"at", "kind", "status", "message", "link", "ref"} for u in again.to_json()["updates"])
 
 
-def test_a_builds_incidents_are_read_as_the_store_lists_them_and_made_when_asked(tmp_path):
-    """``Incidents`` (what a build gathers) holds the store's records: every view of it agrees with
-    ``Store.incidents``, and a record is read only when asked for (one service's incidents are
-    read without touching another's records)."""
+def test_a_builds_incidents_are_the_store_records_by_service(tmp_path):
+    """What a build gathers of the incidents agrees with ``Store.incidents``: newest first, each
+    service's own, their spans; a record an older version wrote is told as the current form."""
+    from statusgen.config import parse_config
+    from statusgen.render.documents import incident_document
+    from statusgen.render.gather import gather
     store = Store(tmp_path / "s.db")
     made = [Incident(f"{svc}-{n}", svc, f"{svc} {n}", "minor", T0 + timedelta(hours=n, microseconds=700),
                      None if n == 3 and svc == "api" else T0 + timedelta(hours=n, minutes=5),
                      (IncidentUpdate(T0 + timedelta(hours=n), "opened", "degraded", "Opened"),))
             for n in range(4) for svc in ("api", "web")]
     store.save_cycle(cycle_at(T0, incidents=made))
+    config = parse_config('[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\ncategory = "c"\n'
+                          '[[services.checks]]\nurl = "https://api.example"\n',
+                          tmp_path / "s.toml")
+    data = gather(store, config, T0)
     listed = store.incidents()
-    incidents = Incidents(store.incident_records())
-    assert [i.id for i in listed[:2]] == ["web-3", "api-3"] and len(incidents) == len(made)   # then by id
-    assert [r for r, _, _ in incidents.loaded()] == [i.to_json() for i in listed]
+    assert [i.id for i in listed[:2]] == ["web-3", "api-3"]                 # newest first, then by id
+    assert [orjson.loads(row.record) for row in data.incidents] == [i.to_json() for i in listed]
     for slug in ("api", "web", "db"):
         mine = [i for i in listed if i.service == slug]
-        assert incidents.spans_of(slug) == spans_of(mine)
-        assert [(r, s, e) for r, s, e in incidents.loaded(slug)] == [(i.to_json(), *span) for i, span in
-                                                                   zip(mine, spans_of(mine), strict=True)]
-        assert [orjson.loads(r) for r in incidents.records_of(slug)] == [i.to_json() for i in mine]
-        assert incidents.open_of(slug) == next((i for i in mine if i.open), None)
-    assert [r["id"] for r, _, _ in incidents.loaded(open_only=True)] == ["api-3"] and incidents.open_count() == 1
-    assert [orjson.loads(r) for r in incidents.records()] == [i.to_json() for i in listed]
+        assert [row.record for row in data.incidents_of(slug)] == [orjson.dumps(i.to_json()).decode() for i in mine]
+        assert data.spans_of(slug) == [(int(i.started_at.timestamp()), int(i.ended_at.timestamp()) if i.ended_at
+                                        else None) for i in mine]
     older = listed[0].to_json()                               # as an older version wrote it: no link, no ref
     older["updates"] = [{k: v for k, v in u.items() if k not in ("link", "ref")} for u in older["updates"]]
-    [(read, _, _)] = Incidents([("web", 0, None, orjson.dumps(older).decode())]).loaded()
-    assert read == listed[0].to_json()
-    records = store.incident_records()
-    at = next(n for n, record in enumerate(records) if record[0] == "api")
-    broken = Incidents([*records[:at], (*records[at][:3], "{not json"), *records[at + 1:]])
-    assert broken.loaded("web") == incidents.loaded("web") and broken.spans_of("api") == incidents.spans_of("api")
-    with pytest.raises(orjson.JSONDecodeError):
-        broken.loaded("api")
+    row = data.incidents[0]._replace(record=orjson.dumps(older).decode())
+    assert incident_document(data, row) == incident_document(data, data.incidents[0])
 
 
 def test_a_failing_cycle_writes_nothing(tmp_path):
@@ -115,7 +108,7 @@ def test_a_failing_cycle_writes_nothing(tmp_path):
         store.save_cycle(broken)
     assert store.db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
     assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
-    assert store.buckets(300, 0) == {}
+    assert store.buckets("api", 300, 0, 2**40) == []
 
 
 def test_retention_keeps_each_resolution_for_its_range(tmp_path):
@@ -126,10 +119,10 @@ def test_retention_keeps_each_resolution_for_its_range(tmp_path):
     store.prune(T0)
     assert len(store.recent_results(old - timedelta(days=1))["api"]) == 1
     assert RAW_RETENTION_S >= 86400
-    assert len(store.buckets(300, 0)["api"]) == 1          # 5-min buckets: only the last day
-    assert len(store.buckets(3600, 0)["api"]) == 1         # 1-h buckets: 8 days
-    assert len(store.buckets(21600, 0)["api"]) == 2        # 6-h buckets: 31 days
-    assert len(store.buckets(86400, 0)["api"]) == 2
+    assert len(store.buckets("api", 300, 0, 2**40)) == 1          # 5-min buckets: only the last day
+    assert len(store.buckets("api", 3600, 0, 2**40)) == 1         # 1-h buckets: 8 days
+    assert len(store.buckets("api", 21600, 0, 2**40)) == 2        # 6-h buckets: 31 days
+    assert len(store.buckets("api", 86400, 0, 2**40)) == 2
 
 
 def test_an_unopenable_store_is_a_clear_error(tmp_path):
@@ -163,64 +156,29 @@ def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_p
 
 
 def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(tmp_path):
-    from statusgen.render.gather import HistorySource
+    """Migration 12: the buckets move to a table kept by service, as they were; the history points
+    and drawings earlier builds kept in the store go."""
     from statusgen.store import migrate
-    path = tmp_path / "v5.db"
+    path = tmp_path / "v11.db"
     db = sqlite3.connect(path, isolation_level=None)
-    migrate(db, upto=9)                                   # the store before chart columns were kept
-    for i in range(3):
-        db.execute("INSERT INTO buckets (res, start, service, up, down) VALUES (300, ?, 'api', 2, 1)",
-                   (int(T0.timestamp()) - 300 * i,))
-    db.execute("INSERT INTO history_cache VALUES ('api', 300, ?, ?, '1:', '', '[0,0,0,0]', NULL)",  # no chart columns
-               (int(T0.timestamp()) - 86100, int(T0.timestamp())))
+    migrate(db, upto=11)
+    starts = [int(T0.timestamp()) - 300 * i for i in range(3)]
+    for n, start in enumerate(starts):
+        db.execute("INSERT INTO buckets (res, start, service, up, down, hist, p50, p95) "
+                   "VALUES (300, ?, 'api', 2, ?, x'0a02', 12.0, 13.0)", (start, n))
+    db.execute("INSERT INTO history_cache VALUES ('api', 300, 0, 0, '1:', '', '[0,0,0,0]', NULL, NULL, NULL)")
     db.close()
     store = Store(path)
-    assert store.schema_version() == MIGRATIONS[-1][0]
-    assert store.history_cache("api") == {}               # kept points without their chart columns are not used
-    source = HistorySource(store)
-    docs = source.histories("api", T0, [])
-    assert docs["24h"]["summary"]["checks"] == 9 and docs["24h"]["summary"]["failed"] == 3
-    source.flush()
-    assert set(store.history_cache("api")) == {300, 3600, 21600, 86400}
-    assert store.db.execute("SELECT COUNT(*) FROM buckets").fetchone() == (3,)
+    assert store.schema_version() == MIGRATIONS[-1][0] == 12
+    tables = {name for (name,) in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "history_cache" not in tables
+    kept = store.buckets("api", 300, starts[-1], starts[0] + 300)
+    assert [(b.start, b.up, b.down, b.hist, b.p50) for b in kept] == [(s, 2, 2 - n, b"\n\x02", 12.0) for n, s in
+                                                                        enumerate(reversed(starts))]
+    assert store.bucket_tallies("api", [(300, starts[-1], starts[0] + 300), (3600, 0, 1)]) == [(3, 9), (0, 0)]
     assert store.data_versions() == {}                     # migration 8: versions start with the next write
     store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
     assert store.data_versions() == {"api": 1}
-
-
-def test_kept_points_of_a_store_before_drawn_charts_are_used_and_their_charts_kept(tmp_path):
-    """Migration 11: points kept by a store of schema 10 are carried as they are; the pages draw
-    them once, and what they drew is kept with them."""
-    from statusgen.decide.history import build_history, incidents_key, window
-    from statusgen.model import RANGES
-    from statusgen.render import charts
-    from statusgen.render.gather import HistorySource
-    from statusgen.store import _deflated, migrate
-    path = tmp_path / "v10.db"
-    db = sqlite3.connect(path, isolation_level=None)
-    migrate(db, upto=10)
-    rng, day = RANGES["90d"], int(T0.timestamp()) // 86400 * 86400
-    rows = [(day - 86400 * i, 3, 1, 0, 0, 0, 40.0 + i, 80.0 + i, None) for i in range(1, 40)]
-    db.executemany("INSERT INTO buckets (res, start, service, up, down, p50, p95) VALUES (86400, ?, 'api', ?, ?, ?, ?)",
-                   [(r[0], r[1], r[2], r[6], r[7]) for r in rows])
-    _, kept = build_history("api", rng, T0, [], incidents_key([]), None, sorted(rows))
-    db.execute("INSERT INTO history_cache VALUES ('api', 86400, ?, ?, ?, ?, ?, NULL, ?)",
-               (kept.first, kept.upto, kept.key, _deflated(kept.points), orjson.dumps(kept.counts).decode(),
-                kept.series.pack()))
-    db.close()
-    store = Store(path)
-    assert store.schema_version() == 11 == MIGRATIONS[-1][0]
-    carried = store.history_cache("api")[86400]
-    assert carried == kept and carried.drawn == {} and window(rng, T0)[0] == kept.first
-    source = HistorySource(store)
-    docs = source.histories("api", T0, [])
-    assert docs["90d"]["summary"]["checks"] == 39 * 4
-    table, bar = charts.day_table(docs["90d"]), charts.history_cells(docs["90d"])
-    source.flush()
-    drawn = store.history_cache("api")[86400].drawn
-    assert set(drawn) == {"code", "rows", "bar"} and len(drawn["rows"][-1]) == rng.buckets - 1
-    again = source.histories("api", T0, [])["90d"]          # drawn from what was kept
-    assert again.drawn == drawn and (charts.day_table(again), charts.history_cells(again)) == (table, bar)
 
 
 def _rows_by_sql(store: Store, since: datetime) -> tuple[int, str]:
@@ -244,12 +202,10 @@ def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
         count, rows = store.last_day_json("api", since)
         assert (count, rows) == _rows_by_sql(store, since)
         assert count == len(orjson.loads(rows)) > 0
-        assert store.last_day_count("api", since) == count      # counted without reading the rows
     assert '"http_status"' in store.last_day_json("api", T0 - timedelta(days=1))[1]
     store.prune(T0 + timedelta(days=1, hours=5, minutes=30))   # results of more than 2 days ago go, and their hours
     since = T0 - timedelta(hours=19, minutes=30)
     assert store.last_day_json("api", since) == _rows_by_sql(store, since)
-    assert store.last_day_count("api", since) == _rows_by_sql(store, since)[0]
     assert store.db.execute("SELECT min(hour) FROM result_hours").fetchone()[0] >= \
         store.db.execute("SELECT min(ts) FROM results").fetchone()[0] // 3600 * 3600
 

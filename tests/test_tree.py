@@ -9,16 +9,27 @@ import zlib
 import pytest
 
 from statusgen.errors import RenderError
-from statusgen.render.tree import (
-    GZIP_MIN_BYTES,
-    KEEP,
-    StaleTree,
-    gens_dir,
-    previous_keys,
-    write_tree,
-)
+from statusgen.policy import GZIP_MIN_BYTES
+from statusgen.render.tree import StaleTree, TreeWriter, WriteStats, current_generation, gens_dir, read_manifest, write_tree
 
 BIG = b'{"a": "' + b"x" * 5000 + b'"}\n'     # above GZIP_MIN_BYTES: it gets a .gz copy
+KEEP = None
+
+
+def write_keyed(out, items) -> WriteStats:
+    """A generation of (path, bytes or KEEP, key of its inputs)."""
+    with TreeWriter(out) as tree:
+        for rel, data, key in items:
+            if data is KEEP:
+                tree.main.keep(rel, key)
+            else:
+                tree.main.put(rel, data, key)
+    assert tree.stats is not None
+    return tree.stats
+
+
+def previous_keys(out) -> dict[str, str]:
+    return {rel: e.key for rel, e in read_manifest(current_generation(out)).items() if e.key}
 
 
 def test_unchanged_files_keep_mtime_and_are_not_rewritten(tmp_path):
@@ -28,7 +39,7 @@ def test_unchanged_files_keep_mtime_and_are_not_rewritten(tmp_path):
     st1 = os.stat(out / "api/v1/a.json")
     second = write_tree(out, files)
     st2 = os.stat(out / "api/v1/a.json")
-    assert (first.written, second.written, second.unchanged) == (2, 0, 2)
+    assert (first.written, second.written, second.files) == (2, 0, 2)
     assert (st1.st_size, st1.st_mtime) == (st2.st_size, st2.st_mtime)     # the same ETag under nginx
     assert out.is_symlink() and first.generation != second.generation
     third = write_tree(out, files)                 # rewrites the first generation, which holds them already
@@ -54,7 +65,7 @@ def test_changed_file_of_same_size_gets_a_later_second(tmp_path):
 @pytest.mark.parametrize("unchanged_builds", [0, 1])
 def test_other_bytes_of_the_same_size_and_crc_are_written(tmp_path, unchanged_builds):
     """The CRC-32 in the manifest only spares reads: bytes that share a size and a CRC with the
-    previous version are still compared (served bytes the first time, a digest after that)."""
+    previous version are still compared with the served bytes."""
     assert zlib.crc32(b"plumless") == zlib.crc32(b"buckeroo")
     out = tmp_path / "site"
     for _ in range(1 + unchanged_builds):
@@ -67,8 +78,8 @@ def test_other_bytes_of_the_same_size_and_crc_are_written(tmp_path, unchanged_bu
 
 
 def test_files_rewritten_in_place_have_exactly_their_new_bytes(tmp_path):
-    """Existing files are written in whole pages and then cut to length; every size around a
-    page boundary, growing and shrinking, ends with exactly its bytes (and its .gz copy)."""
+    """Existing files are written over and then cut to length; every size, growing and shrinking,
+    ends with exactly its bytes (and its .gz copy)."""
     out = tmp_path / "site"
     sizes = [0, 1, 300, 4095, 4096, 4097, 8191, 8192, 9000, 5, 4096, 12000, 300]
     for n, size in enumerate(sizes):
@@ -133,14 +144,14 @@ def test_repeated_runs_from_fresh_config_loads_never_nest_generations(tmp_path):
 
 def test_a_kept_file_is_the_previous_generations_file(tmp_path):
     out = tmp_path / "site"
-    write_tree(out, [("feed/a.xml", BIG, "k1"), ("b.json", BIG, None)])
+    write_keyed(out, [("feed/a.xml", BIG, "k1"), ("b.json", BIG, None)])
     before = os.stat(out / "feed/a.xml")
-    stats = write_tree(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
+    stats = write_keyed(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
     after = os.stat(out / "feed/a.xml")
     assert (stats.files, stats.written) == (2, 1)
     assert (before.st_size, before.st_mtime) == (after.st_size, after.st_mtime)
     assert (out / "feed/a.xml").read_bytes() == BIG and gzip.decompress((out / "feed/a.xml.gz").read_bytes()) == BIG
-    write_tree(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
+    write_keyed(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
     again = os.stat(out / "feed/a.xml")                   # the first generation held it: not touched
     assert (again.st_ino, again.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
     assert previous_keys(out) == {"feed/a.xml": "k1"}
@@ -148,12 +159,12 @@ def test_a_kept_file_is_the_previous_generations_file(tmp_path):
 
 def test_keeping_a_file_the_previous_generation_lacks_asks_for_a_full_build(tmp_path):
     out = tmp_path / "site"
-    write_tree(out, [("a.json", BIG, "k1")])
+    write_keyed(out, [("a.json", BIG, "k1")])
     with pytest.raises(StaleTree):
-        write_tree(out, [("other.json", KEEP, "k1")])
+        write_keyed(out, [("other.json", KEEP, "k1")])
     os.unlink(out.resolve() / "a.json")                 # listed in the manifest, gone from the folder
     with pytest.raises(StaleTree):
-        write_tree(out, [("a.json", KEEP, "k1")])
+        write_keyed(out, [("a.json", KEEP, "k1")])
     assert (out / "a.json.gz").exists(), "the site served is left as it was"
 
 
@@ -209,15 +220,15 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     assert len(pages) == 4 and sum(p.read_bytes().count(b'<article class="incident"') for p in pages) >= 3
     made = os.stat(pages[0])
     second = build(store, config, now)
-    assert second.keys_used and second.stats.written < first.stats.written
+    assert second.stats.kept and second.stats.written < first.stats.written
     third = build(store, config, now)                     # into the first generation again: pages untouched
-    assert third.keys_used and third.stats.generation == first.stats.generation
+    assert third.stats.kept and third.stats.generation == first.stats.generation
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
-    # keyed: the incidents page and each service's, the feeds (site and one per service), each
-    # service's record, histories and page
-    assert len(previous_keys(config.site.output)) == 1 + len(pages) + 1 + 4 + 4 * 6
+    # keyed: the three lists of incidents, the incidents page and each service's, the feeds (site
+    # and one per service), each service's record, histories and page
+    assert len(previous_keys(config.site.output)) == 3 + 1 + len(pages) + 1 + 4 + 4 * 6
     page = pages[1].read_bytes()
     for gen in (tmp_path / "site.gens").iterdir():       # a file to keep has gone: built again in full
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)
     fourth = build(store, config, now)
-    assert not fourth.keys_used and pages[1].read_bytes() == page
+    assert not fourth.stats.kept and pages[1].read_bytes() == page

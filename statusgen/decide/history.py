@@ -8,30 +8,50 @@ fault, are not counted (they are reported as ``maintenance`` and
 of good answers; the summary's from the merged histograms of every bucket of
 the range.
 
-A build is incremental: the points of buckets that have closed are kept
-(``Closed``, in the store's history_cache) and carried to the next build,
-which adds the buckets that closed since, drops those that left the range
-and keeps the summary's sums rolling; only the bucket in progress is made
-each time. The chart columns of the points (``Series``) are carried the
-same way, and so is what the pages drew of them (``Closed.drawn``, filled by
-``charts``).
+A history is made in two parts: its closed buckets (``closed_part``: every
+bucket but the last, which no longer changes once the clock has left it) and
+the bucket in progress (``history``, from the closed part and the last
+bucket). A build may keep the closed part between builds (``render.histcache``)
+and then reads and makes only the bucket in progress. The points are kept as
+the JSON text the answer holds, and beside them the columns the charts draw
+(``Columns``), so that a build neither writes nor reads them point by point.
 """
 
 from __future__ import annotations
 
-import math
-from array import array
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from statusgen import latency
-from statusgen.decide.incidents import Incident
 from statusgen.model import Range
 from statusgen.timeutil import floor_to, from_epoch, iso, iso_epoch, to_epoch
+
+Point = dict[str, Any]
+
+#: An incident as a history counts it: its start and its end (None while it is open), epoch seconds.
+Span = tuple[int, "int | None"]
+
+#: The next coarser resolution, whose buckets are sums of the finer ones (each result is
+#: aggregated at every resolution).
+COARSER = {300: 3600, 3600: 21600, 21600: 86400, 86400: None}
+
+
+class Bucket(NamedTuple):
+    """A stored bucket of one service at one resolution."""
+
+    start: int
+    up: int
+    down: int
+    slow: int
+    maintenance: int
+    excluded: int
+    p50: float | None
+    p95: float | None
+    hist: bytes | None        # the latency histogram of its good answers (``latency.encode``)
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:
@@ -45,17 +65,9 @@ def availability(up: int, down: int) -> float | None:
     return None if counted == 0 else round(100.0 * up / counted, 3)
 
 
-#: An incident as a history counts it: its start and its end (None while it is open), epoch seconds.
-Span = tuple[int, "int | None"]
-
-
-def spans_of(incidents: Iterable[Incident]) -> list[Span]:
-    """The spans of ``incidents`` (a build reads them from the store's columns: ``sitedata.Incidents``)."""
-    return [(to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None) for i in incidents]
-
-
 def incident_seconds(spans: Sequence[Span], start: int, step: int, n: int, end_open: int) -> list[int]:
-    """Seconds of incident in each of n buckets (overlapping incidents counted once each)."""
+    """Seconds of incident in each of n buckets from ``start`` (overlapping incidents counted
+    once each); an open incident lasts until ``end_open``."""
     out = [0] * n
     for a, ended in spans:
         b = end_open if ended is None else ended
@@ -65,279 +77,135 @@ def incident_seconds(spans: Sequence[Span], start: int, step: int, n: int, end_o
     return out
 
 
-# A bucket as the history reads it:
-# (start, up, down, slow, maintenance, excluded, p50, p95, latency histogram as stored).
-Bucket = tuple[int, int, int, int, int, int, "float | None", "float | None", "bytes | None"]
-
-# The next coarser resolution, whose buckets are sums of the finer ones (each result is
-# aggregated at every resolution): a cold summary merges those where they fit whole.
-COARSER = {300: 3600, 3600: 21600, 21600: 86400, 86400: None}
-CACHE_VERSION = "1"   # bump when a point's or a summary's meaning changes: every cache is then remade
-
-_NULL_POINT = ('{"start":"%s","availability":null,"latency_p50_ms":null,"latency_p95_ms":null,"checks":0,'
-               '"failed":0,"slow":0,"maintenance":0,"excluded":0,"incident_minutes":%d}')
-_POINT = ('{"start":"%s","availability":%s,"latency_p50_ms":%s,"latency_p95_ms":%s,"checks":%d,"failed":%d,'
-          '"slow":%d,"maintenance":%d,"excluded":%d,"incident_minutes":%d}')
-
-
-def _num(x: float | None) -> str:
-    return "null" if x is None else repr(x)
-
-
-def point_json(start: int, row: Bucket | None, incident_s: int) -> str:
-    """One point of a history, as JSON text (written directly: a build makes hundreds of thousands)."""
+def point(start: int, bucket: Bucket | None, incident_s: int) -> Point:
+    """One point of a history: a bucket's figures, or nulls and zeros where nothing was measured."""
     minutes = round(incident_s / 60)
-    if row is None:
-        return _NULL_POINT % (iso_epoch(start), minutes)
-    up, down, slow, maint, excl, p50, p95 = row[1:8]
-    return _POINT % (iso_epoch(start), _num(availability(up, down)), _num(p50), _num(p95), up + down, down, slow,
-                     maint, excl, minutes)
+    if bucket is None:
+        return {"start": iso_epoch(start), "availability": None, "latency_p50_ms": None, "latency_p95_ms": None,
+                "checks": 0, "failed": 0, "slow": 0, "maintenance": 0, "excluded": 0, "incident_minutes": minutes}
+    b = bucket
+    return {"start": iso_epoch(start), "availability": availability(b.up, b.down), "latency_p50_ms": b.p50,
+            "latency_p95_ms": b.p95, "checks": b.up + b.down, "failed": b.down, "slow": b.slow,
+            "maintenance": b.maintenance, "excluded": b.excluded, "incident_minutes": minutes}
 
 
-def points_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The points of a history document as a list (they are kept as pre-serialized JSON)."""
-    pts = doc["points"]
-    return orjson.loads(orjson.dumps(pts)) if isinstance(pts, orjson.Fragment) else pts
+class Columns(NamedTuple):
+    """What the charts draw of a history's points, a list per figure, in the points' order."""
 
-
-Number = float | None
-
-
-#: None as ``Series.pack`` writes it (NaN), and NaN with its sign bit set, as doubles' bytes.
-_NANS = tuple(array("d", [nan]).tobytes() for nan in (math.nan, -math.nan))
-
-
-def _floats(blob: bytes) -> list[Number]:
-    """Packed doubles as a list, NaN read as None. The NaNs are found in the bytes (only
-    where a double starts: one ending where the next begins may hold the same bytes), so a
-    column costs one ``tolist`` and a write per gap, not a test of every value."""
-    values = array("d")
-    values.frombytes(blob)
-    out: list[Number] = values.tolist()   # type: ignore[assignment]
-    size = values.itemsize
-    for nan in _NANS:
-        at = blob.find(nan)
-        while at >= 0:
-            if at % size:
-                at = blob.find(nan, at + 1)
-            else:
-                out[at // size] = None
-                at = blob.find(nan, at + size)
-    return out
-
-
-@dataclass(frozen=True)
-class Series:
-    """What the charts draw of a range's points, as columns (the same values as the points'
-    ``availability``, ``latency_p50_ms``, ``latency_p95_ms`` and ``maintenance``), and the
-    starts of its first and last buckets. Carried with the closed points between builds, so
-    that a page draws its charts without reading the points' JSON back."""
-
-    availability: list[Number]
-    p50: list[Number]
-    p95: list[Number]
+    availability: list[float | None]
+    p50: list[float | None]
+    p95: list[float | None]
     maintenance: list[int]
-    first: str = ""
-    last: str = ""
 
     @classmethod
-    def of_points(cls, points: Sequence[dict[str, Any]]) -> Series:
+    def of(cls, points: Sequence[Point]) -> Columns:
         return cls([p["availability"] for p in points], [p["latency_p50_ms"] for p in points],
-                   [p["latency_p95_ms"] for p in points], [p.get("maintenance") or 0 for p in points],
-                   points[0]["start"] if points else "", points[-1]["start"] if points else "")
+                   [p["latency_p95_ms"] for p in points], [p["maintenance"] for p in points])
 
-    def __len__(self) -> int:
-        return len(self.availability)
-
-    def after(self, n: int) -> Series:
-        """Without its first ``n`` buckets."""
-        return Series(self.availability[n:], self.p50[n:], self.p95[n:], self.maintenance[n:])
-
-    def then(self, other: Series, first: str = "", last: str = "") -> Series:
-        """This series followed by ``other``."""
-        return Series(self.availability + other.availability, self.p50 + other.p50, self.p95 + other.p95,
-                      self.maintenance + other.maintenance, first, last)
-
-    def pack(self) -> bytes:
-        """As the store keeps it: the three columns as doubles (NaN for None), then maintenance
-        counts as 64-bit integers, all in the machine's byte order."""
-        nan = math.nan
-        floats = array("d", [nan if v is None else v for v in (*self.availability, *self.p50, *self.p95)])
-        return floats.tobytes() + array("q", self.maintenance).tobytes()
-
-    @classmethod
-    def unpack(cls, blob: bytes) -> Series:
-        counts = array("q")
-        width = 8 * (len(blob) // (3 * 8 + counts.itemsize))     # bytes of one column of doubles
-        counts.frombytes(blob[3 * width:])
-        return cls(_floats(blob[:width]), _floats(blob[width:2 * width]), _floats(blob[2 * width:3 * width]),
-                   counts.tolist())
-
-
-def _series_of(rows: list[Bucket | None]) -> Series:
-    """The chart columns of points made from these buckets (None: nothing measured)."""
-    return Series([None if r is None else availability(r[1], r[2]) for r in rows],
-                  [None if r is None else r[6] for r in rows], [None if r is None else r[7] for r in rows],
-                  [0 if r is None else r[4] for r in rows])
-
-
-class HistoryDocument(dict):  # type: ignore[type-arg]
-    """A history answer (a dict, written as JSON like any other), with the ``Series`` of its
-    points, its last point (the bucket in progress) as JSON text, and what the charts drew of
-    its closed points (``Closed.drawn``)."""
-
-    series: Series
-    open_point: str
-    drawn: dict[str, Any]
-
-
-def series_of(doc: dict[str, Any]) -> Series:
-    """What the charts draw of a history document: its ``Series`` as made, else read off its points."""
-    return doc.series if isinstance(doc, HistoryDocument) else Series.of_points(points_of(doc))
+    def then(self, other: Columns) -> Columns:
+        """These columns followed by ``other``'s."""
+        return Columns(*(a + b for a, b in zip(self, other, strict=True)))
 
 
 @dataclass(frozen=True)
 class Closed:
-    """The closed buckets of one service's history for one range, kept between builds.
+    """The closed buckets of one range of a history: their points and what the summary sums."""
 
-    Points of buckets that ended before the one in progress never change (a result
-    written into one of them deletes this record, see ``Store``), so a build reuses
-    their JSON text, adds the buckets that closed since, drops those that left the
-    range, and keeps the summary's sums rolling the same way.
-    """
+    points: str                 # their JSON, comma-joined (the answer's array without its last point)
+    columns: Columns
+    up: int
+    down: int
+    maintenance: int
+    excluded: int
+    incident_s: int
+    hist: latency.Histogram     # the merged latency histogram of their good answers
 
-    first: int                 # start of the first point held
-    upto: int                  # start of the first bucket not held
-    key: str                   # the incidents the points' incident minutes were made from
-    points: str                # the points' JSON, comma-joined ("" for none)
-    counts: tuple[int, int, int, int]   # up, down, maintenance, excluded over those buckets
-    hist: latency.Histogram    # their merged latency histogram
-    series: Series             # what the charts draw of them
-    # What the pages drew of them (``charts``: entries keyed by the range's first bucket when
-    # drawn), carried with them. Filled by the pages; entries are replaced, not
-    # changed in place, so that the store can tell which changed since it read them.
-    drawn: dict[str, Any] = field(default_factory=dict, compare=False)
+    def to_json(self) -> dict[str, Any]:
+        return {"points": self.points, "columns": list(self.columns),
+                "counts": [self.up, self.down, self.maintenance, self.excluded],
+                "incident_s": self.incident_s, "hist": sorted(self.hist.items())}
 
-
-class Unbalanced(Exception):
-    """Carried sums went negative: the kept points do not match the buckets (recompute them)."""
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Closed:
+        return cls(d["points"], Columns(*d["columns"]), *d["counts"], d["incident_s"], dict(d["hist"]))
 
 
-def incidents_key(spans: Sequence[Span]) -> str:
-    """What a service's closed points depend on besides their buckets: its incidents' spans."""
-    text = ";".join([f"{a}-{'' if b is None else b}" for a, b in spans])
-    return f"{CACHE_VERSION}:{text}"
+@dataclass(frozen=True)
+class History:
+    """A history answer (``document``: its points as JSON text) and the columns of its points."""
+
+    document: dict[str, Any]
+    columns: Columns
+    points_json: str            # the answer's array of points
+
+    def points(self) -> list[Point]:
+        """The points, read back (a service page's table of days reads the 90 of its 90-day history)."""
+        result: list[Point] = orjson.loads(self.points_json)
+        return result
 
 
-def reusable(closed: Closed | None, rng: Range, as_of: datetime, key: str) -> bool:
-    """Whether ``closed`` can be carried forward to the range ending with as_of's bucket."""
-    if closed is None or closed.key != key:
-        return False
-    start, end = window(rng, as_of)
-    return closed.first <= start <= closed.upto <= end - rng.resolution_s
-
-
-def _drop_points(points: str, n: int) -> str:
-    """The points text without its first n points (a point holds no nested object: '},{' splits them)."""
-    at = -2
-    for _ in range(n):
-        at = points.find("},{", at + 2)
-        if at < 0:
-            return ""
-    return points[at + 2:]
-
-
-def _add(counts: list[int], hist: latency.Histogram, row: Bucket, sign: int) -> None:
-    counts[0] += sign * row[1]
-    counts[1] += sign * row[2]
-    counts[2] += sign * row[4]
-    counts[3] += sign * row[5]
-    if row[8]:
-        for b, n in latency.decode(row[8]).items():
-            left = hist.get(b, 0) + sign * n
-            if left:
-                hist[b] = left
-            else:
-                hist.pop(b, None)
-
-
-def _cold_hist(start: int, last: int, res: int, fine: dict[int, Bucket], coarse: Sequence[Bucket]) -> latency.Histogram:
-    """The merged histogram of the buckets in [start, last): from coarser buckets where they fit whole."""
+def _merged_hist(start: int, last: int, res: int, fine: Sequence[Bucket], coarse: Sequence[Bucket]
+                 ) -> latency.Histogram:
+    """The merged histogram of the buckets in [start, last): a coarser bucket wherever one fits
+    whole (a 90-day summary merges 90 day buckets, a 24-hour one some 24 hours), the fine ones
+    elsewhere."""
     c = COARSER[res]
     hist: latency.Histogram = {}
-
-    def whole(s: int) -> bool:
-        return c is not None and s >= start and s + c <= last
-
-    for row in coarse:
-        if whole(row[0]) and row[8]:
-            latency.merge(hist, latency.decode(row[8]))
-    for s, row in fine.items():
-        if start <= s < last and row[8] and not (c is not None and whole(floor_to(s, c))):
-            latency.merge(hist, latency.decode(row[8]))
+    whole = {b.start for b in coarse if c is not None and start <= b.start and b.start + c <= last}
+    for b in coarse:
+        if b.start in whole and b.hist:
+            latency.merge(hist, latency.decode(b.hist))
+    for b in fine:
+        if start <= b.start < last and b.hist and (c is None or floor_to(b.start, c) not in whole):
+            latency.merge(hist, latency.decode(b.hist))
     return hist
 
 
-def build_history(slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], key: str,
-                  closed: Closed | None, fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
-                  ) -> tuple[HistoryDocument, Closed]:
-    """The history answer of one service for one range, and its closed part for the next build.
-
-    With a ``closed`` part that is ``reusable``, ``fine`` holds the range's buckets that
-    left the range since, and those from ``closed.upto`` on; without, every bucket of the
-    range, and ``coarse`` the next coarser resolution's buckets (for the summary's
-    histogram). The points are kept as pre-serialized JSON (``points_of`` reads them back);
-    the answer's ``series`` holds what the charts draw of them.
-    """
+def closed_part(rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequence[Bucket],
+                coarse: Sequence[Bucket] = ()) -> Closed:
+    """The closed buckets of the range ending with as_of's bucket. ``fine``: the stored buckets of
+    the range's resolution between its start and its last bucket; ``coarse``: those of the next
+    coarser resolution in the same span (the summary's histogram merges them where they fit)."""
     step = rng.resolution_s
     start, end = window(rng, as_of)
-    last = end - step                                  # the bucket in progress
-    rows = {r[0]: r for r in fine}
-    inc_s = incident_seconds(spans, start, step, rng.buckets, min(end, to_epoch(as_of)))
-    if closed is not None:             # carried forward: drop what left the range, add what closed since
-        gone = (start - closed.first) // step
-        points, counts, hist = _drop_points(closed.points, gone), list(closed.counts), dict(closed.hist)
-        series = closed.series.after(gone)
-        for s in range(closed.first, start, step):
-            if s in rows:
-                _add(counts, hist, rows[s], -1)
-        first_new = closed.upto
-        for s in range(first_new, last, step):
-            if s in rows:
-                _add(counts, hist, rows[s], 1)
-        if min(counts) < 0 or any(n < 0 for n in hist.values()):
-            raise Unbalanced(f"{slug} {rng.name}: kept sums no longer match the buckets")
-    else:                              # made anew: the histogram from coarser buckets where they fit
-        points, counts, first_new = "", [0, 0, 0, 0], start
-        hist = _cold_hist(start, last, step, rows, coarse)
-        series = Series([], [], [], [])
-        for s in range(start, last, step):
-            if s in rows:
-                _add(counts, {}, rows[s][:8] + (None,), 1)
-    new = [point_json(s, rows.get(s), inc_s[(s - start) // step]) for s in range(first_new, last, step)]
-    points = ",".join(([points] if points else []) + new)
-    series = series.then(_series_of([rows.get(s) for s in range(first_new, last, step)]))
-    kept = Closed(start, last, key, points, (counts[0], counts[1], counts[2], counts[3]), hist, series,
-                  closed.drawn if closed is not None else {})
-    now_row = rows.get(last)
-    total, total_hist = list(counts), dict(hist)
-    if now_row is not None:
-        _add(total, total_hist, now_row, 1)
-    open_point = point_json(last, now_row, inc_s[-1])
-    doc = HistoryDocument({"service": slug, "range": rng.name, "resolution": rng.resolution,
-           "resolution_s": step, "from": iso(from_epoch(start)), "to": iso(from_epoch(end)),
-           "as_of": iso(as_of), "summary": summary(total, total_hist, sum(inc_s)),
-           "count": rng.buckets, "points": orjson.Fragment(f"[{points},{open_point}]" if points else f"[{open_point}]")})
-    doc.series = series.then(_series_of([now_row]), iso_epoch(start), iso_epoch(last))
-    doc.open_point, doc.drawn = open_point, kept.drawn
-    return doc, kept
+    last = end - step
+    rows = {b.start: b for b in fine if start <= b.start < last}
+    inc_s = incident_seconds(spans, start, step, rng.buckets - 1, last)
+    points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, last, step)]
+    counted = rows.values()
+    return Closed(orjson.dumps(points).decode()[1:-1], Columns.of(points), sum(b.up for b in counted), sum(b.down for b in counted),
+                  sum(b.maintenance for b in counted), sum(b.excluded for b in counted), sum(inc_s),
+                  _merged_hist(start, last, step, list(counted), coarse))
 
 
-def summary(counts: Sequence[int], hist: latency.Histogram, incident_s: int) -> dict[str, Any]:
-    """The summary of a range from its buckets' sums (up, down, maintenance, excluded) and merged histogram."""
-    up, down, maintenance, excluded = counts
+def summary(up: int, down: int, maintenance: int, excluded: int, hist: latency.Histogram,
+            incident_s: int) -> dict[str, Any]:
+    """The summary of a range from its buckets' sums and merged histogram."""
     return {"availability": availability(up, down),
             "latency_p50_ms": latency.percentile(hist, 0.50),
             "latency_p95_ms": latency.percentile(hist, 0.95),
             "checks": up + down, "failed": down, "maintenance": maintenance, "excluded": excluded,
             "incident_minutes": round(incident_s / 60)}
+
+
+def history(slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], closed: Closed,
+            now: Bucket | None) -> History:
+    """The history of one service for one range: ``closed`` (``closed_part``) and the bucket in
+    progress, ``now`` (None when nothing was measured in it yet)."""
+    step = rng.resolution_s
+    start, end = window(rng, as_of)
+    last = end - step
+    (now_s,) = incident_seconds(spans, last, step, 1, min(end, to_epoch(as_of)))
+    c = closed
+    up, down, maint, excl, hist = c.up, c.down, c.maintenance, c.excluded, dict(c.hist)
+    if now is not None:
+        up, down, maint, excl = up + now.up, down + now.down, maint + now.maintenance, excl + now.excluded
+        if now.hist:
+            latency.merge(hist, latency.decode(now.hist))
+    in_progress = point(last, now, now_s)
+    points = "[" + ",".join([*([c.points] if c.points else []), orjson.dumps(in_progress).decode()]) + "]"
+    document = {"service": slug, "range": rng.name, "resolution": rng.resolution, "resolution_s": step,
+                "from": iso(from_epoch(start)), "to": iso(from_epoch(end)), "as_of": iso(as_of),
+                "summary": summary(up, down, maint, excl, hist, c.incident_s + now_s),
+                "count": rng.buckets, "points": orjson.Fragment(points)}
+    return History(document, c.columns.then(Columns.of([in_progress])), points)

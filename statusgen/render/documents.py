@@ -2,12 +2,11 @@
 
 The shapes built here are described once, as JSON Schema, in ``shapes.py``;
 the OpenAPI document is made from those, and the tests validate every file
-of a build against them.
+of a build against them. The pages and feeds are made from these documents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -16,10 +15,11 @@ import orjson
 from statusgen import routes
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
 from statusgen.decide.health import FORMULA, collection_state, health_index
-from statusgen.decide.incidents import Incident
+from statusgen.decide.incidents import current_record
+from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
-from statusgen.render.gather import SiteData, data_time
+from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
 
 Documents = dict[str, Any]   # tree path -> JSON-ready object
@@ -60,20 +60,24 @@ def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
 LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"]
 
 
-def _last_day(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
-    """The raw results of the last day (rows serialized by the store) and the 24h summary."""
-    count, rows = data.history.last_day(svc.slug, data.last_day_since)
+def _last_day(last_day: tuple[int, str], day_summary: dict[str, Any]) -> dict[str, Any]:
+    """The raw results of the last day and the 24h summary. ``last_day``: their count and the JSON
+    array of their rows, as the store keeps them (``Store.last_day_json``): a day of results at
+    one check a minute is some 1,440 rows a service, written into the record as they are."""
+    count, rows = last_day
     return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
 
 
 def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
     st = data.state(svc.slug)
-    return st.observed_at or data_time(data)
+    return st.observed_at or data.time
 
 
-def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any]) -> dict[str, Any]:
+def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any],
+                     last_day: tuple[int, str]) -> dict[str, Any]:
+    """A service's record: its state, checks, vendor view, open incident and last day of results."""
     st = data.state(svc.slug)
-    open_inc = data.incidents.open_of(svc.slug)
+    open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
     return {
         "as_of": iso(as_of_service(data, svc)),
@@ -86,7 +90,7 @@ def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, 
             "checks": checks,
             "vendor": vendor_record(data, svc),
             "open_incident": _incident_ref(open_inc),
-            "last_day": _last_day(data, svc, day_summary),
+            "last_day": _last_day(last_day, day_summary),
         },
     }
 
@@ -112,26 +116,22 @@ def _window_doc(w: MaintenanceWindow) -> dict[str, Any]:
             "duration_s": w.duration}
 
 
-def _last_result(st: Any, index: int) -> dict[str, Any] | None:
+def _last_result(st: ServiceState, index: int) -> dict[str, Any] | None:
     found = next((e for e in st.evidence if e.check == index + 1), None)
     return found.to_json() if found else None
 
 
-def _incident_ref(inc: Incident | None) -> dict[str, Any] | None:
-    if inc is None:
+def _incident_ref(row: IncidentRow | None) -> dict[str, Any] | None:
+    if row is None:
         return None
-    return {"id": inc.id, "title": inc.title, "severity": inc.severity, "started_at": iso(inc.started_at),
-            "page": routes.incident_page_url(inc.service, inc.id)}
+    record = orjson.loads(row.record)
+    return {"id": record["id"], "title": record["title"], "severity": record["severity"],
+            "started_at": record["started_at"], "page": routes.incident_page_url(row.service, record["id"])}
 
 
 def _list_as_of(data: SiteData, services: list[ServiceConfig]) -> str | None:
     times = [data.state(s.slug).since for s in services if data.state(s.slug).since]
     return iso(max(times)) if times else None  # type: ignore[type-var]
-
-
-def service_summaries(data: SiteData) -> dict[str, dict[str, Any]]:
-    """Every service's summary, by slug: made once, shared by the snapshot and every list."""
-    return {s.slug: service_summary(data, s) for s in data.config.services}
 
 
 def services_document(data: SiteData, category: str | None, status: str | None,
@@ -167,12 +167,12 @@ def index_of(data: SiteData) -> float | None:
 
 def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
-        "as_of": iso(data_time(data)),
+        "as_of": iso(data.time),
         "title": data.config.site.title,
         "last_collection": collection_state(data.last_run, data.config.site.interval, data.now)["last_run"],
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
-        "open_incidents": data.incidents.open_count(),
+        "open_incidents": sum(1 for i in data.incidents if i.ended is None),
         "count": len(data.config.services),
         "services": list(summaries.values()),
     }
@@ -181,87 +181,48 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
 def health_document(data: SiteData) -> dict[str, Any]:
     counted = [s for s in data.config.services if data.state(s.slug).status in
                (Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)]
-    return {"as_of": iso(data_time(data)), "health_index": index_of(data), "formula": FORMULA,
+    return {"as_of": iso(data.time), "health_index": index_of(data), "formula": FORMULA,
             "services_counted": len(counted), "services_total": len(data.config.services),
             "collection": collection_state(data.last_run, data.config.site.interval, data.now)}
 
 
-def incident_document(data: SiteData, record: dict[str, Any], started: int, ended: int | None) -> dict[str, Any]:
-    """An incident as the API tells it: its record (``Incident.to_json``, as ``Incidents.loaded``
-    reads it, with its start and end in epoch seconds) and what follows from it. Its times are
-    the record's texts (the last update's is when it was updated)."""
-    service, updates = record["service"], record["updates"]
+def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
+    """An incident as the API tells it: its record and what follows from it. Its times are the
+    record's texts (the last update's is when it was updated)."""
+    record = current_record(orjson.loads(row.record))
+    service, updates = row.service, record["updates"]
     svc = data.config.by_slug.get(service)
     return record | {
-        "service_name": svc.name if svc else service, "open": ended is None,
+        "service_name": svc.name if svc else service, "open": row.ended is None,
         "updated_at": updates[-1]["at"] if updates else record["started_at"],
-        "duration_s": None if ended is None else ended - started,
+        "duration_s": None if row.ended is None else row.ended - row.started,
         "links": {"page": routes.incident_page_url(service, record["id"]), "service": routes.service_url(service)},
     }
 
 
 def incidents_document(made: list[dict[str, Any]], active: str | None) -> dict[str, Any]:
-    """The incidents list (all, open or closed) of the incident documents ``made`` (made once for
-    the three lists). Its time is that of the latest update (the texts compare as the times)."""
+    """The incidents list (all, open or closed) of the incident documents ``made``. Its time is
+    that of the latest update (the texts compare as the times)."""
     chosen = [d for d in made if active is None or d["open"] == (active == "1")]
     return {"as_of": max((d["updated_at"] for d in chosen), default=None), "filters": {"active": active},
             "count": len(chosen), "incidents": chosen}
 
 
-def incidents_by_service(docs: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Every incident of a build's list (``docs``: tree path -> document) under its service, newest first."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for incident in docs[routes.incidents_file()]["incidents"]:
-        out.setdefault(incident["service"], []).append(incident)
-    return out
-
-
-def history_documents(data: SiteData, svc: ServiceConfig) -> dict[str, dict[str, Any]]:
-    """The four history documents of a service, by range name."""
-    return data.history.histories(svc.slug, as_of_service(data, svc), data.incidents.spans_of(svc.slug))
-
-
-def service_incidents(data: SiteData, slug: str) -> list[dict[str, Any]]:
-    """The documents of one service's incidents, newest first (as the incidents lists hold them)."""
-    return [incident_document(data, *loaded) for loaded in data.incidents.loaded(slug)]
-
-
-def global_documents(data: SiteData, every_incident: bool = True) -> Documents:
-    """The documents about the whole site: snapshot, health, every list, incidents, error bodies.
-
-    ``every_incident=False``: of the incident lists, only the open incidents' (what the front
-    page shows), for a process that writes none of them: a build renders a share of the
-    services in a forked process, which writes the site-wide files (``render``), and the
-    other process then makes the documents of its own services' incidents alone
-    (``service_incidents``), not of every incident (7,000 after 90 days of 1,000 services)."""
-    summaries = service_summaries(data)
+def site_documents(data: SiteData) -> Documents:
+    """The documents about the whole site but its incidents: snapshot, health, every list of
+    services, error bodies."""
+    summaries = {s.slug: service_summary(data, s) for s in data.config.services}
     docs: Documents = {
         f"{routes.API}/snapshot.json": snapshot_document(data, summaries),
         f"{routes.API}/health.json": health_document(data),
-        routes.services_file(): services_document(data, None, None, summaries),
     }
     for cat in [None, *data.config.categories]:
         for status in [None, *STATUSES]:
-            if cat is not None or status is not None:
-                docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
-    made = [incident_document(data, *loaded) for loaded in data.incidents.loaded(open_only=not every_incident)]
-    for active in (None, "1", "0") if every_incident else ("1",):
-        docs[routes.incidents_file(active)] = incidents_document(made, active)
+            docs[routes.services_file(cat, status)] = services_document(data, cat, status, summaries)
     docs.update(error_documents(data.config))
     return docs
 
 
-def service_documents(data: SiteData, svc: ServiceConfig) -> Documents:
-    """One service's record and its four histories."""
-    histories = history_documents(data, svc)
-    docs: Documents = {routes.history_file(svc.slug, name): doc for name, doc in histories.items()}
-    docs[routes.service_file(svc.slug)] = service_document(data, svc, histories["24h"]["summary"])
-    return docs
-
-
-def api_documents(data: SiteData) -> Documents:
-    """Every JSON file of the API, by tree path."""
-    docs = global_documents(data)
-    for svc in data.config.services:
-        docs.update(service_documents(data, svc))
-    return docs
+def incident_lists(made: list[dict[str, Any]]) -> Documents:
+    """The three lists of incidents (all, open, closed) of every incident's document."""
+    return {routes.incidents_file(active): incidents_document(made, active) for active in (None, "1", "0")}

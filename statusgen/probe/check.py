@@ -1,0 +1,90 @@
+"""One check: an HTTP request, judged by its status, a keyword and a byte cap, and timed.
+
+What a latency is. ``CheckResult.latency_ms`` is measured with
+``time.perf_counter`` in the process that runs the check, from the moment the
+check hands its request to httpx until the last byte of the answer's body,
+capped at ``max_bytes``, has been read by our coroutine; closing the
+connection afterwards is not counted. It includes resolving the name,
+connecting, TLS, writing the request, every redirect hop, and any time our
+own event loop took to get to the answer: nothing is subtracted. ``ts`` is
+when the check was sent.
+
+httpx's exceptions become our outcomes here (``neterrors.outcome_of``), once:
+nothing past this module sees an exception string.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import httpx
+
+from statusgen.config import CheckConfig
+from statusgen.model import CheckResult, Outcome
+from statusgen.neterrors import outcome_of
+from statusgen.timeutil import utcnow
+
+MAX_REDIRECTS = 5
+
+
+@dataclass(frozen=True)
+class CheckTarget:
+    service: str
+    check_index: int          # 0-based position of the check in the service's config
+    check: CheckConfig
+
+
+def judge(check: CheckConfig, status: int, body: bytes, too_large: bool) -> Outcome:
+    """The outcome of a complete answer, by the check's expectations."""
+    if status not in check.expect_status:
+        return Outcome.HTTP_STATUS
+    if too_large:
+        return Outcome.TOO_LARGE
+    if check.keyword and check.keyword.encode("utf-8") not in body:
+        return Outcome.KEYWORD
+    return Outcome.OK
+
+
+def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
+    """A client for one check: httpx's own transport, redirects followed (at most MAX_REDIRECTS),
+    no timeouts of its own (each check's applies, ``probe_one``). A check has a client to itself:
+    its pool then holds that check's connection alone (a pool shared by hundreds of checks walks
+    all of them at every request and answer), and no cookie or connection passes between checks."""
+    return httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(verify=tls), follow_redirects=True,
+                             max_redirects=MAX_REDIRECTS, timeout=httpx.Timeout(None),
+                             headers={"User-Agent": user_agent, "Accept": "*/*"})
+
+
+async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"".join(chunks)[:cap], True
+    return b"".join(chunks), False
+
+
+async def probe_one(client: httpx.AsyncClient, target: CheckTarget,
+                    clock: Callable[[], datetime] = utcnow) -> CheckResult:
+    """One check, within its timeout; every failure becomes an outcome."""
+    check = target.check
+    sent = clock()
+    try:
+        async with asyncio.timeout(check.timeout):
+            start = time.perf_counter()
+            async with client.stream(check.method, check.url) as response:
+                body, too_large = await _read_capped(response, check.max_bytes)
+                elapsed_ms = (time.perf_counter() - start) * 1000.0
+                status = response.status_code
+    except Exception as exc:  # noqa: BLE001 -- every failure becomes an outcome, by design
+        return CheckResult(target.service, target.check_index, sent, outcome_of(exc), None, None, False)
+    outcome = judge(check, status, body, too_large)
+    slow = outcome is Outcome.OK and elapsed_ms > check.degraded_ms
+    return CheckResult(target.service, target.check_index, sent, outcome, round(elapsed_ms, 1), status, slow)

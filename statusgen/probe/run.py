@@ -1,0 +1,145 @@
+"""A run of checks: every check of a cycle, concurrently, on one event loop, timed honestly.
+
+A check costs about a millisecond of CPU in httpx, so a thousand checks
+started at once would keep the event loop busy for a second, and every answer
+arriving meanwhile would wait: that wait would be counted as the services'
+latency. What keeps the figures honest, each done once, here:
+
+- The starts are spread evenly over ``spread_s`` seconds, in a fixed order
+  shuffled by check identity, so one service's checks (often one host) or a
+  run of failing ones are not bunched (``start_order``). Checks that timed out
+  in the previous run start first: a run lasts until its last check ends, so
+  a check that will likely hold its whole timeout ends soonest started at
+  once, and the others can be spread over that time without making the run
+  longer (``cycle.run_spread`` picks the spread).
+- Each check has an httpx client of its own (``check.make_client``).
+- A process runs a few checks against a loopback server of its own before its
+  first real one (``_warm_up``): the first runs of the request path are slow
+  (imports, first uses, bytecode not yet specialised), and measured on real
+  checks that would be latency the services never had.
+- The garbage collector is kept out of the run (``gc.disable``): a full
+  collection would stall every check in flight. What the run leaves is
+  collected when it ends.
+- A task is made at its start slot, not all at once, and concurrency is
+  bounded by ``site.concurrency``.
+
+``ProbeRun.loop_lag`` reports how late each 10 ms tick of the loop woke: how
+far the loop itself could have delayed an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import ssl
+import zlib
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import httpx
+
+from statusgen.config import CheckConfig
+from statusgen.model import CheckId, CheckResult
+from statusgen.probe.check import CheckTarget, make_client, probe_one
+from statusgen.timeutil import utcnow
+
+TICK_S = 0.010          # the loop-lag ticker's sleep
+WARM_UP_CHECKS = 3      # checks a process makes to itself before its first real one
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """A run's results, in the order of its checks, and how late its event loop was."""
+
+    results: list[CheckResult]
+    loop_lag: list[tuple[float, float]]   # (seconds after the start, ms late) of each tick
+
+
+def start_order(todo: Sequence[CheckTarget], first: Collection[CheckId] = frozenset()) -> list[int]:
+    """Positions of the checks in the order they start: those in ``first`` (they timed out in the
+    previous run), then the others; each group in a fixed shuffle, by a hash of each check's
+    service and index, the same every run."""
+    def key(i: int) -> tuple[bool, int, int]:
+        ident = (todo[i].service, todo[i].check_index)
+        return ident not in first, zlib.crc32(f"{ident[0]}/{ident[1]}".encode()), i
+    return sorted(range(len(todo)), key=key)
+
+
+class _Warm:
+    done = False       # whether this process has warmed up
+
+
+class _Answer(asyncio.Protocol):
+    """The loopback server of the warm-up: answers each request as soon as its head is in, and closes."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+        self.head = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.head += data
+        if b"\r\n\r\n" in self.head:
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            self.transport.close()
+
+
+async def _warm_up(tls: ssl.SSLContext) -> None:
+    """Once a process, a few checks against a loopback server of our own; their results are dropped."""
+    if _Warm.done:
+        return
+    _Warm.done = True
+    server = await asyncio.get_running_loop().create_server(_Answer, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    try:
+        for _ in range(WARM_UP_CHECKS):
+            async with make_client("statusgen warm-up", tls) as client:
+                await probe_one(client, CheckTarget("", 0, CheckConfig(url, keyword="ok", timeout=1.0)))
+    finally:
+        server.close()
+
+
+async def _tick(lags: list[tuple[float, float]], start_at: float) -> None:
+    """Forever: how late ``asyncio.sleep(TICK_S)`` wakes, and when."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(TICK_S)
+        now = loop.time()
+        lags.append((now - start_at, (now - before - TICK_S) * 1000.0))
+
+
+async def probe_run(todo: Sequence[CheckTarget], user_agent: str, concurrency: int,
+                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
+                    first: Collection[CheckId] = frozenset()) -> ProbeRun:
+    """Run the checks ``todo``, at most ``concurrency`` at a time, the *s*-th of *n* to start
+    starting ``s * spread_s / n`` seconds after the first (in ``start_order``); the results in
+    the checks' order."""
+    if not todo:
+        return ProbeRun([], [])
+    tls = httpx.create_ssl_context()
+    await _warm_up(tls)
+    loop = asyncio.get_running_loop()
+    gate = asyncio.Semaphore(concurrency)
+    step = spread_s / len(todo)
+    results: list[CheckResult | None] = [None] * len(todo)
+    lags: list[tuple[float, float]] = []
+
+    async def check(position: int) -> None:
+        async with gate, make_client(user_agent, tls) as client:
+            results[position] = await probe_one(client, todo[position], clock)
+
+    start_at = loop.time()
+    ticker = asyncio.create_task(_tick(lags, start_at))
+    gc.disable()
+    try:
+        async with asyncio.TaskGroup() as group:
+            for n, position in enumerate(start_order(todo, first)):
+                wait = start_at + n * step - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                group.create_task(check(position))
+    finally:
+        gc.enable()
+        ticker.cancel()
+    return ProbeRun([r for r in results if r is not None], lags)

@@ -1,0 +1,57 @@
+"""The templates every page and feed is made with, and the site's static files.
+
+They ship inside the package (the repository keeps them in the top-level
+``templates/``, which the wheel installs as ``statusgen.templates``) and are
+read through the package's resources, never through a path of the source
+tree. Autoescape is on for every template, HTML and Atom alike: vendor and
+service text is untrusted, and no template marks any of it safe.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+
+from jinja2 import Environment, PackageLoader
+
+from statusgen import routes
+from statusgen.render.words import FILTERS
+
+PACKAGE = "statusgen.templates"
+
+
+@cache
+def environment() -> Environment:
+    """The templates' environment, made once a process."""
+    env = Environment(loader=PackageLoader(PACKAGE, "."), autoescape=True, keep_trailing_newline=True,
+                      auto_reload=False)
+    env.filters.update(FILTERS)
+    env.filters.update(service_page_url=routes.service_page_url, service_feed_url=routes.service_feed_url,
+                       service_url=routes.service_url, service_incidents_url=routes.service_incidents_url,
+                       incident_anchor=routes.incident_anchor)
+    return env
+
+
+def render(template: str, /, **context: object) -> bytes:
+    """A template rendered to UTF-8 bytes."""
+    return environment().get_template(template).render(**context).encode("utf-8")
+
+
+def static_files() -> dict[str, bytes]:
+    """The files of ``templates/static/``, as ``static/<name>``."""
+    folder = files(PACKAGE) / "static"
+    return {f"static/{p.name}": p.read_bytes() for p in sorted(folder.iterdir(), key=lambda p: p.name)
+            if p.is_file()}
+
+
+def templates_digest_parts() -> list[bytes]:
+    """Every template and static file, name and bytes: part of the key of every file made with them."""
+    out: list[bytes] = []
+    stack = [files(PACKAGE)]
+    while stack:
+        for p in sorted(stack.pop().iterdir(), key=lambda p: p.name):
+            if p.is_dir():
+                stack.append(p)
+            elif not p.name.endswith((".py", ".pyc")):
+                out += [p.name.encode(), p.read_bytes()]
+    return out

@@ -1,0 +1,164 @@
+"""Histories through the cache of closed buckets equal histories made anew, in a real store.
+
+A service is checked every 17 minutes for three days (so every range slides, buckets
+close, some stay empty); after every cycle its four histories are made the way a build
+makes them (the closed buckets from ``render.histcache`` when their key holds) and
+compared, byte for byte, with histories made from the store's buckets alone. An
+incident opens and ends on the way, a result arrives late into a closed bucket, and
+retention runs.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from statusgen import latency
+from statusgen.config import Config, parse_config
+from statusgen.decide.health import RunRecord
+from statusgen.decide.history import COARSER, Columns, closed_part, history, window
+from statusgen.decide.incidents import Incident, IncidentUpdate
+from statusgen.decide.run import StoredResult
+from statusgen.decide.state import ServiceState
+from statusgen.model import RANGES, CheckResult, Outcome, Status
+from statusgen.render.gather import gather
+from statusgen.render.histcache import cache_path
+from statusgen.render.service import ServiceJob, ServiceRenderer
+from statusgen.store import Cycle, Store
+from statusgen.timeutil import to_epoch
+
+T0 = datetime(2026, 11, 1, 0, 3, tzinfo=UTC)
+
+
+def config(tmp: Path) -> Config:
+    return parse_config('[site]\nstore = "s.db"\n[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\n'
+                        'category = "c"\n[[services.checks]]\nurl = "https://api.example"\n', tmp / "s.toml")
+
+
+def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, bytes]:
+    """The four histories from the store's buckets alone."""
+    spans = [(to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None) for i in incidents]
+    out = {}
+    for name, rng in RANGES.items():
+        start, end = window(rng, as_of)
+        res, coarser = rng.resolution_s, COARSER[rng.resolution_s]
+        coarse = store.buckets(slug, coarser, start, end - res) if coarser else []
+        closed = closed_part(rng, as_of, spans, store.buckets(slug, res, start, end - res), coarse)
+        now = store.buckets(slug, res, end - res, end)
+        made = history(slug, rng, as_of, spans, closed, now[0] if now else None)
+        assert made.columns == Columns.of(made.points())           # the charts' columns are the points'
+        out[name] = orjson.dumps(made.document)
+    return out
+
+
+def through_the_cache(store: Store, cfg: Config, at: datetime) -> tuple[dict[str, bytes], int]:
+    """The four histories as a build makes them, and how many closed parts it made anew."""
+    renderer = ServiceRenderer(ServiceJob(gather(store, cfg, at), store.path, "k", True), None)  # type: ignore[arg-type]  # places nothing
+    try:
+        made = renderer.histories(cfg.services[0])
+        return {name: orjson.dumps(h.document) for name, h in made.items()}, len(renderer.cache.made)
+    finally:
+        renderer.close()
+
+
+def save(store: Store, at: datetime, outcome: Outcome, ms: float | None, incidents=(), flag=None,
+         observed: datetime | None = None) -> None:
+    """A run's result at ``at``; the state it leaves was observed at ``observed`` (by default ``at``):
+    a service's histories end with the bucket of that time."""
+    result = CheckResult("api", 0, at, outcome, ms, 200 if ms else None, False)
+    state = ServiceState(Status.OPERATIONAL, at, "fine", ("checks",), observed_at=observed or at)
+    store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=1), 1, int(ms is None)),
+                           [StoredResult(result, flag)], {"api": state}, list(incidents)))
+
+
+def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
+    rnd = random.Random(7)
+    cfg = config(tmp_path)
+    store = Store(cfg.site.store)
+    incidents: list[Incident] = []
+    remade = cycles = 0
+    at = T0
+    for n in range(3 * 24 * 60 // 17):
+        at += timedelta(minutes=17)
+        down = 100 <= n < 104
+        changed: list[Incident] = []
+        if n == 101:                   # an incident opens (from the first failure), then ends
+            incidents = changed = [Incident("api-1", "api", "API: major outage", "major",
+                                            T0 + timedelta(minutes=17 * 101), None,
+                                            (IncidentUpdate(at, "opened", "major_outage", "Opened"),))]
+        if n == 104:
+            incidents = changed = [Incident(incidents[0].id, "api", incidents[0].title, "major",
+                                            incidents[0].started_at, at, incidents[0].updates)]
+        save(store, at, Outcome.HTTP_STATUS if down else Outcome.OK, None if down else rnd.uniform(20, 900),
+             changed, flag="maintenance" if 60 <= n < 64 else None)
+        if n == 150:                   # a late result, into a bucket that closed an hour ago
+            save(store, at - timedelta(hours=1), Outcome.OK, 5000.0, observed=at)
+        if n % 50 == 0:
+            store.prune(at)
+        docs, made = through_the_cache(store, cfg, at)
+        remade += made
+        cycles += 1
+        assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
+    assert remade < cycles * 4 / 2        # most closed parts came from the cache
+
+
+def test_a_late_result_or_a_changed_incident_makes_the_closed_part_again(tmp_path):
+    cfg = config(tmp_path)
+    store = Store(cfg.site.store)
+    at = T0 + timedelta(hours=2)
+    for minutes in range(0, 120, 7):
+        save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0, observed=at)
+    assert through_the_cache(store, cfg, at)[1] == 4           # the first build makes every range
+    assert through_the_cache(store, cfg, at)[1] == 0           # the next finds them all
+    save(store, at - timedelta(minutes=50), Outcome.OK, 70.0, observed=at)   # late: closed in 24h and 7d only
+    assert through_the_cache(store, cfg, at)[1] == 2
+    started = T0 + timedelta(minutes=30)
+    save(store, at, Outcome.OK, 50.0, [Incident("api-2", "api", "t", "minor", started, started + timedelta(minutes=9),
+                                                (IncidentUpdate(started, "opened", "degraded", "Opened"),))])
+    docs, made = through_the_cache(store, cfg, at)
+    assert made == 4 and docs == made_anew(store, "api", at, store.incidents())
+
+
+def test_a_cache_that_cannot_be_read_is_no_cache(tmp_path):
+    cfg = config(tmp_path)
+    store = Store(cfg.site.store)
+    at = T0 + timedelta(minutes=300)
+    for minutes in range(0, 300, 11):
+        save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0 + minutes, observed=at)
+    through_the_cache(store, cfg, at)
+    cache = Store(cfg.site.store).db      # a connection to the store, to spoil the cache beside it
+    cache.execute(f"ATTACH DATABASE '{cache_path(cfg.site.store)}' AS c")
+    cache.execute("UPDATE c.closed SET body = x'00'")                       # unreadable entries
+    docs, made = through_the_cache(store, cfg, at)
+    assert made == 4 and docs == made_anew(store, "api", at, [])
+    cache.execute("DETACH DATABASE c")
+    cache_path(cfg.site.store).write_bytes(b"not a database at all")         # an unreadable file
+    docs, made = through_the_cache(store, cfg, at)
+    assert docs == made_anew(store, "api", at, [])
+    cache_path(cfg.site.store).unlink()                                      # no file: made again
+    assert through_the_cache(store, cfg, at) == (docs, 4)
+
+
+def test_simulated_buckets_add_up_across_resolutions(tmp_path):
+    """``statusgen simulate`` makes each coarser bucket the sum of the finer ones, as real
+    runs do: a summary that merges coarser buckets where they fit then equals one that
+    merges the finer ones."""
+    from statusgen.simulate import simulate
+    now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
+    simulate(2, 12, tmp_path / "sim.db", now)
+    store = Store(tmp_path / "sim.db")
+    rows = store.db.execute("SELECT res, start, up, down, hist FROM buckets WHERE service = 'service-0000'")
+    by_res: dict[int, dict[int, tuple]] = {}
+    for res, start, up, down, hist in rows:
+        by_res.setdefault(res, {})[start] = (up, down, latency.decode(hist))
+    for fine, coarse in ((3600, 21600), (21600, 86400)):
+        for start, (up, down, hist) in by_res[coarse].items():
+            parts = [v for s, v in by_res[fine].items() if start <= s < start + coarse]
+            if len(parts) == coarse // fine:                 # wholly within the finer buckets' retention
+                merged: dict[int, int] = {}
+                for p in parts:
+                    latency.merge(merged, p[2])
+                assert (up, down, hist) == (sum(p[0] for p in parts), sum(p[1] for p in parts), merged)
