@@ -198,9 +198,9 @@ SITE_KEYS = (
         "probably ours: results are set aside and no incident opens."),
     Key("mass_failure_min_checks", count, 5, "The mass-failure rule applies only to runs with at least this many checks."),
     Key("spread", non_negative_seconds, None, "Seconds over which a run's check starts are spread evenly, so a burst "
-        "of starts does not delay the answers being timed; by default 1.5 s per 1,000 checks, and when checks timed "
-        "out in the run before, their timeout less 1 s (at most 10 s): those checks start first, and the run lasts "
-        "that long anyway. --loop spreads over most of the interval instead."),
+        "of starts does not delay the answers being timed; by default 4 s per 1,000 checks, and when checks timed "
+        "out in the run before, until 1 s past their timeout (at most 10 s): those checks start first, and the run "
+        "lasts that long anyway. --loop spreads over most of the interval instead."),
 )
 
 CHECK_KEYS = (

@@ -274,7 +274,7 @@ def test_a_single_run_spreads_its_starts_by_the_number_of_checks():
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import run_spread
     svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example"),)) for i in range(1000))
-    assert run_spread(Config(path=None, site=SiteConfig(), categories={}, services=svcs)) == 1.5
+    assert run_spread(Config(path=None, site=SiteConfig(), categories={}, services=svcs)) == 4.0
     assert run_spread(Config(path=None, site=SiteConfig(spread=0.0), categories={}, services=svcs)) == 0.0
 
 
@@ -293,11 +293,11 @@ def test_checks_that_timed_out_start_first_and_the_others_spread_over_their_time
     svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example", timeout=3.0 if i else 8.0),))
                  for i in range(1000))
     config = Config(path=None, site=SiteConfig(), categories={}, services=svcs)
-    assert run_spread(config, {("s5", 0)}) == 2.0              # its timeout less a second: more than 1.5 s
-    assert run_spread(config, {("s5", 0), ("s0", 0)}) == 7.0   # the longest of them sets how long the run lasts
-    assert run_spread(config, {("s0", 0)} | {(f"s{i}", 0) for i in range(1, 1000)}) == 7.0
-    assert run_spread(replace(config, services=svcs[:10]), {("s5", 0)}) == 2.0
-    assert run_spread(replace(config, services=svcs[:10]), {("s9", 1)}) == pytest.approx(0.015)   # no such check: the default
+    assert run_spread(config, {("s5", 0)}) == 4.0              # a second past its timeout: as long as 4 s
+    assert run_spread(config, {("s5", 0), ("s0", 0)}) == 9.0   # the longest of them sets how long the run lasts
+    assert run_spread(config, {("s0", 0)} | {(f"s{i}", 0) for i in range(1, 1000)}) == 9.0
+    assert run_spread(replace(config, services=svcs[:10]), {("s5", 0)}) == 4.0
+    assert run_spread(replace(config, services=svcs[:10]), {("s9", 1)}) == pytest.approx(0.04)   # no such check: the default
     long = replace(config, services=(ServiceConfig("x", "X", "c", (CheckConfig("https://a.example", timeout=60.0),)),))
     assert run_spread(long, {("x", 0)}) == 10.0                 # never more than 10 s
     assert run_spread(replace(config, site=SiteConfig(spread=0.5)), {("s5", 0)}) == 0.5   # as the site says

@@ -51,13 +51,13 @@ def judge(check: CheckConfig, status: int, body: bytes, too_large: bool) -> Outc
 
 
 def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
-    """A client for one check: httpx's own transport, redirects followed (at most MAX_REDIRECTS),
-    no timeouts of its own (each check's applies, ``probe_one``). A check has a client to itself:
-    its pool then holds that check's connection alone (a pool shared by hundreds of checks walks
-    all of them at every request and answer), and no cookie or connection passes between checks."""
-    return httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(verify=tls), follow_redirects=True,
-                             max_redirects=MAX_REDIRECTS, timeout=httpx.Timeout(None),
-                             headers={"User-Agent": user_agent, "Accept": "*/*"})
+    """A client for checks, one at a time: httpx's own transport, no connection kept after an
+    answer (every check connects anew, so its latency never depends on another's connection),
+    redirects followed (at most MAX_REDIRECTS), no timeouts of its own (each check's applies,
+    ``probe_one``)."""
+    transport = httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0))
+    return httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=MAX_REDIRECTS,
+                             timeout=httpx.Timeout(None), headers={"User-Agent": user_agent, "Accept": "*/*"})
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:

@@ -112,9 +112,13 @@ def _centres(count: int) -> tuple[str, ...]:
 def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> Iterator[Mark]:
     """One series: a path with a subpath per run of measured buckets, then a dot for each
     measured bucket alone between gaps. A y is rounded half up to a tenth."""
-    base, scale = BASE * 10 + 0.5, PLOT_H * 10 / top
+    base, scale, xs = BASE * 10 + 0.5, PLOT_H * 10 / top, _centres(len(values))
+    if None not in values:                   # the common case: every bucket measured, one path
+        ys = [TENTHS[int(base - v * scale)] for v in values]  # type: ignore[operator]  # no None
+        yield Mark(css, d="M" + " ".join(map(str.__add__, xs, ys)))
+        return
     runs: list[list[str]] = [[]]
-    for x, value in zip(_centres(len(values)), values, strict=True):
+    for x, value in zip(xs, values, strict=True):
         if value is None:
             if runs[-1]:
                 runs.append([])
