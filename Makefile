@@ -4,15 +4,20 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8080
 STAMP  := $(VENV)/.installed
+TESTS  := $(VENV)/.installed-test
 SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run test bench setup system clean
+.PHONY: run test lint bench setup system clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+$(TESTS): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(TESTS)
 
 $(SYSPKG): scripts/system-packages.sh | $(STAMP)
 	bash scripts/system-packages.sh
@@ -27,12 +32,18 @@ system: $(SYSPKG)
 run: setup
 	PORT=$(PORT) $(BIN)/python -m statusgen.demo
 
-## test: every test
-test: setup system
+## lint: ruff (lint and format) and mypy, as make test runs them
+lint: $(TESTS)
+	$(BIN)/ruff check statusgen tests bench
+	$(BIN)/ruff format --check statusgen tests bench
+	$(BIN)/mypy
+
+## test: lint, then every test
+test: lint system
 	$(BIN)/python -m pytest -q
 
 ## bench: the benchmarks (not part of test)
-bench: setup system
+bench: $(TESTS) system
 	$(BIN)/python -m bench
 
 clean:

@@ -9,12 +9,16 @@ def main() -> None:
     iso = detection.isolated_failures()
     print(f"isolated failures: 20 services x 1000 cycles at 2% failures -> {iso.incidents} incidents (goal 0)")
     hard = detection.hard_outage()
-    (opened, resolved), = hard.opened.values()
-    print(f"hard outage from cycle 100 to 160: opened at cycle {opened} ({opened - 100 + 1} failed cycles; "
-          f"goal <= 3), resolved at cycle {resolved} ({resolved - 160 + 1} good cycles; goal <= 2)")
+    ((opened, resolved),) = hard.opened.values()
+    print(
+        f"hard outage from cycle 100 to 160: opened at cycle {opened} ({opened - 100 + 1} failed cycles; "
+        f"goal <= 3), resolved at cycle {resolved} ({resolved - 160 + 1} good cycles; goal <= 2)"
+    )
     net = detection.network_down()
-    print(f"all checks and canaries failing for 20 cycles: {net.incidents} incidents (goal 0), "
-          f"{len(net.suspect_cycles)} cycles with collection degraded")
+    print(
+        f"all checks and canaries failing for 20 cycles: {net.incidents} incidents (goal 0), "
+        f"{len(net.suspect_cycles)} cycles with collection degraded"
+    )
     print(f"  health says: {net.collection_notes[0]}")
     flap = detection.flapping()
     print(f"flapping every cycle for an hour (60 cycles): {flap.incidents} incident(s) (goal 1)")

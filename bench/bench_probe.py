@@ -51,22 +51,23 @@ from statusgen.model import CheckId, Outcome
 from statusgen.probe import ProbeRun, probe_run, targets
 
 CHECKS = 1000
-HANGING_EVERY = 20             # every 20th check hangs: 50 of 1000, 5%
-DELAY_S = 0.050                # what an answering target waits before it answers
-TIMEOUT_S = 3.0                # the checks' timeout; the sequential baseline then takes about 3.5 minutes
+HANGING_EVERY = 20  # every 20th check hangs: 50 of 1000, 5%
+DELAY_S = 0.050  # what an answering target waits before it answers
+TIMEOUT_S = 3.0  # the checks' timeout; the sequential baseline then takes about 3.5 minutes
 CYCLE_BUDGET_S = TIMEOUT_S + 2.0
 ERROR_BUDGET_MS = 5.0
-CONCURRENCY = 100              # the default site.concurrency
-HANG_CAP_S = 30.0              # a hanging target lets go after this, whatever the client does
-CONTROL_EVERY_S = 0.020        # the control client's pause between requests
-ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 16\r\n"
-          b"Connection: close\r\n\r\nstatus: all good")
+CONCURRENCY = 100  # the default site.concurrency
+HANG_CAP_S = 30.0  # a hanging target lets go after this, whatever the client does
+CONTROL_EVERY_S = 0.020  # the control client's pause between requests
+ANSWER = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 16\r\nConnection: close\r\n\r\nstatus: all good"
+)
 CTX = multiprocessing.get_context("spawn")
 
 
 # -- the target: a process of its own, so it does not share our event loops ---
 
-HELD: dict[str, float] = {}    # in the target process: path -> seconds it held that request (its true delay)
+HELD: dict[str, float] = {}  # in the target process: path -> seconds it held that request (its true delay)
 
 
 class Answering(asyncio.Protocol):
@@ -112,7 +113,7 @@ async def _serve(ready: Connection, stop: Event) -> None:
     ready.send(server.sockets[0].getsockname()[1])
     while not stop.is_set():
         await asyncio.sleep(0.1)
-        if ready.poll():                    # asked for the true delays so far
+        if ready.poll():  # asked for the true delays so far
             ready.recv()
             ready.send(dict(HELD))
             HELD.clear()
@@ -166,11 +167,12 @@ def cpu_seconds(pid: int) -> float:
 def machine_busy_seconds() -> float:
     """CPU time every core of the machine has spent busy so far (all processes), from /proc/stat."""
     fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]                       # idle and iowait
+    idle = fields[3] + fields[4]  # idle and iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 # -- the control: a plain blocking-socket client in a process of its own ------
+
 
 def _raw_get(port: int) -> float:
     """Seconds from connect to the last byte of the answer, with plain sockets."""
@@ -211,6 +213,7 @@ def control(port: int) -> Iterator[list[float]]:
 
 # -- the checks and the runs --------------------------------------------------
 
+
 def bench_config(port: int, concurrency: int) -> Config:
     """1000 services with one check each; every HANGING_EVERY-th never answers."""
     services = []
@@ -227,8 +230,8 @@ class Timed:
     """One run of the engine and what it cost."""
 
     seconds: float
-    own_cpu_s: float               # CPU of this process during the run
-    machine_busy_s: float          # CPU time all cores spent busy during the run, whoever used it
+    own_cpu_s: float  # CPU of this process during the run
+    machine_busy_s: float  # CPU time all cores spent busy during the run, whoever used it
     run: ProbeRun
 
 
@@ -246,6 +249,7 @@ def sequential(config: Config) -> Timed:
 
 
 # -- figures ------------------------------------------------------------------
+
 
 def percentiles(values: Sequence[float]) -> tuple[float, float, float]:
     """p50, p95 and max (nearest rank)."""
@@ -315,30 +319,48 @@ def measured(target: Target, config: Config, first: frozenset[CheckId]) -> Measu
 
 def report_cycle(m: Measured) -> None:
     cycle, held = m.cycle, m.held
-    expected = f"{Outcome.OK.value} {CHECKS - CHECKS // HANGING_EVERY}, {Outcome.TIMEOUT.value} {CHECKS // HANGING_EVERY}"
+    expected = (
+        f"{Outcome.OK.value} {CHECKS - CHECKS // HANGING_EVERY}, {Outcome.TIMEOUT.value} {CHECKS // HANGING_EVERY}"
+    )
     starting = [lag for at, lag in cycle.run.loop_lag if at <= m.spread_s + DELAY_S]
-    print(f"every later run (the checks that timed out in the run before start first; the others' starts "
-          f"spread over {m.spread_s:.1f} s):")
-    verdict("probe cycle, 1,000 checks", f"{cycle.seconds:.2f} s", f"<= {CYCLE_BUDGET_S:.1f} s",
-            cycle.seconds <= CYCLE_BUDGET_S)
+    print(
+        f"every later run (the checks that timed out in the run before start first; the others' starts "
+        f"spread over {m.spread_s:.1f} s):"
+    )
+    verdict(
+        "probe cycle, 1,000 checks",
+        f"{cycle.seconds:.2f} s",
+        f"<= {CYCLE_BUDGET_S:.1f} s",
+        cycle.seconds <= CYCLE_BUDGET_S,
+    )
     p95 = percentiles(true_errors(cycle.run, held))[1]
-    verdict("latency error p95, against each target's true delay", f"{p95:.1f} ms", f"<= {ERROR_BUDGET_MS:.0f} ms",
-            p95 <= ERROR_BUDGET_MS)
+    verdict(
+        "latency error p95, against each target's true delay",
+        f"{p95:.1f} ms",
+        f"<= {ERROR_BUDGET_MS:.0f} ms",
+        p95 <= ERROR_BUDGET_MS,
+    )
     print(f"  outcomes: {outcome_counts(cycle.run)} (expected {expected})")
     print(f"  latency error, measured - each target's true delay: {describe(true_errors(cycle.run, held))}")
-    print(f"    (the true delay: from the request read to the answer written, on the target's clock: "
-          f"{describe([h * 1000 for h in held.values()])})")
+    print(
+        f"    (the true delay: from the request read to the answer written, on the target's clock: "
+        f"{describe([h * 1000 for h in held.values()])})"
+    )
     print(f"  latency error, measured - 50 ms: {describe(latency_errors(cycle.run))}")
     print("  event-loop lag of the probing loops (asyncio.sleep(0.01) woken late by), reported:")
     print(f"    while checks start and answer (first {m.spread_s + DELAY_S:.2f} s): {describe(starting)}")
     print(f"    over the whole cycle: {describe([lag for _, lag in cycle.run.loop_lag])}")
-    print(f"  the target's own delay - 50 ms, asked with raw sockets from another process meanwhile: "
-          f"{describe([t * 1000 - DELAY_S * 1000 for t in m.control_s])} (should be near 0)")
+    print(
+        f"  the target's own delay - 50 ms, asked with raw sockets from another process meanwhile: "
+        f"{describe([t * 1000 - DELAY_S * 1000 for t in m.control_s])} (should be near 0)"
+    )
     ours = cycle.own_cpu_s + m.target_cpu_s
-    print(f"  CPU: the probing process {cycle.own_cpu_s:.2f} s ({cycle.own_cpu_s / CHECKS * 1000:.2f} ms a check), "
-          f"target {m.target_cpu_s:.2f} s; the machine's {os.cpu_count()} cores were busy "
-          f"{cycle.machine_busy_s:.2f} s, {max(0.0, cycle.machine_busy_s - ours):.2f} s of it other work "
-          f"(the control client, other programs)")
+    print(
+        f"  CPU: the probing process {cycle.own_cpu_s:.2f} s ({cycle.own_cpu_s / CHECKS * 1000:.2f} ms a check), "
+        f"target {m.target_cpu_s:.2f} s; the machine's {os.cpu_count()} cores were busy "
+        f"{cycle.machine_busy_s:.2f} s, {max(0.0, cycle.machine_busy_s - ours):.2f} s of it other work "
+        f"(the control client, other programs)"
+    )
 
 
 def verdict(name: str, value: str, budget: str, ok: bool) -> None:
@@ -346,27 +368,37 @@ def verdict(name: str, value: str, budget: str, ok: bool) -> None:
 
 
 def main() -> None:
-    print(f"{CHECKS} checks ({CHECKS // HANGING_EVERY} hang), targets answer after {DELAY_S * 1000:.0f} ms; "
-          f"timeout {TIMEOUT_S:.0f} s; one process; concurrency {CONCURRENCY}; "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"{CHECKS} checks ({CHECKS // HANGING_EVERY} hang), targets answer after {DELAY_S * 1000:.0f} ms; "
+        f"timeout {TIMEOUT_S:.0f} s; one process; concurrency {CONCURRENCY}; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     with target_process() as target:
         config = bench_config(target.port, CONCURRENCY)
         target.held()
         cold = measured(target, config, frozenset())
         warm = measured(target, config, timed_out(cold.cycle.run))
-        print(f"a site's first run (nothing known yet: starts spread over {cold.spread_s:.1f} s in a fixed shuffle): "
-              f"{cold.cycle.seconds:.2f} s; latency error against the true delay "
-              f"{describe(true_errors(cold.cycle.run, cold.held))}")
+        print(
+            f"a site's first run (nothing known yet: starts spread over {cold.spread_s:.1f} s in a fixed shuffle): "
+            f"{cold.cycle.seconds:.2f} s; latency error against the true delay "
+            f"{describe(true_errors(cold.cycle.run, cold.held))}"
+        )
         report_cycle(warm)
         if os.environ.get("BENCH_PROBE_SEQUENTIAL", "1") == "0":
             return
         base = sequential(config)
         base_held = target.held()
-    print(f"sequential: {base.seconds:.1f} s ({outcome_counts(base.run)}); "
-          f"latency error against the true delay {describe(true_errors(base.run, base_held))}, "
-          f"against 50 ms {describe(latency_errors(base.run))}")
-    print(f"ratio: {base.seconds / warm.cycle.seconds:.1f}x faster than one after another; a site's first run: "
-          f"{base.seconds / cold.cycle.seconds:.1f}x", flush=True)
+    print(
+        f"sequential: {base.seconds:.1f} s ({outcome_counts(base.run)}); "
+        f"latency error against the true delay {describe(true_errors(base.run, base_held))}, "
+        f"against 50 ms {describe(latency_errors(base.run))}"
+    )
+    print(
+        f"ratio: {base.seconds / warm.cycle.seconds:.1f}x faster than one after another; a site's first run: "
+        f"{base.seconds / cold.cycle.seconds:.1f}x",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

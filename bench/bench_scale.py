@@ -32,7 +32,7 @@ from pathlib import Path
 
 SERVICES = int(os.environ.get("SCALE_SERVICES", "1000"))
 CYCLES = 5
-INTERVAL = 60.0          # the simulated site's run interval: cycles start this far apart
+INTERVAL = 60.0  # the simulated site's run interval: cycles start this far apart
 REPEATS = 3
 PY = sys.executable
 FULL_BUDGET_S, CYCLE_BUDGET_S, RATIO_BUDGET, MEMORY_BUDGET_MB, STORE_BUDGET_MB = 5.0, 2.0, 1.3, 300, 1000
@@ -88,8 +88,22 @@ def calibration() -> float:
 def simulate(work: Path, days: int) -> tuple[Path, float]:
     cfg, db = work / f"sim{days}.toml", work / f"sim{days}.db"
     start = time.perf_counter()
-    sh(PY, "-m", "statusgen.cli", "simulate", "--services", str(SERVICES), "--days", str(days),
-       "--config-out", str(cfg), "--db", str(db), "--output", str(work / f"site{days}"))
+    sh(
+        PY,
+        "-m",
+        "statusgen.cli",
+        "simulate",
+        "--services",
+        str(SERVICES),
+        "--days",
+        str(days),
+        "--config-out",
+        str(cfg),
+        "--db",
+        str(db),
+        "--output",
+        str(work / f"site{days}"),
+    )
     return cfg, time.perf_counter() - start
 
 
@@ -120,8 +134,7 @@ def paced(cfg: Path, count: int) -> list[dict[str, float]]:
 
 
 def parts(r: dict[str, float]) -> str:
-    return (f"{r['written']} of {r['files']} files written, {r['kept']} kept; {r['cpu']:.2f} CPU-s; "
-            f"{r['rss_mb']:.0f} MB")
+    return f"{r['written']} of {r['files']} files written, {r['kept']} kept; {r['cpu']:.2f} CPU-s; {r['rss_mb']:.0f} MB"
 
 
 def verdict(name: str, value: str, budget: str, ok: bool) -> None:
@@ -137,19 +150,22 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="statusgen-scale-"))
     try:
         speed = calibration()
-        print(f"{SERVICES} services, one check a minute; {os.cpu_count()} cores; a fixed Python loop takes "
-              f"{speed:.2f} s; work dir {work}", flush=True)
+        print(
+            f"{SERVICES} services, one check a minute; {os.cpu_count()} cores; a fixed Python loop takes "
+            f"{speed:.2f} s; work dir {work}",
+            flush=True,
+        )
         cfg90, sim90 = simulate(work, 90)
         cfg7, sim7 = simulate(work, 7)
         print(f"  simulate: 90 days in {sim90:.0f} s, 7 days in {sim7:.0f} s", flush=True)
         cold = build(cfg90, "full")
         build(cfg7, "full")
         fulls: dict[int, list[dict[str, float]]] = {90: [], 7: []}
-        for n in range(REPEATS):                   # interleaved, best of each: this machine is shared
+        for n in range(REPEATS):  # interleaved, best of each: this machine is shared
             for days, cfg in ((90, cfg90), (7, cfg7)):
                 fulls[days].append(build(cfg, "full", work / f"full{days}-{n}"))
         full, full7 = (min(fulls[d], key=lambda r: r["build"]) for d in (90, 7))
-        first_cycle = build(cfg90, "cycle")        # fills the second generation
+        first_cycle = build(cfg90, "cycle")  # fills the second generation
         time.sleep(INTERVAL)
         cycles = paced(cfg90, CYCLES)
         fl = floor(work / "site90", work)
@@ -157,31 +173,57 @@ def main() -> None:
         cache = store_mb(work / "sim90.db.cache")
         runs = [cold, *fulls[90], *fulls[7], first_cycle, *cycles]
 
-        verdict(f"full build, 90 days, every file written (best of {REPEATS})", f"{full['build']:.2f} s",
-                f"<= {FULL_BUDGET_S:.0f} s", full["build"] <= FULL_BUDGET_S)
+        verdict(
+            f"full build, 90 days, every file written (best of {REPEATS})",
+            f"{full['build']:.2f} s",
+            f"<= {FULL_BUDGET_S:.0f} s",
+            full["build"] <= FULL_BUDGET_S,
+        )
         others = ", ".join(f"{r['build']:.2f} s" for r in fulls[90] if r is not full)
         print(f"    ({parts(full)}; the others {others})")
         print(f"    (the first build of the store, with no history cache yet: {cold['build']:.2f} s; {parts(cold)})")
         worst = max(cycles, key=lambda c: c["build"])
-        verdict(f"cycle build, worst of {CYCLES} cycles {INTERVAL:.0f} s apart", f"{worst['build']:.2f} s",
-                f"<= {CYCLE_BUDGET_S:.0f} s", worst["build"] <= CYCLE_BUDGET_S)
+        verdict(
+            f"cycle build, worst of {CYCLES} cycles {INTERVAL:.0f} s apart",
+            f"{worst['build']:.2f} s",
+            f"<= {CYCLE_BUDGET_S:.0f} s",
+            worst["build"] <= CYCLE_BUDGET_S,
+        )
         for c in cycles:
             print(f"    cycle as of {c['as_of']}: {c['build']:.2f} s ({parts(c)})")
-        print(f"    (median {statistics.median(c['build'] for c in cycles):.2f} s; the first cycle after the full "
-              f"builds, filling the second generation: {first_cycle['build']:.2f} s)")
+        print(
+            f"    (median {statistics.median(c['build'] for c in cycles):.2f} s; the first cycle after the full "
+            f"builds, filling the second generation: {first_cycle['build']:.2f} s)"
+        )
         ratio = full["build"] / full7["build"]
-        verdict(f"full build 90 days / 7 days (best of {REPEATS} each)", f"{ratio:.2f}x", f"<= {RATIO_BUDGET}x",
-                ratio <= RATIO_BUDGET)
-        print(f"    (7 days: {full7['build']:.2f} s, {parts(full7)}; CPU 90 / 7 days {full['cpu'] / full7['cpu']:.2f}x)")
+        verdict(
+            f"full build 90 days / 7 days (best of {REPEATS} each)",
+            f"{ratio:.2f}x",
+            f"<= {RATIO_BUDGET}x",
+            ratio <= RATIO_BUDGET,
+        )
+        print(
+            f"    (7 days: {full7['build']:.2f} s, {parts(full7)}; CPU 90 / 7 days {full['cpu'] / full7['cpu']:.2f}x)"
+        )
         peak = max(r["rss_mb"] for r in runs)
-        verdict("peak memory of a build (its process or a worker)", f"{peak:.0f} MB", f"<= {MEMORY_BUDGET_MB} MB",
-                peak <= MEMORY_BUDGET_MB)
-        verdict("store, 90 days, after the builds and cycles", f"{size:.0f} MB", f"< {STORE_BUDGET_MB} MB",
-                size < STORE_BUDGET_MB)
+        verdict(
+            "peak memory of a build (its process or a worker)",
+            f"{peak:.0f} MB",
+            f"<= {MEMORY_BUDGET_MB} MB",
+            peak <= MEMORY_BUDGET_MB,
+        )
+        verdict(
+            "store, 90 days, after the builds and cycles",
+            f"{size:.0f} MB",
+            f"< {STORE_BUDGET_MB} MB",
+            size < STORE_BUDGET_MB,
+        )
         print(f"    (the history cache beside it: {cache:.0f} MB)")
-        print(f"  baselines of this run: writing the same {fl['bytes'] / 1e6:.0f} MB with no computation "
-              f"{fl['floor']:.2f} s (full build / floor {full['build'] / fl['floor']:.1f}x); the fixed loop "
-              f"{speed:.2f} s at the start, {calibration():.2f} s at the end")
+        print(
+            f"  baselines of this run: writing the same {fl['bytes'] / 1e6:.0f} MB with no computation "
+            f"{fl['floor']:.2f} s (full build / floor {full['build'] / fl['floor']:.1f}x); the fixed loop "
+            f"{speed:.2f} s at the start, {calibration():.2f} s at the end"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"  bench peak RSS of children: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB")

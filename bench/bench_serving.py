@@ -107,8 +107,11 @@ def start_nginx(prefix: Path, conf_text: str, port: int) -> subprocess.Popen[byt
     conf = prefix / "nginx.conf"
     conf.write_text(conf_text)
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    process = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"),
-                                "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [nginx, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"), "-g", "daemon off;"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     wait_for(port, process)
     return process
 
@@ -123,8 +126,9 @@ def wrk(url: str) -> float:
     with httpx.Client() as client:
         status = client.get(url, headers={"Accept-Encoding": "identity"}).status_code
     assert status == 200, f"{url}: {status}"
-    out = subprocess.run(["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION_S}s", url],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION_S}s", url], capture_output=True, text=True, check=True
+    ).stdout
     assert "Non-2xx" not in out, out
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
 
@@ -148,11 +152,12 @@ class Servers:
 
 
 def start_servers(site: Path, work: Path) -> Servers:
-    user = "root" if os.geteuid() == 0 else None     # tests and benches may run as root in 0700 folders
+    user = "root" if os.geteuid() == 0 else None  # tests and benches may run as root in 0700 folders
     servers = Servers({}, [])
     port = free_port()
-    generated = nginx_config(NginxOptions(site=site, listen=f"127.0.0.1:{port}", rate_limit=False,
-                                          access_log="off", user=user))
+    generated = nginx_config(
+        NginxOptions(site=site, listen=f"127.0.0.1:{port}", rate_limit=False, access_log="off", user=user)
+    )
     process = start_nginx(work / "generated", generated, port)
     servers.stops.append(lambda p=process: stop(p))
     servers.bases[GENERATED] = f"http://127.0.0.1:{port}"
@@ -189,8 +194,10 @@ def measure(servers: Servers) -> list[Figure]:
 
 def report(figures: list[Figure], site: Path) -> None:
     sizes = {url: (site / rel.lstrip("/")).stat().st_size for url, rel in (SNAPSHOT, HISTORY)}
-    print(f"\nwrk -t{THREADS} -c{CONNECTIONS} -d{DURATION_S}s on loopback, identity encoding, best of {ROUNDS} "
-          f"(snapshot {sizes[SNAPSHOT[0]]} bytes, 24h history {sizes[HISTORY[0]]} bytes)")
+    print(
+        f"\nwrk -t{THREADS} -c{CONNECTIONS} -d{DURATION_S}s on loopback, identity encoding, best of {ROUNDS} "
+        f"(snapshot {sizes[SNAPSHOT[0]]} bytes, 24h history {sizes[HISTORY[0]]} bytes)"
+    )
     for f in figures:
         print(f"  {f.server:32} {f.rps:>10,.0f} req/s  /{f.url}")
     rps = {(f.server, i // 3): f.rps for i, f in enumerate(figures)}

@@ -26,7 +26,7 @@ Behaviour = Callable[[int, int], bool]
 
 @dataclass
 class Tally:
-    opened: dict[str, list[int]] = field(default_factory=dict)     # incident id -> [cycle opened, cycle resolved?]
+    opened: dict[str, list[int]] = field(default_factory=dict)  # incident id -> [cycle opened, cycle resolved?]
     suspect_cycles: list[int] = field(default_factory=list)
     collection_notes: list[str] = field(default_factory=list)
 
@@ -36,24 +36,40 @@ class Tally:
 
 
 def config(services: int, canaries: int = 0) -> Config:
-    svcs = tuple(ServiceConfig(f"s{i}", f"Service {i}", "c", (CheckConfig(f"https://s{i}.example/"),))
-                 for i in range(services))
-    return Config(path=None, site=SiteConfig(), categories={"c": "C"}, services=svcs,  # type: ignore[arg-type]
-                  canaries=tuple(CheckConfig(f"https://canary{i}.example/") for i in range(canaries)))
+    svcs = tuple(
+        ServiceConfig(f"s{i}", f"Service {i}", "c", (CheckConfig(f"https://s{i}.example/"),)) for i in range(services)
+    )
+    return Config(
+        path=None,
+        site=SiteConfig(),
+        categories={"c": "C"},
+        services=svcs,  # type: ignore[arg-type]
+        canaries=tuple(CheckConfig(f"https://canary{i}.example/") for i in range(canaries)),
+    )
 
 
-def simulate(cfg: Config, cycles: int, up: Behaviour, canary_up: Callable[[int], bool] = lambda c: True
-             ) -> Tally:
+def simulate(cfg: Config, cycles: int, up: Behaviour, canary_up: Callable[[int], bool] = lambda c: True) -> Tally:
     states: dict[str, ServiceState] = {}
     open_: dict[str, Incident] = {}
     out = Tally()
     for c in range(cycles):
         at = T0 + timedelta(minutes=c)
-        results = [CheckResult(s.slug, 0, at, Outcome.OK if up(i, c) else Outcome.TIMEOUT,
-                               40.0 if up(i, c) else None, 200 if up(i, c) else None, False)
-                   for i, s in enumerate(cfg.services)]
-        canaries = [CheckResult("", i, at, Outcome.OK if canary_up(c) else Outcome.CONNECT, None, None, False)
-                    for i in range(len(cfg.canaries))]
+        results = [
+            CheckResult(
+                s.slug,
+                0,
+                at,
+                Outcome.OK if up(i, c) else Outcome.TIMEOUT,
+                40.0 if up(i, c) else None,
+                200 if up(i, c) else None,
+                False,
+            )
+            for i, s in enumerate(cfg.services)
+        ]
+        canaries = [
+            CheckResult("", i, at, Outcome.OK if canary_up(c) else Outcome.CONNECT, None, None, False)
+            for i in range(len(cfg.canaries))
+        ]
         vantage = judge_vantage(results, canaries, cfg.site)
         if vantage.suspect:
             out.suspect_cycles.append(c)

@@ -27,21 +27,34 @@ class Boundary(click.Group):
         try:
             return super().invoke(ctx)
         except StatusgenError as exc:
-            click.echo(f"statusgen: {exc}" if "\n" not in str(exc) else f"statusgen: {len(str(exc).splitlines())} "
-                       f"problems:\n{exc}", err=True)
+            click.echo(
+                f"statusgen: {exc}"
+                if "\n" not in str(exc)
+                else f"statusgen: {len(str(exc).splitlines())} problems:\n{exc}",
+                err=True,
+            )
             sys.exit(exc.exit_code)
 
 
 config_option = click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-    default=lambda: os.environ.get("STATUSGEN_CONFIG", DEFAULT_CONFIG), show_default=DEFAULT_CONFIG,
-    help="The configuration file (or $STATUSGEN_CONFIG).")
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=lambda: os.environ.get("STATUSGEN_CONFIG", DEFAULT_CONFIG),
+    show_default=DEFAULT_CONFIG,
+    help="The configuration file (or $STATUSGEN_CONFIG).",
+)
 
 
 @click.group(cls=Boundary)
 @click.version_option(__version__, prog_name="statusgen")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Logs on stderr: human-readable lines, or JSON lines.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Logs on stderr: human-readable lines, or JSON lines.",
+)
 def main(log_format: str) -> None:
     """statusgen: probe services, merge what vendors say, and write a static status site and API."""
     from statusgen.logs import setup
@@ -50,14 +63,12 @@ def main(log_format: str) -> None:
 
 
 @main.command("check-config")
-@click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False,
-                default=DEFAULT_CONFIG)
+@click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False, default=DEFAULT_CONFIG)
 def check_config(config_path: Path) -> None:
     """Validate a configuration file and report every problem at once."""
     cfg = load_config(config_path)
     checks = sum(len(s.checks) for s in cfg.services)
-    click.echo(f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, "
-               f"{len(cfg.categories)} categories")
+    click.echo(f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories")
 
 
 @main.command("config-docs")
@@ -72,8 +83,13 @@ def config_docs() -> None:
 @config_option
 @click.option("--loop", is_flag=True, help="Run a cycle every site.interval seconds until SIGTERM.")
 @click.option("--max-cycles", type=click.IntRange(1), default=None, help="With --loop: stop after N cycles.")
-@click.option("--wait-lock", type=click.FloatRange(0), default=0.0, show_default=True,
-              help="Seconds to wait when another run holds the lock (then exit 5).")
+@click.option(
+    "--wait-lock",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait when another run holds the lock (then exit 5).",
+)
 def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float) -> None:
     """One cycle: probe, store, decide, render (or, with --loop, one every interval)."""
     from statusgen.cycle import run_cycle
@@ -103,8 +119,12 @@ def build(config_path: Path) -> None:
 
 
 @main.command()
-@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The tree to serve; default: the output of --config, else ./site.")
+@click.option(
+    "--site",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The tree to serve; default: the output of --config, else ./site.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=lambda: int(os.environ.get("PORT", "8080")), show_default="8080 or $PORT")
 @click.option("--quiet", is_flag=True, help="Do not log requests.")
@@ -121,8 +141,13 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
 
 @main.command()
 @click.argument("source")
-@click.option("--format", "fmt", type=click.Choice(["auto", "statuspage", "statusio", "slack", "heroku", "cachet",
-                                                    "gcp", "feed"]), default="auto", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed"]),
+    default="auto",
+    show_default=True,
+)
 @click.option("--components", "-c", multiple=True, help="Narrow to these components or groups (repeatable).")
 @click.option("--timeout", type=float, default=10.0, show_default=True)
 def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -> None:
@@ -137,12 +162,27 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
 @main.command()
 @click.option("--services", "n", type=click.IntRange(1, 100_000), required=True, help="How many services.")
 @click.option("--days", type=click.IntRange(1, 90), required=True, help="Days of history.")
-@click.option("--config-out", type=click.Path(dir_okay=False, path_type=Path), default=Path("simulated.toml"),
-              show_default=True, help="Where to write the matching configuration.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=Path("data/simulated.db"),
-              show_default=True, help="The store to fill (must not exist).")
-@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("site"),
-              show_default=True, help="The output tree named in the configuration.")
+@click.option(
+    "--config-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("simulated.toml"),
+    show_default=True,
+    help="Where to write the matching configuration.",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("data/simulated.db"),
+    show_default=True,
+    help="The store to fill (must not exist).",
+)
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="The output tree named in the configuration.",
+)
 @click.option("--seed", type=int, default=1, show_default=True)
 def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: int) -> None:
     """Fill a new store with realistic synthetic history, and write a matching configuration."""
@@ -160,33 +200,82 @@ def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: 
 
 # -- further commands: one block each, below this line ---------------------------
 
+
 @main.command("nginx-conf")
-@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
-              help="The output tree (the link): nginx's root, and where the query whitelists are read.")
+@click.option(
+    "--site",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="The output tree (the link): nginx's root, and where the query whitelists are read.",
+)
 @click.option("--listen", default="80", show_default=True, help="nginx listen address: PORT or ADDR:PORT.")
 @click.option("--server-name", default="_", show_default=True, help="nginx server_name.")
 @click.option("--server-block", is_flag=True, help="Print only the http-level lines and the server block.")
-@click.option("--no-rate-limit", is_flag=True, help="Leave out the 120-per-minute limit (benchmarks, a CDN that limits).")
+@click.option(
+    "--no-rate-limit", is_flag=True, help="Leave out the 120-per-minute limit (benchmarks, a CDN that limits)."
+)
 @click.option("--real-ip-from", multiple=True, metavar="CIDR", help="A trusted proxy; repeat for several.")
-@click.option("--real-ip-header", default="X-Forwarded-For", show_default=True,
-              help="Header with the client address, set by the trusted proxies.")
-@click.option("--user", default=None, help='The user (and group) of nginx\'s workers, e.g. "www-data" (a complete file only).')
-@click.option("--access-log", default="access.log", show_default=True,
-              help="Access log path (relative to the prefix), or off (a complete file only).")
-def nginx_conf(site: Path, listen: str, server_name: str, server_block: bool, no_rate_limit: bool,
-               real_ip_from: tuple[str, ...], real_ip_header: str, user: str | None, access_log: str) -> None:
+@click.option(
+    "--real-ip-header",
+    default="X-Forwarded-For",
+    show_default=True,
+    help="Header with the client address, set by the trusted proxies.",
+)
+@click.option(
+    "--user", default=None, help='The user (and group) of nginx\'s workers, e.g. "www-data" (a complete file only).'
+)
+@click.option(
+    "--access-log",
+    default="access.log",
+    show_default=True,
+    help="Access log path (relative to the prefix), or off (a complete file only).",
+)
+def nginx_conf(
+    site: Path,
+    listen: str,
+    server_name: str,
+    server_block: bool,
+    no_rate_limit: bool,
+    real_ip_from: tuple[str, ...],
+    real_ip_header: str,
+    user: str | None,
+    access_log: str,
+) -> None:
     """Print the nginx configuration that serves the tree with every HTTP rule of the API."""
     from statusgen.web.nginx import NginxOptions, nginx_config
 
-    click.echo(nginx_config(NginxOptions(site, listen, server_name, server_block, not no_rate_limit, real_ip_from,
-                                         real_ip_header, user, access_log)), nl=False)
+    click.echo(
+        nginx_config(
+            NginxOptions(
+                site,
+                listen,
+                server_name,
+                server_block,
+                not no_rate_limit,
+                real_ip_from,
+                real_ip_header,
+                user,
+                access_log,
+            )
+        ),
+        nl=False,
+    )
 
 
 @main.command()
-@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The tree to publish; default: the output of --config, else ./site.")
-@click.option("--remote", required=True, metavar="REMOTE:PATH",
-              help="An rclone remote and path (configured in rclone's config or RCLONE_CONFIG_* variables).")
+@click.option(
+    "--site",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The tree to publish; default: the output of --config, else ./site.",
+)
+@click.option(
+    "--remote",
+    required=True,
+    metavar="REMOTE:PATH",
+    help="An rclone remote and path (configured in rclone's config or RCLONE_CONFIG_* variables).",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be uploaded and deleted; change nothing.")
 @click.option("--rclone", "rclone_bin", default="rclone", show_default=True, help="The rclone binary.")
 @config_option

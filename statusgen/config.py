@@ -51,6 +51,7 @@ class Key:
 
 # -- converters: each returns the value or raises Invalid("must ...") ----------
 
+
 def _show(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
@@ -101,7 +102,7 @@ def http_url(value: Any) -> str:
     parts = urlsplit(value) if isinstance(value, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise Invalid(f"must be an http:// or https:// URL, got {_show(value)}")
-    return value
+    return str(value)
 
 
 def base_url(value: Any) -> str:
@@ -132,7 +133,7 @@ def path_value(value: Any) -> str:
 def vendor_format(value: Any) -> str:
     if value not in VENDOR_FORMATS:
         raise Invalid(f"must be one of {', '.join(VENDOR_FORMATS)}, got {_show(value)}")
-    return value
+    return str(value)
 
 
 def string_list(value: Any) -> tuple[str, ...]:
@@ -153,6 +154,7 @@ def ratio(value: Any) -> float:
 
 def cron(value: Any) -> str:
     from statusgen.cron import CronError, parse_cron
+
     try:
         parse_cron(value if isinstance(value, str) else "")
     except CronError as exc:
@@ -194,13 +196,28 @@ SITE_KEYS = (
     Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
     Key("vantage_point", text, "a single host", "Where our checks run from, shown on the method page."),
     Key("contact", text, "the operator of this site", "Who to contact for a higher rate limit."),
-    Key("mass_failure_ratio", ratio, 0.6, "When more than this share of checks fail at once, the problem is "
-        "probably ours: results are set aside and no incident opens."),
-    Key("mass_failure_min_checks", count, 5, "The mass-failure rule applies only to runs with at least this many checks."),
-    Key("spread", non_negative_seconds, None, "Seconds over which a run's check starts are spread evenly, so a burst "
+    Key(
+        "mass_failure_ratio",
+        ratio,
+        0.6,
+        "When more than this share of checks fail at once, the problem is "
+        "probably ours: results are set aside and no incident opens.",
+    ),
+    Key(
+        "mass_failure_min_checks",
+        count,
+        5,
+        "The mass-failure rule applies only to runs with at least this many checks.",
+    ),
+    Key(
+        "spread",
+        non_negative_seconds,
+        None,
+        "Seconds over which a run's check starts are spread evenly, so a burst "
         "of starts does not delay the answers being timed; by default 4 s per 1,000 checks, and when checks timed "
         "out in the run before, until 1 s past their timeout (at most 10 s): those checks start first, and the run "
-        "lasts that long anyway. --loop spreads over most of the interval instead."),
+        "lasts that long anyway. --loop spreads over most of the interval instead.",
+    ),
 )
 
 CHECK_KEYS = (
@@ -227,8 +244,18 @@ SERVICE_KEYS = (
     Key("category", slug, doc="One of the declared categories."),
     Key("description", optional_text, None, "One line about the service."),
     Key("url", http_url, None, "Public home page of the service."),
-    Key("failures_to_open", count, None, "Consecutive failed cycles before an outage; defaults to site.failures_to_open."),
-    Key("successes_to_resolve", count, None, "Consecutive good cycles before recovery; defaults to site.successes_to_resolve."),
+    Key(
+        "failures_to_open",
+        count,
+        None,
+        "Consecutive failed cycles before an outage; defaults to site.failures_to_open.",
+    ),
+    Key(
+        "successes_to_resolve",
+        count,
+        None,
+        "Consecutive good cycles before recovery; defaults to site.successes_to_resolve.",
+    ),
     Key("paused", boolean, False, "Stop checking the service; its status is unknown while paused."),
 )
 
@@ -242,6 +269,7 @@ MAINTENANCE_KEYS = (
 
 
 # -- records ------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CheckConfig:
@@ -271,6 +299,7 @@ class MaintenanceWindow:
         if self.schedule is None or self.duration is None:
             return None
         from statusgen.cron import last_fire
+
         began = last_fire(self.schedule, at, self.duration)
         return (began, began + timedelta(seconds=self.duration)) if began else None
 
@@ -334,7 +363,7 @@ class SiteConfig:
 class Config:
     path: Path
     site: SiteConfig
-    categories: dict[str, str]          # slug -> display name, in declared order
+    categories: dict[str, str]  # slug -> display name, in declared order
     services: tuple[ServiceConfig, ...]
     canaries: tuple[CheckConfig, ...] = ()
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
@@ -344,6 +373,7 @@ class Config:
 
 
 # -- validation ---------------------------------------------------------------
+
 
 class _Problems:
     def __init__(self, filename: str):
@@ -394,7 +424,7 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
     values = _read_table(doc.get("site", {}), SITE_KEYS, "[site]", problems)
     _report_unknown(values, "[site]", problems, [k.name for k in SITE_KEYS])
     for key in ("store", "output"):
-        if key in values:   # absolute, but symlinks kept: the output is a link to its current generation
+        if key in values:  # absolute, but symlinks kept: the output is a link to its current generation
             values[key] = Path(os.path.abspath(base / values[key]))
     return SiteConfig(**values)
 
@@ -449,8 +479,9 @@ def _windows(raw: Any, where: str, problems: _Problems) -> tuple[MaintenanceWind
     return tuple(out)
 
 
-def _window(values: dict[str, Any], raw: Mapping[str, Any], where: str, problems: _Problems
-            ) -> MaintenanceWindow | None:
+def _window(
+    values: dict[str, Any], raw: Mapping[str, Any], where: str, problems: _Problems
+) -> MaintenanceWindow | None:
     one_off = "start" in raw or "end" in raw
     recurring = "schedule" in raw or "duration" in raw
     if one_off == recurring:
@@ -462,7 +493,7 @@ def _window(values: dict[str, Any], raw: Mapping[str, Any], where: str, problems
         problems.add(where, f"{missing[0]} is required with {pair[0] if missing[0] == pair[1] else pair[1]}")
         return None
     if any(k not in values for k in pair):
-        return None                     # already reported as invalid
+        return None  # already reported as invalid
     if one_off and values["end"] <= values["start"]:
         problems.add(where, "end must be after start")
         return None
@@ -475,8 +506,9 @@ def _service_name(table: Any, index: int) -> str:
     return f"service {index}"
 
 
-def _service(table: Any, index: int, site: SiteConfig, categories: dict[str, str],
-             problems: _Problems) -> ServiceConfig | None:
+def _service(
+    table: Any, index: int, site: SiteConfig, categories: dict[str, str], problems: _Problems
+) -> ServiceConfig | None:
     where = _service_name(table, index)
     values = _read_table(table, SERVICE_KEYS, where, problems)
     nested = ("checks", "vendor", "maintenance")
@@ -492,8 +524,9 @@ def _service(table: Any, index: int, site: SiteConfig, categories: dict[str, str
         raw_checks = [] if not isinstance(raw_checks, list) else raw_checks
     checks = [_check(c, f"{where}, check {i}", site, problems) for i, c in enumerate(raw_checks, 1)]
     values["vendor"] = _vendor(vendor, f"{where}, vendor", problems) if vendor is not None else None
-    values["maintenance"] = _windows(table.get("maintenance", []) if isinstance(table, Mapping) else [],
-                                     where, problems)
+    values["maintenance"] = _windows(
+        table.get("maintenance", []) if isinstance(table, Mapping) else [], where, problems
+    )
     values.setdefault("failures_to_open", site.failures_to_open)
     values.setdefault("successes_to_resolve", site.successes_to_resolve)
     try:
@@ -502,8 +535,9 @@ def _service(table: Any, index: int, site: SiteConfig, categories: dict[str, str
         return None
 
 
-def _services(doc: Mapping[str, Any], site: SiteConfig, categories: dict[str, str],
-              problems: _Problems) -> tuple[ServiceConfig, ...]:
+def _services(
+    doc: Mapping[str, Any], site: SiteConfig, categories: dict[str, str], problems: _Problems
+) -> tuple[ServiceConfig, ...]:
     raw = doc.get("services")
     if not isinstance(raw, list) or not raw:
         problems.add("", "no services declared; add at least one [[services]] table")
@@ -562,8 +596,14 @@ def load_config(path: str | Path) -> Config:
 
 def documented_keys() -> dict[str, tuple[Key, ...]]:
     """Every section and its keys, for the generated configuration reference."""
-    return {"site": SITE_KEYS, "services": SERVICE_KEYS, "services.checks": CHECK_KEYS,
-            "services.vendor": VENDOR_KEYS, "services.maintenance": MAINTENANCE_KEYS, "canaries": CHECK_KEYS}
+    return {
+        "site": SITE_KEYS,
+        "services": SERVICE_KEYS,
+        "services.checks": CHECK_KEYS,
+        "services.vendor": VENDOR_KEYS,
+        "services.maintenance": MAINTENANCE_KEYS,
+        "canaries": CHECK_KEYS,
+    }
 
 
 def _default_text(key: Key) -> str:
@@ -579,13 +619,23 @@ def _default_text(key: Key) -> str:
 
 def config_reference() -> str:
     """docs/configuration.md, generated from the key declarations."""
-    lines = ["# Configuration reference", "",
-             "Generated by `statusgen config-docs` from `statusgen/config.py`; a test keeps it current.", "",
-             "One TOML file (`services.toml` by default). Paths are relative to the file. "
-             "`[categories]` maps each category slug to its display name, in the order pages show them.", ""]
-    headings = {"site": "[site]", "services": "[[services]]", "services.checks": "[[services.checks]]",
-                "services.vendor": "[services.vendor]", "services.maintenance": "[[services.maintenance]]",
-                "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)"}
+    lines = [
+        "# Configuration reference",
+        "",
+        "Generated by `statusgen config-docs` from `statusgen/config.py`; a test keeps it current.",
+        "",
+        "One TOML file (`services.toml` by default). Paths are relative to the file. "
+        "`[categories]` maps each category slug to its display name, in the order pages show them.",
+        "",
+    ]
+    headings = {
+        "site": "[site]",
+        "services": "[[services]]",
+        "services.checks": "[[services.checks]]",
+        "services.vendor": "[services.vendor]",
+        "services.maintenance": "[[services.maintenance]]",
+        "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)",
+    }
     for section, keys in documented_keys().items():
         lines += [f"## `{headings[section]}`", "", "| key | default | meaning |", "|---|---|---|"]
         lines += [f"| `{k.name}` | {_default_text(k)} | {k.doc} |" for k in keys]

@@ -12,10 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
-DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
-FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day", 1, 31, {}), ("month", 1, 12, MONTHS),
-          ("weekday", 0, 7, DAYS))
+MONTHS = {
+    m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)
+}
+DAYS = {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
+FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minute", 0, 59, {}),
+    ("hour", 0, 23, {}),
+    ("day", 1, 31, {}),
+    ("month", 1, 12, MONTHS),
+    ("weekday", 0, 7, DAYS),
+)
 MAX_LOOKBACK = timedelta(days=31)
 
 

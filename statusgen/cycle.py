@@ -38,29 +38,37 @@ class CycleReport:
 
     def line(self) -> str:
         b = self.build
-        return (f"run {self.run_id}: {self.checks} checks ({self.failed} failed) probed in "
-                f"{self.probe_ms / 1000:.2f} s; {self.opened_or_changed} incident changes; {b.line()}")
+        return (
+            f"run {self.run_id}: {self.checks} checks ({self.failed} failed) probed in "
+            f"{self.probe_ms / 1000:.2f} s; {self.opened_or_changed} incident changes; {b.line()}"
+        )
 
 
-async def collect(config: Config, vendor_rows: dict[str, VendorRow], clock: Callable[[], datetime],
-                  spread_s: float = 0.0, first: Collection[CheckId] = frozenset()
-                  ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
+async def collect(
+    config: Config,
+    vendor_rows: dict[str, VendorRow],
+    clock: Callable[[], datetime],
+    spread_s: float = 0.0,
+    first: Collection[CheckId] = frozenset(),
+) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
     """Our checks and the canaries, in one run (their starts spread over ``spread_s`` seconds,
     those in ``first`` first), and the vendor sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
-    results, fetched = await asyncio.gather(probe_all(config, active + canaries, clock, spread_s, first),
-                                            fetch_vendors(config, vendor_rows, clock))
-    return results[:len(active)], results[len(active):], fetched
+    results, fetched = await asyncio.gather(
+        probe_all(config, active + canaries, clock, spread_s, first), fetch_vendors(config, vendor_rows, clock)
+    )
+    return results[: len(active)], results[len(active) :], fetched
 
 
 def timed_out_before(states: Mapping[str, ServiceState]) -> frozenset[CheckId]:
     """The checks whose last result was a timeout: a run starts them first (``probe.start_order``)."""
-    return frozenset((slug, e.check - 1) for slug, st in states.items() for e in st.evidence
-                     if e.outcome == Outcome.TIMEOUT.value)
+    return frozenset(
+        (slug, e.check - 1) for slug, st in states.items() for e in st.evidence if e.outcome == Outcome.TIMEOUT.value
+    )
 
 
-SPREAD_PER_CHECK_S = 0.004   # a run's starts are spread over 4 s per 1,000 checks by default
+SPREAD_PER_CHECK_S = 0.004  # a run's starts are spread over 4 s per 1,000 checks by default
 SPREAD_PAST_TIMEOUT_S = 1.0  # ...or until this long after the timeout of the checks that start first
 
 
@@ -93,7 +101,7 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: 
     try:
         started = clock()
         t0 = time.perf_counter()
-        states = store.states()        # read once: only this run writes them (statusgen run holds the lock)
+        states = store.states()  # read once: only this run writes them (statusgen run holds the lock)
         first = timed_out_before(states)
         spread = run_spread(config, first) if spread_s is None else spread_s
         results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
@@ -105,8 +113,20 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: 
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
         excluded = sum(1 for r in decisions.results if r.flag == "excluded")
-        run = RunRecord(0, started, now, len(results), failed, len(fetched), vendor_failed, round(probe_ms, 1),
-                        vantage.reason, vantage.canaries_attempted, vantage.canaries_failed, excluded)
+        run = RunRecord(
+            0,
+            started,
+            now,
+            len(results),
+            failed,
+            len(fetched),
+            vendor_failed,
+            round(probe_ms, 1),
+            vantage.reason,
+            vantage.canaries_attempted,
+            vantage.canaries_failed,
+            excluded,
+        )
         rows = [row for row, _ in fetched.values()]
         run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows))
         store.prune(now)

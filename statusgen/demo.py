@@ -28,7 +28,7 @@ from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer
 
 ROOT = Path(__file__).resolve().parent.parent
-RECOVER_AFTER = 4   # the "search" target fails its first four requests
+RECOVER_AFTER = 4  # the "search" target fails its first four requests
 
 
 class DemoTargets(BaseHTTPRequestHandler):
@@ -36,7 +36,7 @@ class DemoTargets(BaseHTTPRequestHandler):
 
     server: DemoServer
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body go out at once, no 40 ms delayed-ACK stall
+    disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
 
     def do_GET(self) -> None:
         n = self.server.count(self.path)
@@ -56,7 +56,7 @@ class DemoTargets(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -83,22 +83,31 @@ def demo_config(port: int, workdir: Path, output: Path, interval: int) -> str:
         checks = "".join(f'\n[[services.checks]]\nurl = "{base}{p}"\ntimeout = 2\n{extra}' for p in paths)
         return f'\n[[services]]\nslug = "{slug}"\nname = "{name}"\ncategory = "{cat}"\n{head}{checks}'
 
-    return "\n".join([
-        "# Written by the demo (statusgen.demo); targets run on loopback.",
-        "[site]", 'title = "statusgen demo"', 'base_url = "http://127.0.0.1:8080"',
-        f"interval = {interval}", f'store = "{workdir / "statusgen.db"}"', f'output = "{output}"',
-        'vantage_point = "this machine (loopback demo targets)"',
-        "[categories]", 'apis = "APIs"', 'web = "Websites"', 'payments = "Payments"',
-        svc("acme-api", "Acme API", "apis", "/api/ok", extra='keyword = "ok"\n'),
-        svc("acme-web", "Acme Web", "web", "/web/home", "/web/login"),
-        svc("slowpoke", "Slowpoke Search", "apis", "/slow", extra="degraded_ms = 300\n"),
-        svc("payments-eu", "Payments EU", "payments", "/pay/charge", "/pay/refund"),
-        svc("legacy-gateway", "Legacy Gateway", "web", "/down"),
-        svc("search", "Search", "apis", "/recovering"),
-        svc("billing-db", "Billing DB", "payments", "/billing"),
-        f'[[services.maintenance]]\nstart = "{start}"\nend = "{end}"\ntitle = "Database upgrade"',
-        svc("beta-region", "Beta Region", "web", "/beta", head="paused = true\n"),
-    ])
+    return "\n".join(
+        [
+            "# Written by the demo (statusgen.demo); targets run on loopback.",
+            "[site]",
+            'title = "statusgen demo"',
+            'base_url = "http://127.0.0.1:8080"',
+            f"interval = {interval}",
+            f'store = "{workdir / "statusgen.db"}"',
+            f'output = "{output}"',
+            'vantage_point = "this machine (loopback demo targets)"',
+            "[categories]",
+            'apis = "APIs"',
+            'web = "Websites"',
+            'payments = "Payments"',
+            svc("acme-api", "Acme API", "apis", "/api/ok", extra='keyword = "ok"\n'),
+            svc("acme-web", "Acme Web", "web", "/web/home", "/web/login"),
+            svc("slowpoke", "Slowpoke Search", "apis", "/slow", extra="degraded_ms = 300\n"),
+            svc("payments-eu", "Payments EU", "payments", "/pay/charge", "/pay/refund"),
+            svc("legacy-gateway", "Legacy Gateway", "web", "/down"),
+            svc("search", "Search", "apis", "/recovering"),
+            svc("billing-db", "Billing DB", "payments", "/billing"),
+            f'[[services.maintenance]]\nstart = "{start}"\nend = "{end}"\ntitle = "Database upgrade"',
+            svc("beta-region", "Beta Region", "web", "/beta", head="paused = true\n"),
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,8 +136,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     server = PreviewServer(args.output, "127.0.0.1", args.port, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"\nstatusgen demo: open http://127.0.0.1:{args.port}/ "
-          f"(API: http://127.0.0.1:{args.port}/api/v1/snapshot). Ctrl-C stops.\n", flush=True)
+    print(
+        f"\nstatusgen demo: open http://127.0.0.1:{args.port}/ "
+        f"(API: http://127.0.0.1:{args.port}/api/v1/snapshot). Ctrl-C stops.\n",
+        flush=True,
+    )
     try:
         while True:
             time.sleep(args.interval)

@@ -1,12 +1,12 @@
 """The one exception tree of statusgen.
 
-    StatusgenError            anything a user can cause and fix; the CLI prints
-     |                        it as one line and exits non-zero, no traceback
-     +-- ConfigError          the configuration file is invalid (lists every problem)
-     +-- StoreError           the SQLite store cannot be opened or upgraded
-     +-- RenderError          the output tree cannot be written
-     +-- VendorParseError     a vendor payload is not in the expected shape
-     +-- LockError            another run holds the lock
+StatusgenError            anything a user can cause and fix; the CLI prints
+ |                        it as one line and exits non-zero, no traceback
+ +-- ConfigError          the configuration file is invalid (lists every problem)
+ +-- StoreError           the SQLite store cannot be opened or upgraded
+ +-- RenderError          the output tree cannot be written
+ +-- VendorParseError     a vendor payload is not in the expected shape
+ +-- LockError            another run holds the lock
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def bin_value(b: int) -> float:
     """The representative latency of a bin: its geometric midpoint."""
     if b == 0:
         return 0.5
-    return GROWTH ** (b - 0.5)
+    return float(GROWTH ** (b - 0.5))
 
 
 def add(hist: Histogram, values: Iterable[float]) -> Histogram:

@@ -42,11 +42,13 @@ def run_lock(store: Path, wait_s: float = 0.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockError(f"{path}: another run holds the lock ({_holder(path)}); it is still "
-                                    f"writing. Wait for it, or pass --wait-lock SECONDS.") from None
+                    raise LockError(
+                        f"{path}: another run holds the lock ({_holder(path)}); it is still "
+                        f"writing. Wait for it, or pass --wait-lock SECONDS."
+                    ) from None
                 time.sleep(0.1)
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode())
         yield
     finally:
-        os.close(fd)        # closing releases the lock
+        os.close(fd)  # closing releases the lock

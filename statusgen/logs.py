@@ -28,8 +28,11 @@ class HumanFormatter(logging.Formatter):
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + "Z",
-                                 "level": record.levelname.lower(), "message": record.getMessage()}
+        entry: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + "Z",
+            "level": record.levelname.lower(),
+            "message": record.getMessage(),
+        }
         entry.update(getattr(record, "fields", {}))
         return orjson.dumps(entry).decode()
 

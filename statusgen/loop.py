@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from statusgen.config import Config, load_config
 from statusgen.cycle import CycleReport, loop_spread, run_cycle
@@ -35,8 +36,11 @@ class Loop:
         try:
             return load_config(self.config_path)
         except StatusgenError as exc:
-            event(f"configuration not reloaded, keeping the last good one: {printable(str(exc))}",
-                  logging.ERROR, error=str(exc))
+            event(
+                f"configuration not reloaded, keeping the last good one: {printable(str(exc))}",
+                logging.ERROR,
+                error=str(exc),
+            )
             return last
 
     def _cycle(self, config: Config) -> None:
@@ -49,8 +53,11 @@ class Loop:
             event(f"cycle failed: {exc}", logging.ERROR, error=str(exc))
         except Exception as exc:  # the loop must survive any single failure
             self.failures += 1
-            event(f"cycle failed unexpectedly: {type(exc).__name__}: {exc}", logging.ERROR,
-                  error=f"{type(exc).__name__}: {exc}")
+            event(
+                f"cycle failed unexpectedly: {type(exc).__name__}: {exc}",
+                logging.ERROR,
+                error=f"{type(exc).__name__}: {exc}",
+            )
 
     def run(self) -> int:
         self._install_signals()
@@ -66,21 +73,33 @@ class Loop:
                 break
             interval = config.site.interval if config else 60.0
             self.stop.wait(max(0.0, started + interval - time.monotonic()))
-        event(f"loop stopped after {self.cycles} cycles ({self.failures} failed)", cycles=self.cycles,
-              failed=self.failures)
+        event(
+            f"loop stopped after {self.cycles} cycles ({self.failures} failed)",
+            cycles=self.cycles,
+            failed=self.failures,
+        )
         return 0
 
     def _install_signals(self) -> None:
         def handler(signum: int, _frame: object) -> None:
             event(f"received {signal.Signals(signum).name}; stopping after the cycle in progress")
             self.stop.set()
+
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
 
 
-def report_fields(report: CycleReport) -> dict[str, object]:
+def report_fields(report: CycleReport) -> dict[str, Any]:
     b = report.build
-    return {"run": report.run_id, "checks": report.checks, "failed": report.failed,
-            "probe_s": round(report.probe_ms / 1000, 3), "incident_changes": report.opened_or_changed,
-            "files": b.stats.files, "written": b.stats.written, "kept": len(b.stats.kept),
-            "store_s": round(b.gather_ms / 1000, 3), "render_s": round(b.render_ms / 1000, 3)}
+    return {
+        "run": report.run_id,
+        "checks": report.checks,
+        "failed": report.failed,
+        "probe_s": round(report.probe_ms / 1000, 3),
+        "incident_changes": report.opened_or_changed,
+        "files": b.stats.files,
+        "written": b.stats.written,
+        "kept": len(b.stats.kept),
+        "store_s": round(b.gather_ms / 1000, 3),
+        "render_s": round(b.render_ms / 1000, 3),
+    }

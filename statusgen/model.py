@@ -18,18 +18,18 @@ class Outcome(StrEnum):
     the probe and vendor-fetch boundary (``neterrors``); the store keeps outcomes, never
     exception strings."""
 
-    OK = "ok"                       # answered as expected
-    TIMEOUT = "timeout"             # no complete answer within the timeout
-    DNS = "dns"                     # the host name did not resolve
-    CONNECT = "connect"             # TCP connection refused or unreachable
-    TLS = "tls"                     # TLS handshake or certificate failure
-    HTTP_STATUS = "http_status"     # answered with a status we did not expect
-    KEYWORD = "keyword"             # body lacks the expected keyword
-    TOO_LARGE = "too_large"         # body larger than the byte cap
-    REDIRECTS = "redirects"         # too many redirects
-    PROTOCOL = "protocol"           # broken HTTP (reset mid-answer, bad framing)
-    PARSE = "parse"                 # (vendor sources) payload not in the expected shape
-    ERROR = "error"                 # anything else; details go to the log only
+    OK = "ok"  # answered as expected
+    TIMEOUT = "timeout"  # no complete answer within the timeout
+    DNS = "dns"  # the host name did not resolve
+    CONNECT = "connect"  # TCP connection refused or unreachable
+    TLS = "tls"  # TLS handshake or certificate failure
+    HTTP_STATUS = "http_status"  # answered with a status we did not expect
+    KEYWORD = "keyword"  # body lacks the expected keyword
+    TOO_LARGE = "too_large"  # body larger than the byte cap
+    REDIRECTS = "redirects"  # too many redirects
+    PROTOCOL = "protocol"  # broken HTTP (reset mid-answer, bad framing)
+    PARSE = "parse"  # (vendor sources) payload not in the expected shape
+    ERROR = "error"  # anything else; details go to the log only
 
 
 DESCRIPTIONS: dict[Outcome, str] = {
@@ -63,23 +63,26 @@ STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
 BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 STATUS_WORDS = {
-    Status.OPERATIONAL: "operational", Status.DEGRADED: "degraded performance",
-    Status.PARTIAL_OUTAGE: "partial outage", Status.MAJOR_OUTAGE: "major outage",
-    Status.MAINTENANCE: "under maintenance", Status.UNKNOWN: "status unknown",
+    Status.OPERATIONAL: "operational",
+    Status.DEGRADED: "degraded performance",
+    Status.PARTIAL_OUTAGE: "partial outage",
+    Status.MAJOR_OUTAGE: "major outage",
+    Status.MAINTENANCE: "under maintenance",
+    Status.UNKNOWN: "status unknown",
 }
 
-CheckId = tuple[str, int]       # a check: its service's slug and its index in the service
+CheckId = tuple[str, int]  # a check: its service's slug and its index in the service
 
 
 @dataclass(frozen=True)
 class CheckResult:
     service: str
-    check_index: int          # 0-based position of the check in the service's config
-    ts: datetime              # when the check was sent (UTC)
+    check_index: int  # 0-based position of the check in the service's config
+    ts: datetime  # when the check was sent (UTC)
     outcome: Outcome
     latency_ms: float | None  # time to the complete (capped) answer; None when none came
     http_status: int | None
-    slow: bool                # answered well, but slower than the check's degraded_ms
+    slow: bool  # answered well, but slower than the check's degraded_ms
 
     @property
     def up(self) -> bool:

@@ -14,8 +14,13 @@ import httpx
 from statusgen.model import Outcome
 
 CHAIN_LIMIT = 16
-DNS_WORDS = ("name or service not known", "getaddrinfo", "nodename nor servname",
-             "temporary failure in name resolution", "no address associated")
+DNS_WORDS = (
+    "name or service not known",
+    "getaddrinfo",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "no address associated",
+)
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -37,8 +42,7 @@ def _connect_outcome(exc: BaseException) -> Outcome:
     chain = _causes(exc)
     if any(_looks_like_dns(e) for e in chain):
         return Outcome.DNS
-    if any(isinstance(e, ssl.SSLError) or "certificate" in str(e).lower() or "[ssl" in str(e).lower()
-           for e in chain):
+    if any(isinstance(e, ssl.SSLError) or "certificate" in str(e).lower() or "[ssl" in str(e).lower() for e in chain):
         return Outcome.TLS
     return Outcome.CONNECT
 

@@ -35,5 +35,3 @@ def content_type(rel: str) -> str:
     if rel.endswith(".xml"):
         return ATOM if rel.startswith("feed/") else "application/xml; charset=utf-8"
     return CONTENT_TYPES.get(os.path.splitext(rel)[1], "application/octet-stream")
-
-

@@ -37,7 +37,7 @@ ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
 #: An incident's own page in earlier versions (its id is its service's slug and its start); its
 #: links live on in feed readers and chats, so they are sent on to where the incident is told now.
-INCIDENT_START = r"[0-9]{8}t[0-9]{6}"    # the start of an incident in its id (``incidents.incident_id``)
+INCIDENT_START = r"[0-9]{8}t[0-9]{6}"  # the start of an incident in its id (``incidents.incident_id``)
 OLD_INCIDENT = re.compile(rf"^/incidents/(?P<slug>{SLUG_RE.pattern.strip('^$')})-(?P<at>{INCIDENT_START})\.html$")
 ALLOW = "GET, HEAD"
 
@@ -69,6 +69,7 @@ def error_file(name: str) -> str:
 
 
 # -- URLs, as the site links them ----------------------------------------------
+
 
 def service_url(slug: str) -> str:
     return f"/{API}/services/{slug}"
@@ -108,6 +109,7 @@ def service_feed_url(slug: str) -> str:
 
 
 # -- resolving a request -------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Resolved:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from statusgen import latency
 from statusgen.decide.health import RunRecord
@@ -27,8 +28,13 @@ from statusgen.model import Status
 from statusgen.store import RAW_RETENTION_S, RESOLUTIONS, Store
 from statusgen.timeutil import floor_to, from_epoch, human_duration, to_epoch
 
-CATEGORIES = {"cloud": "Cloud", "developer-tools": "Developer tools", "payments": "Payments",
-              "communication": "Communication", "data": "Data and storage"}
+CATEGORIES = {
+    "cloud": "Cloud",
+    "developer-tools": "Developer tools",
+    "payments": "Payments",
+    "communication": "Communication",
+    "data": "Data and storage",
+}
 MINUTE = 60
 
 
@@ -43,9 +49,11 @@ class Profile:
     maintenance: list[tuple[int, int]] = field(default_factory=list)
 
 
-def _periods(rng: random.Random, start: int, end: int, per_day: float, lo_min: int, hi_min: int
-             ) -> list[tuple[int, int]]:
-    out, t = [], start
+def _periods(
+    rng: random.Random, start: int, end: int, per_day: float, lo_min: int, hi_min: int
+) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    t = start
     while True:
         t += int(rng.expovariate(per_day / 86400.0))
         if t >= end:
@@ -57,10 +65,13 @@ def _periods(rng: random.Random, start: int, end: int, per_day: float, lo_min: i
 
 def profile(slug: str, start: int, end: int, seed: int) -> Profile:
     rng = random.Random(f"{seed}:{slug}")
-    return Profile(slug, rng.uniform(25, 250),
-                   outages=_periods(rng, start, end, 1 / 12, 3, 150),
-                   slow=_periods(rng, start, end, 1 / 10, 30, 360),
-                   maintenance=_periods(rng, start, end, 1 / 30, 30, 120))
+    return Profile(
+        slug,
+        rng.uniform(25, 250),
+        outages=_periods(rng, start, end, 1 / 12, 3, 150),
+        slow=_periods(rng, start, end, 1 / 10, 30, 360),
+        maintenance=_periods(rng, start, end, 1 / 30, 30, 120),
+    )
 
 
 def overlap(periods: list[tuple[int, int]], a: int, b: int) -> int:
@@ -75,8 +86,10 @@ SIGMA = 0.35
 def _weights(median: float) -> list[tuple[int, float]]:
     """Share of answers per histogram bin for a log-normal around ``median``."""
     lo, hi = latency.bin_of(median * math.exp(-4 * SIGMA)), latency.bin_of(median * math.exp(4 * SIGMA))
-    cdf = [0.5 * (1 + math.erf((math.log(latency.GROWTH ** b) - math.log(median)) / (SIGMA * math.sqrt(2))))
-           for b in range(lo, hi + 2)]
+    cdf = [
+        0.5 * (1 + math.erf((math.log(latency.GROWTH**b) - math.log(median)) / (SIGMA * math.sqrt(2))))
+        for b in range(lo, hi + 2)
+    ]
     return [(b, cdf[i + 1] - cdf[i]) for i, b in enumerate(range(lo, hi + 1)) if cdf[i + 1] > cdf[i]]
 
 
@@ -104,7 +117,8 @@ class HistCache:
 
 # -- what the store gets --------------------------------------------------------------
 
-def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) -> Iterator[tuple]:  # type: ignore[type-arg]
+
+def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) -> Iterator[tuple[Any, ...]]:
     for b in range(floor_to(start, res), now, res):
         a, e = max(b, start), min(b + res, now)
         minutes = (e - a) // MINUTE
@@ -118,7 +132,7 @@ def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) ->
         yield (res, b, p.slug, up, down, slow, maint, 0, cache.blob(median, up), None, None)
 
 
-def consistent_rows(p: Profile, start: int, end: int, cache: HistCache) -> list[tuple]:  # type: ignore[type-arg]
+def consistent_rows(p: Profile, start: int, end: int, cache: HistCache) -> list[tuple[Any, ...]]:
     """Buckets at every resolution, each kept for its retention, and each coarser one the sum
     of the finer ones it holds, as the store's own aggregation makes them: 5-minute buckets
     for their retention, hours before that, and 6-hour and day buckets summed from hours."""
@@ -129,8 +143,8 @@ def consistent_rows(p: Profile, start: int, end: int, cache: HistCache) -> list[
     return [r for r in rows if r[1] >= end - RESOLUTIONS[r[0]]]
 
 
-def _summed(rows: list[tuple], res: int, cache: HistCache) -> list[tuple]:  # type: ignore[type-arg]
-    groups: dict[int, list[tuple]] = {}  # type: ignore[type-arg]
+def _summed(rows: list[tuple[Any, ...]], res: int, cache: HistCache) -> list[tuple[Any, ...]]:
+    groups: dict[int, list[tuple[Any, ...]]] = {}
     for r in rows:
         groups.setdefault(floor_to(r[1], res), []).append(r)
     out = []
@@ -138,12 +152,21 @@ def _summed(rows: list[tuple], res: int, cache: HistCache) -> list[tuple]:  # ty
         hist: latency.Histogram = {}
         for r in members:
             latency.merge(hist, cache.decoded(r[8]))
-        out.append((res, b, members[0][2], *(sum(r[i] for r in members) for i in range(3, 8)),
-                    latency.encode(hist), None, None))
+        out.append(
+            (
+                res,
+                b,
+                members[0][2],
+                *(sum(r[i] for r in members) for i in range(3, 8)),
+                latency.encode(hist),
+                None,
+                None,
+            )
+        )
     return out
 
 
-def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[tuple]:  # type: ignore[type-arg]
+def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
     for t in range(floor_to(start, MINUTE), now, MINUTE):
         flag = "maintenance" if overlap(p.maintenance, t, t + MINUTE) else None
         if overlap(p.outages, t, t + MINUTE) and flag is None:
@@ -158,10 +181,13 @@ def incidents_of(p: Profile, name: str) -> list[Incident]:
     out = []
     for s, e in p.outages:
         start, end = from_epoch(s), from_epoch(e)
-        updates = (IncidentUpdate(start, "opened", "major_outage", "Opened: HTTPS GET check timed out (10 s)."),
-                   IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."))
-        out.append(Incident(incident_id(p.slug, start), p.slug, f"{name}: major outage", "critical", start, end,
-                            updates))
+        updates = (
+            IncidentUpdate(start, "opened", "major_outage", "Opened: HTTPS GET check timed out (10 s)."),
+            IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."),
+        )
+        out.append(
+            Incident(incident_id(p.slug, start), p.slug, f"{name}: major outage", "critical", start, end, updates)
+        )
     return out
 
 
@@ -170,25 +196,49 @@ def current_state(p: Profile, now: int) -> ServiceState:
     down = overlap(p.outages, now - MINUTE, now) > 0
     status = Status.MAJOR_OUTAGE if down else Status.OPERATIONAL
     since = max((e for s, e in p.outages if e <= now), default=now - 86400)
-    return ServiceState(status=status, since=from_epoch(since), reason="Simulated history.", sources=("checks",),
-                        observed_at=at, own_status=status, own_since=from_epoch(since), incident_basis=status)
+    return ServiceState(
+        status=status,
+        since=from_epoch(since),
+        reason="Simulated history.",
+        sources=("checks",),
+        observed_at=at,
+        own_status=status,
+        own_since=from_epoch(since),
+        incident_basis=status,
+    )
 
 
 def config_text(n: int, store: Path, output: Path) -> str:
-    lines = ["# Written by statusgen simulate: synthetic services for benchmarks and demos.",
-             "[site]", 'title = "Simulated status"', 'base_url = "https://status.example.org"', "interval = 60",
-             f'store = "{store}"', f'output = "{output}"', "", "[categories]"]
+    lines = [
+        "# Written by statusgen simulate: synthetic services for benchmarks and demos.",
+        "[site]",
+        'title = "Simulated status"',
+        'base_url = "https://status.example.org"',
+        "interval = 60",
+        f'store = "{store}"',
+        f'output = "{output}"',
+        "",
+        "[categories]",
+    ]
     lines += [f'{k} = "{v}"' for k, v in CATEGORIES.items()]
     cats = list(CATEGORIES)
     for i in range(n):
-        lines += ["", "[[services]]", f'slug = "service-{i:04d}"', f'name = "Service {i:04d}"',
-                  f'category = "{cats[i % len(cats)]}"', "[[services.checks]]",
-                  f'url = "http://127.0.0.1:9/service-{i:04d}"', "timeout = 10"]
+        lines += [
+            "",
+            "[[services]]",
+            f'slug = "service-{i:04d}"',
+            f'name = "Service {i:04d}"',
+            f'category = "{cats[i % len(cats)]}"',
+            "[[services.checks]]",
+            f'url = "http://127.0.0.1:9/service-{i:04d}"',
+            "timeout = 10",
+        ]
     return "\n".join(lines) + "\n"
 
 
-def simulate(n: int, days: int, db: Path, now: datetime, seed: int = 1,
-             progress: Callable[[int], None] = lambda _: None) -> None:
+def simulate(
+    n: int, days: int, db: Path, now: datetime, seed: int = 1, progress: Callable[[int], None] = lambda _: None
+) -> None:
     """Fill ``db`` with ``days`` of history for ``n`` services ending at ``now``."""
     end = floor_to(to_epoch(now), MINUTE)
     start = end - days * 86400

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 from isal import isal_zlib
@@ -49,19 +50,27 @@ RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 8
 RAW_RETENTION_S = 2 * 86400
 # A result as the service record publishes it, made by SQLite when the result is written:
 # [at, check, outcome, latency_ms, http_status, slow, flag]
-ROW_SQL = ("json_array(strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch'), check_index + 1, outcome, latency_ms, "
-           "http_status, json(CASE slow WHEN 0 THEN 'false' ELSE 'true' END), flag)")
-INSERT_RESULT = ("INSERT INTO results (service, check_index, ts, outcome, latency_ms, http_status, slow, flag, run_id) "
-                 "VALUES (?,?,?,?,?,?,?,?,?)")
-RUN_COLUMNS = ("id, started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, vendors_failed, "
-               "probe_ms, note, canaries_attempted, canaries_failed, results_excluded")
+ROW_SQL = (
+    "json_array(strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch'), check_index + 1, outcome, latency_ms, "
+    "http_status, json(CASE slow WHEN 0 THEN 'false' ELSE 'true' END), flag)"
+)
+INSERT_RESULT = (
+    "INSERT INTO results (service, check_index, ts, outcome, latency_ms, http_status, slow, flag, run_id) "
+    "VALUES (?,?,?,?,?,?,?,?,?)"
+)
+RUN_COLUMNS = (
+    "id, started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, vendors_failed, "
+    "probe_ms, note, canaries_attempted, canaries_failed, results_excluded"
+)
 
 HOUR = 3600
 #: The columns of a bucket as the store writes them (``simulate``'s prepared rows hold them in this order).
 BUCKET_COLUMNS = "res, start, service, up, down, slow, maintenance, excluded, hist, p50, p95"
 # A service's rows of one span of time, in order, as the record publishes them: their count and text.
-SPAN_ROWS = ("SELECT count(*), ifnull(group_concat(row, ','), '') FROM "
-             "(SELECT row FROM results WHERE service = ? AND ts >= ? AND ts < ? ORDER BY ts, check_index)")
+SPAN_ROWS = (
+    "SELECT count(*), ifnull(group_concat(row, ','), '') FROM "
+    "(SELECT row FROM results WHERE service = ? AND ts >= ? AND ts < ? ORDER BY ts, check_index)"
+)
 
 
 def _last_day_split(since: datetime) -> tuple[int, int]:
@@ -74,102 +83,155 @@ def _last_day_split(since: datetime) -> tuple[int, int]:
 def _write_hours(db: sqlite3.Connection, hours: Iterable[tuple[str, int]]) -> None:
     """Rewrite the blocks of these (service, hour) from the results (an hour left empty goes)."""
     blocks = [(svc, hour, *db.execute(SPAN_ROWS, (svc, hour, hour + HOUR)).fetchone()) for svc, hour in sorted(hours)]
-    db.executemany("INSERT OR REPLACE INTO result_hours VALUES (?,?,?,?)",
-                   [(svc, hour, n, _deflated(text)) for svc, hour, n, text in blocks if n])
-    db.executemany("DELETE FROM result_hours WHERE service = ? AND hour = ?",
-                   [(svc, hour) for svc, hour, n, _ in blocks if not n])
+    db.executemany(
+        "INSERT OR REPLACE INTO result_hours VALUES (?,?,?,?)",
+        [(svc, hour, n, _deflated(text)) for svc, hour, n, text in blocks if n],
+    )
+    db.executemany(
+        "DELETE FROM result_hours WHERE service = ? AND hour = ?", [(svc, hour) for svc, hour, n, _ in blocks if not n]
+    )
 
 
 def _write_all_hours(db: sqlite3.Connection, after: int = 0) -> None:
     """The blocks of every hour holding a result written after rowid ``after`` (a migrated
     store: all of them; a simulated service as it is loaded)."""
-    _write_hours(db, db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results WHERE rowid > ?",
-                                (after,)).fetchall())
+    _write_hours(
+        db,
+        db.execute(f"SELECT DISTINCT service, ts / {HOUR} * {HOUR} FROM results WHERE rowid > ?", (after,)).fetchall(),
+    )
 
 
-Step = str | Callable[[sqlite3.Connection], None]     # SQL, or a function of the open transaction
+Step = str | Callable[[sqlite3.Connection], None]  # SQL, or a function of the open transaction
 
 MIGRATIONS: list[tuple[int, str, list[Step]]] = [
-    (1, "initial schema", [
-        """CREATE TABLE runs (
+    (
+        1,
+        "initial schema",
+        [
+            """CREATE TABLE runs (
             id INTEGER PRIMARY KEY, started_at REAL NOT NULL, finished_at REAL,
             checks_attempted INTEGER NOT NULL DEFAULT 0, checks_failed INTEGER NOT NULL DEFAULT 0,
             vendors_attempted INTEGER NOT NULL DEFAULT 0, vendors_failed INTEGER NOT NULL DEFAULT 0,
             probe_ms REAL NOT NULL DEFAULT 0, note TEXT)""",
-        """CREATE TABLE results (
+            """CREATE TABLE results (
             service TEXT NOT NULL, check_index INTEGER NOT NULL, ts INTEGER NOT NULL,
             outcome TEXT NOT NULL, latency_ms REAL, http_status INTEGER, slow INTEGER NOT NULL,
             flag TEXT, run_id INTEGER)""",
-        "CREATE INDEX results_by_time ON results (ts)",
-        """CREATE TABLE buckets (
+            "CREATE INDEX results_by_time ON results (ts)",
+            """CREATE TABLE buckets (
             res INTEGER NOT NULL, start INTEGER NOT NULL, service TEXT NOT NULL,
             up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
             maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
             PRIMARY KEY (res, start, service)) WITHOUT ROWID""",
-        "CREATE TABLE service_state (service TEXT PRIMARY KEY, state TEXT NOT NULL)",
-        """CREATE TABLE incidents (
+            "CREATE TABLE service_state (service TEXT PRIMARY KEY, state TEXT NOT NULL)",
+            """CREATE TABLE incidents (
             id TEXT PRIMARY KEY, service TEXT NOT NULL, started_at INTEGER NOT NULL,
             ended_at INTEGER, updated_at INTEGER NOT NULL, record TEXT NOT NULL)""",
-        "CREATE INDEX incidents_open ON incidents (service) WHERE ended_at IS NULL",
-    ]),
-    (2, "vendor sources", [
-        """CREATE TABLE vendor_sources (
+            "CREATE INDEX incidents_open ON incidents (service) WHERE ended_at IS NULL",
+        ],
+    ),
+    (
+        2,
+        "vendor sources",
+        [
+            """CREATE TABLE vendor_sources (
             service TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, last_modified TEXT, body BLOB,
             last_ok_at REAL, fetched_at REAL, outcome TEXT, detail TEXT, view TEXT)""",
-    ]),
-    (3, "vantage point figures of a run", [
-        "ALTER TABLE runs ADD COLUMN canaries_attempted INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE runs ADD COLUMN canaries_failed INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE runs ADD COLUMN results_excluded INTEGER NOT NULL DEFAULT 0",
-    ]),
-    (4, "latency percentiles kept per bucket", [
-        "ALTER TABLE buckets ADD COLUMN p50 REAL",
-        "ALTER TABLE buckets ADD COLUMN p95 REAL",
-        "UPDATE buckets SET p50 = NULL, p95 = NULL",
-    ]),
-    (5, "each result's published row, and results by service", [
-        "ALTER TABLE results ADD COLUMN row TEXT",
-        f"UPDATE results SET row = {ROW_SQL}",
-        "CREATE INDEX results_by_service ON results (service, ts)",
-    ]),
-    (6, "closed history points kept between builds, and buckets by service", [
-        """CREATE TABLE history_cache (
+        ],
+    ),
+    (
+        3,
+        "vantage point figures of a run",
+        [
+            "ALTER TABLE runs ADD COLUMN canaries_attempted INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN canaries_failed INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN results_excluded INTEGER NOT NULL DEFAULT 0",
+        ],
+    ),
+    (
+        4,
+        "latency percentiles kept per bucket",
+        [
+            "ALTER TABLE buckets ADD COLUMN p50 REAL",
+            "ALTER TABLE buckets ADD COLUMN p95 REAL",
+            "UPDATE buckets SET p50 = NULL, p95 = NULL",
+        ],
+    ),
+    (
+        5,
+        "each result's published row, and results by service",
+        [
+            "ALTER TABLE results ADD COLUMN row TEXT",
+            f"UPDATE results SET row = {ROW_SQL}",
+            "CREATE INDEX results_by_service ON results (service, ts)",
+        ],
+    ),
+    (
+        6,
+        "closed history points kept between builds, and buckets by service",
+        [
+            """CREATE TABLE history_cache (
             service TEXT NOT NULL, res INTEGER NOT NULL, first INTEGER NOT NULL, upto INTEGER NOT NULL,
             key TEXT NOT NULL, points TEXT NOT NULL, counts TEXT NOT NULL, hist BLOB,
             PRIMARY KEY (service, res))""",
-        "CREATE INDEX buckets_by_service ON buckets (res, service, start)",
-    ]),
-    (7, "a service's last day read from the index alone", [
-        "CREATE INDEX results_last_day ON results (service, ts, check_index, row)",
-        "DROP INDEX results_by_service",
-    ]),
-    (8, "a version of each service's measurements, moved by every write of its results or buckets", [
-        "CREATE TABLE service_data (service TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
-    ]),
-    (9, "a service's results kept in hourly blocks, so that its last day is read in a few pages", [
-        """CREATE TABLE result_hours (
+            "CREATE INDEX buckets_by_service ON buckets (res, service, start)",
+        ],
+    ),
+    (
+        7,
+        "a service's last day read from the index alone",
+        [
+            "CREATE INDEX results_last_day ON results (service, ts, check_index, row)",
+            "DROP INDEX results_by_service",
+        ],
+    ),
+    (
+        8,
+        "a version of each service's measurements, moved by every write of its results or buckets",
+        [
+            "CREATE TABLE service_data (service TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+        ],
+    ),
+    (
+        9,
+        "a service's results kept in hourly blocks, so that its last day is read in a few pages",
+        [
+            """CREATE TABLE result_hours (
             service TEXT NOT NULL, hour INTEGER NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL,
             PRIMARY KEY (service, hour)) WITHOUT ROWID""",
-        _write_all_hours,
-    ]),
-    (10, "the chart columns of the closed history points kept between builds", [
-        "ALTER TABLE history_cache ADD COLUMN series BLOB",     # none yet: the next build makes them
-    ]),
-    (11, "what the charts drew of the closed history points, kept with them", [
-        "ALTER TABLE history_cache ADD COLUMN drawn BLOB",      # none yet: the next build draws them
-    ]),
-    (12, "buckets kept by service; the history points kept by builds leave the store", [
-        "DROP TABLE history_cache",
-        """CREATE TABLE buckets_new (
+            _write_all_hours,
+        ],
+    ),
+    (
+        10,
+        "the chart columns of the closed history points kept between builds",
+        [
+            "ALTER TABLE history_cache ADD COLUMN series BLOB",  # none yet: the next build makes them
+        ],
+    ),
+    (
+        11,
+        "what the charts drew of the closed history points, kept with them",
+        [
+            "ALTER TABLE history_cache ADD COLUMN drawn BLOB",  # none yet: the next build draws them
+        ],
+    ),
+    (
+        12,
+        "buckets kept by service; the history points kept by builds leave the store",
+        [
+            "DROP TABLE history_cache",
+            """CREATE TABLE buckets_new (
             service TEXT NOT NULL, res INTEGER NOT NULL, start INTEGER NOT NULL,
             up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
             maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
             p50 REAL, p95 REAL, PRIMARY KEY (service, res, start)) WITHOUT ROWID""",
-        "INSERT INTO buckets_new SELECT service, res, start, up, down, slow, maintenance, excluded, hist, "
-        "p50, p95 FROM buckets ORDER BY service, res, start",
-        "DROP TABLE buckets",
-        "ALTER TABLE buckets_new RENAME TO buckets",
-    ]),
+            "INSERT INTO buckets_new SELECT service, res, start, up, down, slow, maintenance, excluded, hist, "
+            "p50, p95 FROM buckets ORDER BY service, res, start",
+            "DROP TABLE buckets",
+            "ALTER TABLE buckets_new RENAME TO buckets",
+        ],
+    ),
 ]
 
 
@@ -182,7 +244,7 @@ class BucketRow:
     maintenance: int = 0
     excluded: int = 0
     hist: latency.Histogram = field(default_factory=dict)
-    p50: float | None = None          # kept with the bucket, so reading it needs no histogram
+    p50: float | None = None  # kept with the bucket, so reading it needs no histogram
     p95: float | None = None
 
     def add(self, other: BucketRow) -> None:
@@ -287,34 +349,49 @@ class Store:
             for res in RESOLUTIONS:
                 _upsert_buckets(db, res, aggregate(cycle.results, res))
             _moved(db, {r.result.service for r in cycle.results})
-            db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
-                           [(k, orjson.dumps(v.to_json()).decode()) for k, v in cycle.states.items()])
-            db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
-                           [_incident_row(i) for i in cycle.incidents])
-            db.executemany("INSERT OR REPLACE INTO vendor_sources VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           [_vendor_row(v) for v in cycle.vendors])
+            db.executemany(
+                "INSERT OR REPLACE INTO service_state VALUES (?,?)",
+                [(k, orjson.dumps(v.to_json()).decode()) for k, v in cycle.states.items()],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)", [_incident_row(i) for i in cycle.incidents]
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO vendor_sources VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [_vendor_row(v) for v in cycle.vendors],
+            )
         return run_id
 
     def record_run(self, run: RunRecord) -> None:
         with self.transaction() as db:
             _insert_run(db, run)
 
-    def bulk_load(self, buckets: Iterable[tuple], results: Iterable[tuple],  # type: ignore[type-arg]
-                  states: dict[str, ServiceState], incidents: Sequence[Incident]) -> None:
+    def bulk_load(
+        self,
+        buckets: Iterable[tuple[Any, ...]],
+        results: Iterable[tuple[Any, ...]],
+        states: dict[str, ServiceState],
+        incidents: Sequence[Incident],
+    ) -> None:
         """Load prepared rows (as ``statusgen simulate`` makes them) in one transaction."""
         touched: set[str] = set()
         with self.transaction() as db:
-            db.executemany(f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           (_with_percentiles(b, touched) for b in buckets))
+            db.executemany(
+                f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (_with_percentiles(b, touched) for b in buckets),
+            )
             _moved(db, touched)
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
             db.executemany(INSERT_RESULT, results)
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
             _write_all_hours(db, before)
-            db.executemany("INSERT OR REPLACE INTO service_state VALUES (?,?)",
-                           [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()])
-            db.executemany("INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)",
-                           [_incident_row(i) for i in incidents])
+            db.executemany(
+                "INSERT OR REPLACE INTO service_state VALUES (?,?)",
+                [(k, orjson.dumps(v.to_json()).decode()) for k, v in states.items()],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)", [_incident_row(i) for i in incidents]
+            )
 
     def prune(self, now: datetime) -> None:
         """Drop raw results and buckets past their retention (results by whole hours, with their blocks)."""
@@ -324,8 +401,12 @@ class Store:
             gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service", (cut,))}
             db.execute("DELETE FROM result_hours WHERE hour < ?", (cut,))
             for res, keep in RESOLUTIONS.items():
-                gone.update(s for (s,) in db.execute("DELETE FROM buckets WHERE res = ? AND start < ? "
-                                                     "RETURNING service", (res, t - keep)))
+                gone.update(
+                    s
+                    for (s,) in db.execute(
+                        "DELETE FROM buckets WHERE res = ? AND start < ? RETURNING service", (res, t - keep)
+                    )
+                )
             _moved(db, gone)
 
     # -- reading ------------------------------------------------------------
@@ -338,7 +419,8 @@ class Store:
         """Every incident as (service, start, end or None while open, JSON record), newest first,
         without making any (``sitedata.Incidents``)."""
         return self.db.execute(
-            "SELECT service, started_at, ended_at, record FROM incidents ORDER BY started_at DESC, id DESC").fetchall()
+            "SELECT service, started_at, ended_at, record FROM incidents ORDER BY started_at DESC, id DESC"
+        ).fetchall()
 
     def incidents(self) -> list[Incident]:
         return [Incident.from_json(orjson.loads(j)) for _, _, _, j in self.incident_records()]
@@ -350,7 +432,8 @@ class Store:
 
     def last_finished_run(self) -> RunRecord | None:
         row = self.db.execute(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
+        ).fetchone()
         return _run_from_row(row) if row else None
 
     def first_run_started(self) -> datetime | None:
@@ -360,28 +443,37 @@ class Store:
     def recent_results(self, since: datetime) -> dict[str, list[StoredResult]]:
         rows = self.db.execute(
             "SELECT service, check_index, ts, outcome, latency_ms, http_status, slow, flag FROM results "
-            "WHERE ts >= ? ORDER BY ts", (to_epoch(since),))
+            "WHERE ts >= ? ORDER BY ts",
+            (to_epoch(since),),
+        )
         out: dict[str, list[StoredResult]] = defaultdict(list)
         for svc, idx, ts, outcome, lat, status, slow, flag in rows:
-            out[svc].append(StoredResult(
-                CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag))
+            out[svc].append(
+                StoredResult(CheckResult(svc, idx, from_epoch(ts), Outcome(outcome), lat, status, bool(slow)), flag)
+            )
         return out
 
     def buckets(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
         """One service's buckets of one resolution in [since, until), oldest first."""
-        rows = self.db.execute("SELECT start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets "
-                               "WHERE service = ? AND res = ? AND start >= ? AND start < ? ORDER BY start",
-                               (service, res, since, until))
+        rows = self.db.execute(
+            "SELECT start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets "
+            "WHERE service = ? AND res = ? AND start >= ? AND start < ? ORDER BY start",
+            (service, res, since, until),
+        )
         return [Bucket._make(row) for row in rows]
 
     def bucket_tallies(self, service: str, spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
         """For each (resolution, since, until) of ``spans``: how many of the service's buckets of that
         resolution lie in [since, until), and how many results they hold (every result stored adds
         one to the bucket it falls in). One query for them all."""
-        one = ("SELECT ?, count(*), ifnull(sum(up + down + maintenance + excluded), 0) FROM buckets "
-               "WHERE service = ? AND res = ? AND start >= ? AND start < ?")
-        rows = self.db.execute(" UNION ALL ".join([one] * len(spans)),
-                               [v for i, (res, since, until) in enumerate(spans) for v in (i, service, res, since, until)])
+        one = (
+            "SELECT ?, count(*), ifnull(sum(up + down + maintenance + excluded), 0) FROM buckets "
+            "WHERE service = ? AND res = ? AND start >= ? AND start < ?"
+        )
+        rows = self.db.execute(
+            " UNION ALL ".join([one] * len(spans)),
+            [v for i, (res, since, until) in enumerate(spans) for v in (i, service, res, since, until)],
+        )
         tallies = {i: (int(count), int(results)) for i, count, results in rows}
         return [tallies[i] for i in range(len(spans))]
 
@@ -392,7 +484,8 @@ class Store:
         rows = self.db.execute(
             "SELECT res, start, up, down, slow, maintenance, excluded, p50, p95, hist FROM buckets "
             f"WHERE service = ? AND (res, start) IN (VALUES {', '.join(['(?, ?)'] * len(starts))})",
-            [service, *(v for pair in starts for v in pair)])
+            [service, *(v for pair in starts for v in pair)],
+        )
         return {(row[0], row[1]): Bucket._make(row[1:]) for row in rows}
 
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
@@ -404,8 +497,9 @@ class Store:
         t, whole = _last_day_split(since)
         count, head = self.db.execute(SPAN_ROWS, (service, t, whole)).fetchone()
         parts = [head] if count else []
-        for n, rows in self.db.execute("SELECT n, rows FROM result_hours WHERE service = ? AND hour >= ? "
-                                       "ORDER BY hour", (service, whole)):
+        for n, rows in self.db.execute(
+            "SELECT n, rows FROM result_hours WHERE service = ? AND hour >= ? ORDER BY hour", (service, whole)
+        ):
             count += n
             parts.append(_inflated(rows))
         return count, "[" + ",".join(parts) + "]"
@@ -416,10 +510,12 @@ class Store:
         day of results is the one a previous build read: results leave the last day only from its
         old end."""
         t, whole = _last_day_split(since)
-        head = self.db.execute("SELECT count(*) FROM results WHERE service = ? AND ts >= ? AND ts < ?",
-                               (service, t, whole)).fetchone()[0]
-        hours = self.db.execute("SELECT ifnull(sum(n), 0) FROM result_hours WHERE service = ? AND hour >= ?",
-                                (service, whole)).fetchone()[0]
+        head = self.db.execute(
+            "SELECT count(*) FROM results WHERE service = ? AND ts >= ? AND ts < ?", (service, t, whole)
+        ).fetchone()[0]
+        hours = self.db.execute(
+            "SELECT ifnull(sum(n), 0) FROM result_hours WHERE service = ? AND hour >= ?", (service, whole)
+        ).fetchone()[0]
         return int(head + hours)
 
     def data_versions(self) -> dict[str, int]:
@@ -429,10 +525,11 @@ class Store:
         return dict(self.db.execute("SELECT service, version FROM service_data"))
 
     def vendor_rows(self) -> dict[str, VendorRow]:
-        rows = self.db.execute("SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
-                               "detail, view FROM vendor_sources")
-        return {r[0]: VendorRow(r[0], r[1], r[2], r[3], r[4], _time(r[5]), _time(r[6]), r[7], r[8], r[9])
-                for r in rows}
+        rows = self.db.execute(
+            "SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
+            "detail, view FROM vendor_sources"
+        )
+        return {r[0]: VendorRow(r[0], r[1], r[2], r[3], r[4], _time(r[5]), _time(r[6]), r[7], r[8], r[9]) for r in rows}
 
     def schema_version(self) -> int:
         return current_version(self.db)
@@ -440,9 +537,12 @@ class Store:
 
 # -- helpers ----------------------------------------------------------------------
 
+
 def current_version(db: sqlite3.Connection) -> int:
-    db.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
-               "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
     (v,) = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
     return int(v)
 
@@ -472,60 +572,116 @@ def _insert_run(db: sqlite3.Connection, run: RunRecord) -> int:
         "INSERT INTO runs (started_at, finished_at, checks_attempted, checks_failed, vendors_attempted, "
         "vendors_failed, probe_ms, note, canaries_attempted, canaries_failed, results_excluded) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (run.started_at.timestamp(), run.finished_at.timestamp() if run.finished_at else None,
-         run.checks_attempted, run.checks_failed, run.vendors_attempted, run.vendors_failed,
-         run.probe_ms, run.note, run.canaries_attempted, run.canaries_failed, run.results_excluded))
+        (
+            run.started_at.timestamp(),
+            run.finished_at.timestamp() if run.finished_at else None,
+            run.checks_attempted,
+            run.checks_failed,
+            run.vendors_attempted,
+            run.vendors_failed,
+            run.probe_ms,
+            run.note,
+            run.canaries_attempted,
+            run.canaries_failed,
+            run.results_excluded,
+        ),
+    )
     return int(cur.lastrowid or 0)
 
 
-def _run_from_row(row: tuple) -> RunRecord:  # type: ignore[type-arg]
+def _run_from_row(row: tuple[Any, ...]) -> RunRecord:
     rid, started, finished, ca, cf, va, vf, probe_ms, note, kn, kf, ex = row
-    return RunRecord(rid, from_epoch(started), from_epoch(finished) if finished else None,
-                     ca, cf, va, vf, probe_ms, note, kn, kf, ex)
+    return RunRecord(
+        rid, from_epoch(started), from_epoch(finished) if finished else None, ca, cf, va, vf, probe_ms, note, kn, kf, ex
+    )
 
 
-def _result_row(r: StoredResult, run_id: int) -> tuple:  # type: ignore[type-arg]
+def _result_row(r: StoredResult, run_id: int) -> tuple[Any, ...]:
     c = r.result
-    return (c.service, c.check_index, to_epoch(c.ts), c.outcome.value, c.latency_ms, c.http_status,
-            int(c.slow), r.flag, run_id)
+    return (
+        c.service,
+        c.check_index,
+        to_epoch(c.ts),
+        c.outcome.value,
+        c.latency_ms,
+        c.http_status,
+        int(c.slow),
+        r.flag,
+        run_id,
+    )
 
 
 def _time(value: float | None) -> datetime | None:
     return from_epoch(value) if value is not None else None
 
 
-def _vendor_row(v: VendorRow) -> tuple:  # type: ignore[type-arg]
-    return (v.service, v.url, v.etag, v.last_modified, v.body, v.last_ok_at.timestamp() if v.last_ok_at else None,
-            v.fetched_at.timestamp() if v.fetched_at else None, v.outcome, v.detail, v.view_json)
+def _vendor_row(v: VendorRow) -> tuple[Any, ...]:
+    return (
+        v.service,
+        v.url,
+        v.etag,
+        v.last_modified,
+        v.body,
+        v.last_ok_at.timestamp() if v.last_ok_at else None,
+        v.fetched_at.timestamp() if v.fetched_at else None,
+        v.outcome,
+        v.detail,
+        v.view_json,
+    )
 
 
-def _incident_row(i: Incident) -> tuple:  # type: ignore[type-arg]
-    return (i.id, i.service, to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None,
-            to_epoch(i.updated_at), orjson.dumps(i.to_json()).decode())
+def _incident_row(i: Incident) -> tuple[Any, ...]:
+    return (
+        i.id,
+        i.service,
+        to_epoch(i.started_at),
+        to_epoch(i.ended_at) if i.ended_at else None,
+        to_epoch(i.updated_at),
+        orjson.dumps(i.to_json()).decode(),
+    )
 
 
 def _moved(db: sqlite3.Connection, services: Iterable[str]) -> None:
     """Move the measurements version of ``services`` (their results or buckets were written)."""
-    db.executemany("INSERT INTO service_data VALUES (?, 1) ON CONFLICT (service) DO UPDATE SET version = version + 1",
-                   [(s,) for s in sorted(services)])
+    db.executemany(
+        "INSERT INTO service_data VALUES (?, 1) ON CONFLICT (service) DO UPDATE SET version = version + 1",
+        [(s,) for s in sorted(services)],
+    )
 
 
 def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
     """Add ``rows`` into the stored buckets."""
     for (svc, start), row in rows.items():
-        old = db.execute("SELECT up, down, slow, maintenance, excluded, hist FROM buckets "
-                         "WHERE service = ? AND res = ? AND start = ?", (svc, res, start)).fetchone()
+        old = db.execute(
+            "SELECT up, down, slow, maintenance, excluded, hist FROM buckets "
+            "WHERE service = ? AND res = ? AND start = ?",
+            (svc, res, start),
+        ).fetchone()
         if old:
-            row.add(BucketRow(start, *old[:5], latency.decode(old[5])))
-        db.execute(f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   (res, start, svc, row.up, row.down, row.slow, row.maintenance, row.excluded,
-                    latency.encode(row.hist), latency.percentile(row.hist, 0.5), latency.percentile(row.hist, 0.95)))
+            up, down, slow, maintenance, excluded, hist = old
+            row.add(BucketRow(start, up, down, slow, maintenance, excluded, latency.decode(hist)))
+        db.execute(
+            f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                res,
+                start,
+                svc,
+                row.up,
+                row.down,
+                row.slow,
+                row.maintenance,
+                row.excluded,
+                latency.encode(row.hist),
+                latency.percentile(row.hist, 0.5),
+                latency.percentile(row.hist, 0.95),
+            ),
+        )
 
 
 _PERCENTILES: dict[bytes, tuple[float | None, float | None]] = {}
 
 
-def _with_percentiles(row: tuple, services: set[str]) -> tuple:  # type: ignore[type-arg]
+def _with_percentiles(row: tuple[Any, ...], services: set[str]) -> tuple[Any, ...]:
     """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram);
     its service is added to ``services``."""
     services.add(row[2])

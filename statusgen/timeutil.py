@@ -14,7 +14,7 @@ def iso(dt: datetime | None) -> str | None:
     """RFC 3339 in UTC with Z, whole seconds (``2026-11-22T20:02:00Z``)."""
     if dt is None:
         return None
-    return dt.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"   # 2x strftime's speed
+    return dt.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"  # 2x strftime's speed
 
 
 @lru_cache(maxsize=65536)
@@ -27,8 +27,16 @@ def parse_iso(value: str | None) -> datetime | None:
     """An RFC 3339 time as an aware datetime in UTC (``Z`` or an offset; a time without one is local)."""
     if value is None:
         return None
-    moment = datetime.fromisoformat(value)      # Python 3.11 reads "Z" (a build reads some 40,000)
+    moment = datetime.fromisoformat(value)  # Python 3.11 reads "Z" (a build reads some 40,000)
     return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
+
+
+def parse_time(value: str) -> datetime:
+    """``parse_iso`` of a value that is a time (a record's own, never null)."""
+    moment = parse_iso(value)
+    if moment is None:
+        raise ValueError("a time was expected")
+    return moment
 
 
 def to_epoch(dt: datetime) -> int:
@@ -44,7 +52,7 @@ def floor_to(ts: int, step: int) -> int:
 
 
 def human_duration(delta: timedelta) -> str:
-    """"14 min", "2 h 5 min", "3 d 4 h": how a person says a duration."""
+    """ "14 min", "2 h 5 min", "3 d 4 h": how a person says a duration."""
     total = max(0, int(delta.total_seconds()))
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)

@@ -109,6 +109,7 @@ CYCLES = 4
 
 # -- the tree ------------------------------------------------------------------
 
+
 def build_scenario(tmp: Path) -> Path:
     """Real cycles into ``tmp/site``: every status, an open and a closed incident; returns the output link."""
     targets = Targets()
@@ -139,15 +140,18 @@ def scenario(factory: pytest.TempPathFactory, name: str) -> Path:
         _built.append(build_scenario(factory.mktemp("scenario")))
     built = _built[0]
     dest = factory.mktemp(name)
-    shutil.copytree(built.parent, dest, symlinks=True, dirs_exist_ok=True)   # keeps the link and the mtimes
+    shutil.copytree(built.parent, dest, symlinks=True, dirs_exist_ok=True)  # keeps the link and the mtimes
     return dest / built.name
 
 
 def tree_files(site: Path) -> dict[str, bytes]:
     """The files of the current generation as ``write_tree`` takes them (no .gz copies, no manifest)."""
     root = site.resolve()
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != MANIFEST and not p.name.endswith(".gz")}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != MANIFEST and not p.name.endswith(".gz")
+    }
 
 
 def rewrite(site: Path, changes: dict[str, bytes | None]) -> None:
@@ -175,6 +179,7 @@ def fresh_address() -> str:
 
 # -- the servers ---------------------------------------------------------------
 
+
 @dataclass
 class Server:
     """A server of the tree at ``site`` on 127.0.0.1:``port``."""
@@ -195,11 +200,13 @@ class Server:
         transport = httpx.HTTPTransport(local_address=address or fresh_address())
         return httpx.Client(base_url=self.base, transport=transport, timeout=10, **kw)  # type: ignore[arg-type]
 
-    def raw(self, path: str, method: str = "GET", headers: dict[str, str] | None = None,
-            address: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    def raw(
+        self, path: str, method: str = "GET", headers: dict[str, str] | None = None, address: str | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
         """One request whose target goes on the wire exactly as given (no client normalization)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10,
-                                          source_address=(address or fresh_address(), 0))
+        conn = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=10, source_address=(address or fresh_address(), 0)
+        )
         try:
             conn.putrequest(method, path, skip_host=False, skip_accept_encoding=True)
             for name, value in (headers or {}).items():
@@ -246,14 +253,22 @@ def worker_user() -> str | None:
 
 def nginx_test(prefix: Path, conf: Path) -> subprocess.CompletedProcess[str]:
     """``nginx -t`` on a configuration file."""
-    return subprocess.run([nginx_binary(), "-t", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
-                          capture_output=True, text=True, timeout=30, check=False)
+    return subprocess.run(
+        [nginx_binary(), "-t", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
 
 
 def run_nginx(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
     """nginx in the foreground on ``conf``, ready when its port accepts connections."""
-    process = subprocess.Popen([nginx_binary(), "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"),
-                                "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [nginx_binary(), "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"), "-g", "daemon off;"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -269,7 +284,7 @@ def run_nginx(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
 
 
 def stop_nginx(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()   # SIGTERM: fast shutdown of the master and its workers
+    process.terminate()  # SIGTERM: fast shutdown of the master and its workers
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -283,8 +298,9 @@ def start_nginx(site: Path, prefix: Path, **options: object) -> Server:
     for attempt in range(3):
         port = free_port()
         conf = prefix / "nginx.conf"
-        conf.write_text(nginx_config(NginxOptions(site=site, listen=f"127.0.0.1:{port}", user=worker_user(),
-                                                  **options)))  # type: ignore[arg-type]
+        conf.write_text(
+            nginx_config(NginxOptions(site=site, listen=f"127.0.0.1:{port}", user=worker_user(), **options))
+        )  # type: ignore[arg-type]
         try:
             process = run_nginx(prefix, conf, port)
         except RuntimeError:

@@ -26,7 +26,7 @@ class Behaviour:
 class TargetHandler(BaseHTTPRequestHandler):
     server: Targets
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body go out at once, no 40 ms delayed-ACK stall
+    disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
 
     def do_GET(self) -> None:
         b = self.server.behaviour.get(self.path, Behaviour(404, b"no such target"))
@@ -38,7 +38,7 @@ class TargetHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b.body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -87,8 +87,10 @@ class Site:
 def write_config(tmp: Path, body: str, site: str = "") -> Path:
     path = tmp / "services.toml"
     interval = "" if "interval" in site else "interval = 60\n"
-    path.write_text(f'[site]\ntitle = "Test status"\nbase_url = "https://status.example.org"\n'
-                    f'{interval}{site}\n{body}', encoding="utf-8")
+    path.write_text(
+        f'[site]\ntitle = "Test status"\nbase_url = "https://status.example.org"\n{interval}{site}\n{body}',
+        encoding="utf-8",
+    )
     return path
 
 

@@ -37,8 +37,8 @@ from statusgen.vendors.stage import VendorRow, settle
 HERE = Path(__file__).resolve().parent
 ARCHIVE = HERE / "fixtures" / "pinned" / "site-7d.tar.xz"
 SAMPLE = HERE / "fixtures" / "vendors" / "statuspage" / "sendgrid_summary_active_incident_groups.json"
-START = datetime(2026, 11, 20, 12, 30, tzinfo=UTC)         # where the simulated history ends
-NOW = START + timedelta(minutes=4, seconds=30)              # the build's clock
+START = datetime(2026, 11, 20, 12, 30, tzinfo=UTC)  # where the simulated history ends
+NOW = START + timedelta(minutes=4, seconds=30)  # the build's clock
 VENDOR_URL = "https://status.example.com/api/v2/summary.json"
 #: What a build writes that is not part of the pinned tree: the manifest and the .gz copies.
 UNPINNED = re.compile(r"(^|/)\.manifest\.json$|\.gz$")
@@ -46,16 +46,27 @@ UNPINNED = re.compile(r"(^|/)\.manifest\.json$|\.gz$")
 
 def _config_text(db: Path, out: Path) -> str:
     text = config_text(6, db, out)
-    text = text.replace('slug = "service-0000"', 'slug = "service-0000"\ndescription = "Payments <b>&</b> '
-                        '\\"billing\\""\nurl = "https://example.com/?a=1&b=<2>"')
+    text = text.replace(
+        'slug = "service-0000"',
+        'slug = "service-0000"\ndescription = "Payments <b>&</b> '
+        '\\"billing\\""\nurl = "https://example.com/?a=1&b=<2>"',
+    )
     text = text.replace('slug = "service-0004"', 'slug = "service-0004"\npaused = true')
-    text = re.sub(r'(url = "http://127.0.0.1:9/service-0003"\ntimeout = 10)',
-                  r'\1\n[services.vendor]\nurl = "%s"\ncomponents = ["Partners"]' % VENDOR_URL, text)
-    text = re.sub(r'(url = "http://127.0.0.1:9/service-0005"\ntimeout = 10)',
-                  r'\1\n[[services.maintenance]]\nstart = 2026-11-20T12:00:00Z\nend = 2026-11-20T14:00:00Z\n'
-                  r'title = "Database <upgrade>"', text)
-    return text.replace('url = "http://127.0.0.1:9/service-0001"',
-                        'url = "http://127.0.0.1:9/service-0001?token=x&y=1"\nkeyword = "<ok>"')
+    text = re.sub(
+        r'(url = "http://127.0.0.1:9/service-0003"\ntimeout = 10)',
+        rf'\1\n[services.vendor]\nurl = "{VENDOR_URL}"\ncomponents = ["Partners"]',
+        text,
+    )
+    text = re.sub(
+        r'(url = "http://127.0.0.1:9/service-0005"\ntimeout = 10)',
+        r"\1\n[[services.maintenance]]\nstart = 2026-11-20T12:00:00Z\nend = 2026-11-20T14:00:00Z\n"
+        r'title = "Database <upgrade>"',
+        text,
+    )
+    return text.replace(
+        'url = "http://127.0.0.1:9/service-0001"',
+        'url = "http://127.0.0.1:9/service-0001?token=x&y=1"\nkeyword = "<ok>"',
+    )
 
 
 def _results(slug: str, at: datetime, n: int) -> CheckResult:
@@ -102,8 +113,11 @@ def tree_files(root: Path) -> dict[str, bytes]:
 def pinned_files() -> dict[str, bytes]:
     """The pinned tree, by path."""
     with tarfile.open(ARCHIVE) as tar:
-        return {m.name.removeprefix("./"): tar.extractfile(m).read()  # type: ignore[union-attr]
-                for m in tar.getmembers() if m.isfile()}
+        return {
+            m.name.removeprefix("./"): tar.extractfile(m).read()  # type: ignore[union-attr]
+            for m in tar.getmembers()
+            if m.isfile()
+        }
 
 
 def write(work: Path) -> None:

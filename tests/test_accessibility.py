@@ -17,10 +17,28 @@ from tests.test_pages import DemoBuild, demo_build, text_of
 STATIC = Path(__file__).resolve().parents[1] / "templates" / "static"
 
 #: Colours the stylesheet declares per theme, and what each must stand out from.
-TEXT_ON_BACKGROUNDS = ["--fg", "--muted", "--link", "--st-operational", "--st-degraded", "--st-partial_outage",
-                       "--st-major_outage", "--st-maintenance", "--st-unknown"]
-MARKS = ["--av-full", "--av-high", "--av-mid", "--av-low", "--av-none", "--av-maint", "--lat-p50", "--lat-p95",
-         "--focus"]
+TEXT_ON_BACKGROUNDS = [
+    "--fg",
+    "--muted",
+    "--link",
+    "--st-operational",
+    "--st-degraded",
+    "--st-partial_outage",
+    "--st-major_outage",
+    "--st-maintenance",
+    "--st-unknown",
+]
+MARKS = [
+    "--av-full",
+    "--av-high",
+    "--av-mid",
+    "--av-low",
+    "--av-none",
+    "--av-maint",
+    "--lat-p50",
+    "--lat-p95",
+    "--focus",
+]
 BACKGROUNDS = ["--bg", "--surface"]
 
 
@@ -30,6 +48,7 @@ def demo() -> DemoBuild:
 
 
 # -- contrast ------------------------------------------------------------------------------
+
 
 def _channel(value: int) -> float:
     c = value / 255
@@ -41,7 +60,7 @@ def luminance(colour: str) -> float:
     hex_ = colour.strip().lstrip("#")
     if len(hex_) == 3:
         hex_ = "".join(c * 2 for c in hex_)
-    r, g, b = (_channel(int(hex_[i:i + 2], 16)) for i in (0, 2, 4))
+    r, g, b = (_channel(int(hex_[i : i + 2], 16)) for i in (0, 2, 4))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -88,6 +107,7 @@ def test_dark_theme_overrides_every_colour() -> None:
 
 
 # -- structure -------------------------------------------------------------------------------
+
 
 def _pages(demo: DemoBuild) -> list[tuple[str, lxml.html.HtmlElement]]:
     return [(p, demo.page(p)) for p in demo.pages()]
@@ -146,7 +166,7 @@ def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
         for word in page.xpath("//span[starts-with(@class, 'st st-')]"):
             status = word.get("class").removeprefix("st st-")
             assert text_of(word) == status_word(status), path
-        for bar in page.xpath("//div[@class='bar']"):   # the colours of a bar are told in words beside it
+        for bar in page.xpath("//div[@class='bar']"):  # the colours of a bar are told in words beside it
             (foot,) = bar.xpath("following-sibling::p[@class='bar-foot']")
             words = r"([\d.]+% available|No checks counted) over 90 days, \d+ min of incidents"
             assert re.fullmatch(words, text_of(foot)), path
@@ -161,6 +181,7 @@ def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
 def test_focus_is_visible() -> None:
     css = (STATIC / "site.css").read_text(encoding="utf-8")
     assert re.search(r"a:focus-visible[^{]*\{\s*outline: 3px solid var\(--focus\)", css)
-    assert re.search(r"\[tabindex\]:focus-visible[^{]*\{\s*outline: 3px solid var\(--focus\)", css), \
+    assert re.search(r"\[tabindex\]:focus-visible[^{]*\{\s*outline: 3px solid var\(--focus\)", css), (
         "bars and charts get a tabindex from the script, and a visible focus from this rule"
+    )
     assert re.search(r"\.mark \{[^}]*outline: 2px solid var\(--fg\)", css), "the bucket told is outlined"

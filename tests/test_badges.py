@@ -11,15 +11,27 @@ from statusgen.render.badges import endpoint_badge, svg_badge
 
 
 def test_badges_in_the_tree_follow_the_snapshot(tmp_path):
-    demo(["--no-serve", "--cycles", "4", "--pause", "0", "--workdir", str(tmp_path / "d"),
-          "--output", str(tmp_path / "site")])
+    demo(
+        [
+            "--no-serve",
+            "--cycles",
+            "4",
+            "--pause",
+            "0",
+            "--workdir",
+            str(tmp_path / "d"),
+            "--output",
+            str(tmp_path / "site"),
+        ]
+    )
     site = tmp_path / "site"
     snap = json.loads((site / "api/v1/snapshot.json").read_bytes())
     for s in snap["services"]:
         badge = json.loads((site / f"badges/{s['slug']}.json").read_bytes())
         assert badge["schemaVersion"] == 1 and badge["label"] == s["name"]
-        assert badge["message"] == s["status"].replace("_", " ").replace("degraded", "degraded performance") \
-            .replace("maintenance", "under maintenance").replace("unknown", "status unknown")
+        assert badge["message"] == s["status"].replace("_", " ").replace("degraded", "degraded performance").replace(
+            "maintenance", "under maintenance"
+        ).replace("unknown", "status unknown")
         svg = et.fromstring((site / f"badges/{s['slug']}.svg").read_bytes())
         assert svg.tag == "{http://www.w3.org/2000/svg}svg"
         assert svg.get("aria-label") == f"{badge['label']}: {badge['message']}"
@@ -30,5 +42,10 @@ def test_badge_text_is_escaped():
     svg = svg_badge(summary)
     tree = et.fromstring(svg)
     assert "<b>" not in svg.decode() and tree.findtext("{http://www.w3.org/2000/svg}title") == 'A <b>&": major outage'
-    assert endpoint_badge(summary) == {"schemaVersion": 1, "label": 'A <b>&"', "message": "major outage",
-                                       "color": "red", "cacheSeconds": 60}
+    assert endpoint_badge(summary) == {
+        "schemaVersion": 1,
+        "label": 'A <b>&"',
+        "message": "major outage",
+        "color": "red",
+        "cacheSeconds": 60,
+    }

@@ -25,8 +25,14 @@ from tests.test_accessibility import contrast
 from tests.test_pages import DemoBuild, bar_foot, demo_build
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VARIANTS = [(scheme, width) for scheme in ("light", "dark") for width in (1280, 360)]
 
@@ -84,8 +90,9 @@ def visit(browser: Browser, url: str, scheme: str = "light", width: int = 1280) 
     return seen
 
 
-def check_every_variant(browser: Browser, site: Site, path: str, name: str,
-                        inspect: Callable[[Page, str, int], None] | None = None) -> None:
+def check_every_variant(
+    browser: Browser, site: Site, path: str, name: str, inspect: Callable[[Page, str, int], None] | None = None
+) -> None:
     """Light and dark, wide and narrow: a screenshot, no console error, nothing outside the site.
 
     ``inspect(page, scheme, width)`` runs further checks on each variant while it is open.
@@ -106,6 +113,7 @@ def check_every_variant(browser: Browser, site: Site, path: str, name: str,
 
 
 # -- the front page --------------------------------------------------------------------------
+
 
 def front_page_matches_the_snapshot(page: Page, snapshot: dict[str, Any]) -> None:
     assert page.inner_text("#health-index") == number(snapshot["health_index"])
@@ -147,13 +155,15 @@ def point_at(page: Page, selector: str, index: int, count: int, plot: tuple[floa
     page.locator(selector).scroll_into_view_if_needed()
     box = page.locator(selector).bounding_box()
     assert box is not None
-    page.mouse.move(box["x"] + box["width"] * (plot[0] + plot[1] * (index + 0.5) / count), box["y"] + box["height"] * 0.6)
+    page.mouse.move(
+        box["x"] + box["width"] * (plot[0] + plot[1] * (index + 0.5) / count), box["y"] + box["height"] * 0.6
+    )
 
 
 def tip_in_view(page: Page, tip: Locator) -> None:
     box = tip.bounding_box()
     assert box is not None and box["width"] > 50
-    assert 0 <= box["x"] and box["x"] + box["width"] <= page.viewport_size["width"] + 0.5   # type: ignore[index]
+    assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 0.5  # type: ignore[index]
 
 
 def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site: Site) -> None:
@@ -163,7 +173,9 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         seen = visit(browser, site.base + "/", width=width)
         page = seen.page
         bar, tip = "#svc-acme-api .bar", page.locator("#svc-acme-api .tip")
-        assert tip.count() == 0 and not any("/api/" in u for u in seen.requests), "nothing is fetched before it is asked"
+        assert tip.count() == 0 and not any("/api/" in u for u in seen.requests), (
+            "nothing is fetched before it is asked"
+        )
         assert page.is_visible("#h-services ~ p [data-hint]"), "the script says how to use the bars"
         for day in (89, 45, 0):
             point_at(page, bar, day, len(points))
@@ -174,7 +186,7 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         page.mouse.move(0, 0)
         expect(tip).to_have_count(0)
         page.locator("#svc-acme-api .svc-head a").focus()
-        page.keyboard.press("Tab")   # the bar is the next stop
+        page.keyboard.press("Tab")  # the bar is the next stop
         assert page.evaluate("document.activeElement.className") == "bar"
         active = page.locator("#svc-acme-api .bar")
         for key, day in (("", 89), ("ArrowLeft", 88), ("ArrowLeft", 87), ("Home", 0), ("ArrowRight", 1), ("End", 89)):
@@ -209,6 +221,7 @@ def test_front_page_without_javascript_tells_the_90_days_in_words(browser: Brows
 
 # -- a service page --------------------------------------------------------------------------
 
+
 def test_service_page(browser: Browser, site: Site) -> None:
     record = site.json("/api/v1/services/payments-eu")["service"]
 
@@ -221,7 +234,7 @@ def test_service_page(browser: Browser, site: Site) -> None:
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
 
 
-PLOT = (charts.LEFT / charts.W, charts.PLOT_W / charts.W)   # the plot area, as parts of a chart's width
+PLOT = (charts.LEFT / charts.W, charts.PLOT_W / charts.W)  # the plot area, as parts of a chart's width
 
 
 def test_service_page_charts_tell_a_bucket_on_hover_and_on_focus(browser: Browser, site: Site) -> None:
@@ -262,7 +275,7 @@ def test_service_page_ranges_switch_without_javascript(browser: Browser, site: S
     assert page.is_visible("#panel-24h") and not page.is_visible("#panel-7d")
     page.click("label[for='range-7d']")
     assert page.is_visible("#panel-7d") and not page.is_visible("#panel-24h")
-    page.keyboard.press("ArrowRight")   # radio buttons move on with the arrow keys
+    page.keyboard.press("ArrowRight")  # radio buttons move on with the arrow keys
     assert page.is_visible(f"#panel-{names[2]}")
     for name in names:
         page.click(f"label[for='range-{name}']")
@@ -275,9 +288,12 @@ def test_service_page_ranges_switch_without_javascript(browser: Browser, site: S
 
 # -- incidents ---------------------------------------------------------------------------------
 
+
 def test_incidents_page(browser: Browser, site: Site) -> None:
-    expected = {section: site.json(f"/api/v1/incidents?active={active}")["incidents"]
-                for section, active in (("h-open", "1"), ("h-past", "0"))}
+    expected = {
+        section: site.json(f"/api/v1/incidents?active={active}")["incidents"]
+        for section, active in (("h-open", "1"), ("h-past", "0"))
+    }
     assert all(expected.values()), "the demo has open and past incidents"
 
     def inspect(page: Page, scheme: str, width: int) -> None:
@@ -303,7 +319,7 @@ BACKGROUND_JS = """el => {
 
 
 def _rgb(css: str) -> str:
-    parts = css[css.index("(") + 1:css.index(")")].split(",")
+    parts = css[css.index("(") + 1 : css.index(")")].split(",")
     return "#" + "".join(f"{int(float(p)):02x}" for p in parts[:3])
 
 
@@ -316,7 +332,9 @@ def colours_have_enough_contrast(page: Page, scheme: str) -> None:
         assert contrast(_rgb(fg), _rgb(bg)) >= 4.5, (scheme, words.nth(i).inner_text(), fg, bg)
     body_bg = _rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
     assert (body_bg == "#ffffff") == (scheme == "light"), "the theme follows prefers-color-scheme"
-    fills = page.locator(".bar i").evaluate_all("els => els.map(el => getComputedStyle(el).getPropertyValue('--c').trim())")
+    fills = page.locator(".bar i").evaluate_all(
+        "els => els.map(el => getComputedStyle(el).getPropertyValue('--c').trim())"
+    )
     assert fills
     for fill in set(fills):
         assert contrast(fill, body_bg) >= 3, (scheme, fill, body_bg)

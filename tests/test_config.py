@@ -11,14 +11,14 @@ from statusgen.cli import main
 from statusgen.config import config_reference, documented_keys, load_config
 from statusgen.errors import ConfigError
 
-GOOD_SERVICE = '''
+GOOD_SERVICE = """
 [[services]]
 slug = "github"
 name = "GitHub"
 category = "dev"
 [[services.checks]]
 url = "https://api.github.com/"
-'''
+"""
 CATS = '[categories]\ndev = "Developer tools"\n'
 
 
@@ -33,58 +33,128 @@ def messages(tmp_path: Path, text: str) -> list[str]:
 BROKEN = [
     ("no services", CATS, ["services.toml: no services declared; add at least one [[services]] table"]),
     ("not toml", "[site\n", None),
-    ("timeout words", CATS + GOOD_SERVICE + 'timeout = "ten"\n',
-     ['services.toml: service "github", check 1: timeout must be a number of seconds greater than 0, got "ten"']),
-    ("second check", CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
-     ['services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
-      'services.toml: service "github", check 2: timeout must be a number of seconds greater than 0, got -1']),
-    ("unknown key", CATS + GOOD_SERVICE + "retries = 3\n",
-     ['services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, method, '
-      'expect_status, keyword, timeout, degraded_ms, max_bytes']),
-    ("undeclared category", CATS + GOOD_SERVICE.replace('"dev"', '"cloud"'),
-     ['services.toml: service "github": category "cloud" is not declared; declared: dev']),
-    ("bad slug and missing name", CATS + '[[services]]\nslug = "Git Hub"\ncategory = "dev"\n'
-     '[[services.checks]]\nurl = "https://x.org"\n',
-     ['services.toml: service "Git Hub": slug must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$, got "Git Hub"',
-      'services.toml: service "Git Hub": name is required (Display name.)']),
-    ("duplicate slug", CATS + GOOD_SERVICE + GOOD_SERVICE,
-     ['services.toml: service "github": slug is used by more than one service; slugs must be unique']),
-    ("no checks", CATS + '[[services]]\nslug = "a"\nname = "A"\ncategory = "dev"\n',
-     ['services.toml: service "a": needs at least one check ([[services.checks]] with a url) or a vendor source']),
-    ("site keys", '[site]\ninterval = 0\nbase_url = "status.example.org"\ncolour = "red"\n' + CATS + GOOD_SERVICE,
-     ['services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
-      'services.toml: [site]: interval must be a number of seconds greater than 0, got 0',
-      'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, store, '
-      'output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, '
-      'mass_failure_ratio, mass_failure_min_checks, spread']),
-    ("a key of an earlier version", '[site]\nprobe_processes = 2\n' + CATS + GOOD_SERVICE,
-     ['services.toml: [site]: "probe_processes" is no longer a key: checks run in one process (worker processes '
-      'cost CPU and bought no accuracy); delete the key']),
-    ("no categories", GOOD_SERVICE,
-     ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"']),
-    ("expect status", CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",
-     ['services.toml: service "github", check 1: expect_status must be an HTTP status code or a list of them '
-      '(100-599), got [200, 999]']),
-    ("maintenance backwards", CATS + GOOD_SERVICE + '[[services.maintenance]]\nstart = 2026-11-22T10:00:00Z\n'
-     'end = 2026-11-22T09:00:00Z\n',
-     ['services.toml: service "github", maintenance 1: end must be after start']),
-    ("vendor format", CATS + GOOD_SERVICE + '[services.vendor]\nurl = "https://www.githubstatus.com/api/v2/'
-     'summary.json"\nformat = "atlassian"\n',
-     ['services.toml: service "github", vendor: format must be one of auto, statuspage, statusio, slack, heroku, '
-      'cachet, gcp, feed, got "atlassian"']),
-    ("top level", 'sites = 1\n' + CATS + GOOD_SERVICE,
-     ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries']),
-    ("recurring without duration", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * sun"\n',
-     ['services.toml: service "github", maintenance 1: duration is required with schedule']),
-    ("bad cron", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 25 * * sun"\nduration = 60\n',
-     ['services.toml: service "github", maintenance 1: schedule must be a cron expression (minute hour day month '
-      'weekday), got "0 25 * * sun": hour: \'25\' is outside 0-23']),
-    ("both kinds", CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * *"\nduration = 60\n'
-     'start = 2026-11-22T10:00:00Z\n',
-     ['services.toml: service "github", maintenance 1: give either start and end (one-off) or schedule and '
-      'duration (recurring)']),
-    ("canary", CATS + GOOD_SERVICE + '[[canaries]]\nurl = "example.com"\n',
-     ['services.toml: canary 1: url must be an http:// or https:// URL, got "example.com"']),
+    (
+        "timeout words",
+        CATS + GOOD_SERVICE + 'timeout = "ten"\n',
+        ['services.toml: service "github", check 1: timeout must be a number of seconds greater than 0, got "ten"'],
+    ),
+    (
+        "second check",
+        CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
+        [
+            'services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
+            'services.toml: service "github", check 2: timeout must be a number of seconds greater than 0, got -1',
+        ],
+    ),
+    (
+        "unknown key",
+        CATS + GOOD_SERVICE + "retries = 3\n",
+        [
+            'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, method, '
+            "expect_status, keyword, timeout, degraded_ms, max_bytes"
+        ],
+    ),
+    (
+        "undeclared category",
+        CATS + GOOD_SERVICE.replace('"dev"', '"cloud"'),
+        ['services.toml: service "github": category "cloud" is not declared; declared: dev'],
+    ),
+    (
+        "bad slug and missing name",
+        CATS + '[[services]]\nslug = "Git Hub"\ncategory = "dev"\n[[services.checks]]\nurl = "https://x.org"\n',
+        [
+            'services.toml: service "Git Hub": slug must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$, got "Git Hub"',
+            'services.toml: service "Git Hub": name is required (Display name.)',
+        ],
+    ),
+    (
+        "duplicate slug",
+        CATS + GOOD_SERVICE + GOOD_SERVICE,
+        ['services.toml: service "github": slug is used by more than one service; slugs must be unique'],
+    ),
+    (
+        "no checks",
+        CATS + '[[services]]\nslug = "a"\nname = "A"\ncategory = "dev"\n',
+        ['services.toml: service "a": needs at least one check ([[services.checks]] with a url) or a vendor source'],
+    ),
+    (
+        "site keys",
+        '[site]\ninterval = 0\nbase_url = "status.example.org"\ncolour = "red"\n' + CATS + GOOD_SERVICE,
+        [
+            'services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
+            "services.toml: [site]: interval must be a number of seconds greater than 0, got 0",
+            'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
+            "store, output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, "
+            "vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, spread",
+        ],
+    ),
+    (
+        "a key of an earlier version",
+        "[site]\nprobe_processes = 2\n" + CATS + GOOD_SERVICE,
+        [
+            'services.toml: [site]: "probe_processes" is no longer a key: checks run in one process (worker processes '
+            "cost CPU and bought no accuracy); delete the key"
+        ],
+    ),
+    (
+        "no categories",
+        GOOD_SERVICE,
+        ['services.toml: [categories]: at least one category is required, e.g. [categories] cloud = "Cloud"'],
+    ),
+    (
+        "expect status",
+        CATS + GOOD_SERVICE + "expect_status = [200, 999]\n",
+        [
+            'services.toml: service "github", check 1: expect_status must be an HTTP status code or a list of them '
+            "(100-599), got [200, 999]"
+        ],
+    ),
+    (
+        "maintenance backwards",
+        CATS + GOOD_SERVICE + "[[services.maintenance]]\nstart = 2026-11-22T10:00:00Z\nend = 2026-11-22T09:00:00Z\n",
+        ['services.toml: service "github", maintenance 1: end must be after start'],
+    ),
+    (
+        "vendor format",
+        CATS + GOOD_SERVICE + '[services.vendor]\nurl = "https://www.githubstatus.com/api/v2/'
+        'summary.json"\nformat = "atlassian"\n',
+        [
+            'services.toml: service "github", vendor: format must be one of auto, statuspage, statusio, slack, heroku, '
+            'cachet, gcp, feed, got "atlassian"'
+        ],
+    ),
+    (
+        "top level",
+        "sites = 1\n" + CATS + GOOD_SERVICE,
+        ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries'],
+    ),
+    (
+        "recurring without duration",
+        CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * sun"\n',
+        ['services.toml: service "github", maintenance 1: duration is required with schedule'],
+    ),
+    (
+        "bad cron",
+        CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 25 * * sun"\nduration = 60\n',
+        [
+            'services.toml: service "github", maintenance 1: schedule must be a cron expression (minute hour day month '
+            "weekday), got \"0 25 * * sun\": hour: '25' is outside 0-23"
+        ],
+    ),
+    (
+        "both kinds",
+        CATS + GOOD_SERVICE + '[[services.maintenance]]\nschedule = "0 2 * * *"\nduration = 60\n'
+        "start = 2026-11-22T10:00:00Z\n",
+        [
+            'services.toml: service "github", maintenance 1: give either start and end (one-off) or schedule and '
+            "duration (recurring)"
+        ],
+    ),
+    (
+        "canary",
+        CATS + GOOD_SERVICE + '[[canaries]]\nurl = "example.com"\n',
+        ['services.toml: canary 1: url must be an http:// or https:// URL, got "example.com"'],
+    ),
 ]
 
 
@@ -145,13 +215,44 @@ def test_the_bundled_example_is_valid():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False),
-                    st.text(max_size=20), st.sampled_from(["https://x.example", "0 2 * * sun", "cloud", "GET"]))
-KEYS = st.sampled_from(["site", "categories", "services", "canaries", "checks", "maintenance", "vendor", "slug",
-                        "name", "category", "url", "timeout", "interval", "start", "end", "schedule", "duration",
-                        "expect_status", "format", "components", "paused", "max_bytes", "x"])
-TREES = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4),
-                                                     st.dictionaries(KEYS, kids, max_size=5)), max_leaves=25)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.sampled_from(["https://x.example", "0 2 * * sun", "cloud", "GET"]),
+)
+KEYS = st.sampled_from(
+    [
+        "site",
+        "categories",
+        "services",
+        "canaries",
+        "checks",
+        "maintenance",
+        "vendor",
+        "slug",
+        "name",
+        "category",
+        "url",
+        "timeout",
+        "interval",
+        "start",
+        "end",
+        "schedule",
+        "duration",
+        "expect_status",
+        "format",
+        "components",
+        "paused",
+        "max_bytes",
+        "x",
+    ]
+)
+TREES = st.recursive(
+    SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(KEYS, kids, max_size=5)), max_leaves=25
+)
 
 
 def toml_of(value: object) -> str:
@@ -168,6 +269,7 @@ def toml_of(value: object) -> str:
         if isinstance(v, float):
             return repr(v) if v == v and abs(v) != float("inf") else "0.0"
         return json.dumps(v) if v is not None else '""'
+
     if not isinstance(value, dict):
         value = {"site": value}
     return "\n".join(f"{json.dumps(k)} = {inline(v)}" for k, v in value.items() if v is not None)
@@ -179,6 +281,7 @@ def test_fuzzed_configurations_never_crash(tmp_path_factory, doc):
     path = tmp_path_factory.mktemp("fuzz") / "services.toml"
     try:
         from statusgen.config import parse_config
+
         cfg = parse_config(toml_of(doc), path)
     except ConfigError as exc:
         assert exc.problems and all(p.startswith("services.toml: ") for p in exc.problems)

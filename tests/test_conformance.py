@@ -69,11 +69,18 @@ def assert_error(server: Server, r: httpx.Response, status: int, name: str) -> N
 
 # -- every endpoint, filter and range --------------------------------------------
 
+
 def endpoint_files() -> dict[str, str]:
     """Each public URL (no query) and the file of the tree it answers with."""
-    files = {"/api/v1/snapshot": "api/v1/snapshot.json", "/api/v1/services": routes.services_file(),
-             "/api/v1/incidents": routes.incidents_file(), "/api/v1/health": "api/v1/health.json",
-             "/api/v1/openapi.json": "api/v1/openapi.json", "/feed/incidents.xml": "feed/incidents.xml", "/": "index.html"}
+    files = {
+        "/api/v1/snapshot": "api/v1/snapshot.json",
+        "/api/v1/services": routes.services_file(),
+        "/api/v1/incidents": routes.incidents_file(),
+        "/api/v1/health": "api/v1/health.json",
+        "/api/v1/openapi.json": "api/v1/openapi.json",
+        "/feed/incidents.xml": "feed/incidents.xml",
+        "/": "index.html",
+    }
     for slug in SLUGS:
         files[f"/api/v1/services/{slug}"] = routes.service_file(slug)
         files[f"/api/v1/services/{slug}/history"] = routes.history_file(slug, "24h")
@@ -97,10 +104,10 @@ def test_precompressed_copies_are_served_to_gzip_clients(server, http):
         r = http.get(url, headers={"Accept-Encoding": "gzip"})
         has_gz = (server.site / (rel + ".gz")).exists()
         assert r.headers.get("content-encoding") == ("gzip" if has_gz else None), url
-        assert r.content == server.file(rel), url      # httpx decodes
+        assert r.content == server.file(rel), url  # httpx decodes
         if has_gz:
             assert "accept-encoding" in r.headers["vary"].lower()
-            assert r.headers["etag"] != http.get(url, headers=IDENTITY).headers["etag"]   # one ETag per representation
+            assert r.headers["etag"] != http.get(url, headers=IDENTITY).headers["etag"]  # one ETag per representation
 
 
 def test_every_filter_and_pair_answers_with_its_file(server, http):
@@ -122,7 +129,11 @@ def test_every_history_range_answers_with_its_file(server, http):
 
 
 def test_incidents_active_filters(server, http):
-    for value, rel in (("1", routes.incidents_file("1")), ("0", routes.incidents_file("0")), ("", routes.incidents_file())):
+    for value, rel in (
+        ("1", routes.incidents_file("1")),
+        ("0", routes.incidents_file("0")),
+        ("", routes.incidents_file()),
+    ):
         r = http.get(f"/api/v1/incidents?active={value}")
         assert r.status_code == 200 and r.content == server.file(rel)
     open_ = http.get("/api/v1/incidents?active=1").json()["incidents"]
@@ -137,14 +148,21 @@ def test_the_scenario_has_every_status(server, http):
 
 def test_parameters_in_any_order_unknown_ignored_empty_absent_first_counts(server, http):
     pair = server.file(routes.services_file("web", "major_outage"))
-    same = ["?category=web&status=major_outage", "?status=major_outage&category=web",
-            "?utm_source=x&status=major_outage&foo=&category=web", "?category=web&status=major_outage&category=bogus",
-            "?status=major_outage&category=web&STATUS=bogus&Category=bogus", "?xcategory=bogus&category=web&status=major_outage"]
+    same = [
+        "?category=web&status=major_outage",
+        "?status=major_outage&category=web",
+        "?utm_source=x&status=major_outage&foo=&category=web",
+        "?category=web&status=major_outage&category=bogus",
+        "?status=major_outage&category=web&STATUS=bogus&Category=bogus",
+        "?xcategory=bogus&category=web&status=major_outage",
+    ]
     for query in same:
         r = http.get("/api/v1/services" + query)
         assert r.status_code == 200 and r.content == pair, query
     assert http.get("/api/v1/services?category=&status=").content == server.file(routes.services_file())
-    assert http.get("/api/v1/services?category=&status=unknown").content == server.file(routes.services_file(None, "unknown"))
+    assert http.get("/api/v1/services?category=&status=unknown").content == server.file(
+        routes.services_file(None, "unknown")
+    )
     assert http.get("/api/v1/services?category").content == server.file(routes.services_file())
     assert http.get("/api/v1/services/alpha/history?range=").content == server.file(routes.history_file("alpha", "24h"))
     assert http.get("/api/v1/snapshot?category=bogus&range=bogus").content == server.file("api/v1/snapshot.json")
@@ -159,12 +177,12 @@ def test_a_trailing_slash_names_the_same_resource(server, http):
 
 INVALID = [
     ("/api/v1/services?category=space", 400, "400-category"),
-    ("/api/v1/services?category=APIS", 400, "400-category"),                  # values are case-sensitive
+    ("/api/v1/services?category=APIS", 400, "400-category"),  # values are case-sensitive
     ("/api/v1/services?category=_all", 400, "400-category"),
     ("/api/v1/services?category=..%2F..%2Fetc", 400, "400-category"),
     ("/api/v1/services?status=fine", 400, "400-status"),
     ("/api/v1/services?status=_all&category=web", 400, "400-status"),
-    ("/api/v1/services?status=fine&category=space", 400, "400-category"),     # category is checked first
+    ("/api/v1/services?status=fine&category=space", 400, "400-category"),  # category is checked first
     ("/api/v1/services/alpha/history?range=1y", 400, "400-range"),
     ("/api/v1/services/alpha/history?range=24H", 400, "400-range"),
     ("/api/v1/services/alpha/history?range=../24h", 400, "400-range"),
@@ -175,7 +193,7 @@ INVALID = [
     ("/api/v1/services/alpha.json", 404, "404-service"),
     ("/api/v1/services/_filter", 404, "404-service"),
     ("/api/v1/services/nope/history", 404, "404-service"),
-    ("/api/v1/services/nope/history?range=1y", 404, "404-service"),          # the slug before the range
+    ("/api/v1/services/nope/history?range=1y", 404, "404-service"),  # the slug before the range
     ("/api/v1/services/-alpha/history", 404, "404-service"),
     ("/api/v1/nothing-here", 404, "404"),
     ("/api/v2/snapshot", 404, "404"),
@@ -203,11 +221,28 @@ def test_allowed_values_are_listed_in_400s(server, http):
     assert http.get("/api/v1/incidents?active=x").json()["error"]["allowed"] == ["0", "1"]
 
 
-TRAVERSAL = ["/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
-             "/api/v1/services/..%2f..%2f..%2f..%2fetc%2fpasswd", "/api/v1/services/alpha/../../../../../etc/passwd",
-             "/feed/..%2f..%2f.manifest.json", "//etc/passwd", "/api/v1/services/%00", "/api/v1/%00/snapshot",
-             "/.manifest.json", "/api/v1/.manifest.json", "/_errors/404.json", "/_errors/429.json", "/%",
-             "/..", "/../", "/..%5c..%5cetc%5cpasswd", "*", "/guide%0d%0aSet-Cookie:%20a=b", "/%0d%0aX-Injected:%201"]
+TRAVERSAL = [
+    "/../../../etc/passwd",
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+    "/api/v1/services/..%2f..%2f..%2f..%2fetc%2fpasswd",
+    "/api/v1/services/alpha/../../../../../etc/passwd",
+    "/feed/..%2f..%2f.manifest.json",
+    "//etc/passwd",
+    "/api/v1/services/%00",
+    "/api/v1/%00/snapshot",
+    "/.manifest.json",
+    "/api/v1/.manifest.json",
+    "/_errors/404.json",
+    "/_errors/429.json",
+    "/%",
+    "/..",
+    "/../",
+    "/..%5c..%5cetc%5cpasswd",
+    "*",
+    "/guide%0d%0aSet-Cookie:%20a=b",
+    "/%0d%0aX-Injected:%201",
+]
 
 
 def test_no_path_reaches_outside_the_tree_or_its_private_files(server):
@@ -220,8 +255,12 @@ def test_no_path_reaches_outside_the_tree_or_its_private_files(server):
 
 
 def test_raw_query_values_never_reach_a_path(server):
-    for query, name in (("category=..%2f..%2f..%2fetc%2fpasswd", "400-category"), ("status=../../x", "400-status"),
-                        ("category=apis%00", "400-category"), ("status=%2e%2e", "400-status")):
+    for query, name in (
+        ("category=..%2f..%2f..%2fetc%2fpasswd", "400-category"),
+        ("status=../../x", "400-status"),
+        ("category=apis%00", "400-category"),
+        ("status=%2e%2e", "400-status"),
+    ):
         status, _, body = server.raw(f"/api/v1/services?{query}")
         assert (status, body) == (400, server.file(routes.error_file(name))), query
     status, _, body = server.raw("/api/v1/services/alpha/history?range=..%2F..%2F..%2Fsnapshot")
@@ -229,6 +268,7 @@ def test_raw_query_values_never_reach_a_path(server):
 
 
 # -- methods -------------------------------------------------------------------
+
 
 def test_methods_other_than_get_and_head_are_405_with_allow(server):
     body = server.file(routes.error_file("405"))
@@ -250,8 +290,15 @@ def test_head_is_get_without_a_body(server, http):
 
 # -- ETag and 304 --------------------------------------------------------------
 
-CACHED = ["/api/v1/snapshot", "/api/v1/services?category=web&status=major_outage", "/api/v1/services/golf",
-          "/api/v1/services/bravo/history?range=7d", "/api/v1/incidents?active=0", "/feed/incidents.xml", "/"]
+CACHED = [
+    "/api/v1/snapshot",
+    "/api/v1/services?category=web&status=major_outage",
+    "/api/v1/services/golf",
+    "/api/v1/services/bravo/history?range=7d",
+    "/api/v1/incidents?active=0",
+    "/feed/incidents.xml",
+    "/",
+]
 
 
 def test_if_none_match_gives_304_without_a_body(server, http):
@@ -280,7 +327,7 @@ def same_size_variant(data: bytes) -> bytes:
     match = re.search(rb'"as_of":"[^"]*(\d)Z"', data)
     assert match
     digit = str((int(match.group(1)) + 1) % 10).encode()
-    return data[:match.start(1)] + digit + data[match.end(1):]
+    return data[: match.start(1)] + digit + data[match.end(1) :]
 
 
 def test_a_change_of_the_same_size_within_one_second_changes_the_etag(server, http):
@@ -290,19 +337,19 @@ def test_a_change_of_the_same_size_within_one_second_changes_the_etag(server, ht
     kept = http.get("/api/v1/snapshot").headers["etag"]
     seen: list[tuple[str, str]] = []
     try:
-        for _ in range(2):                              # two rewrites in a row: within one second
+        for _ in range(2):  # two rewrites in a row: within one second
             variant = same_size_variant(server.file(rel))
             before = http.get(url, headers=IDENTITY).headers["etag"], http.get(url).headers["etag"]
             rewrite(server.site, {rel: variant})
             plain, gz = http.get(url, headers=IDENTITY), http.get(url, headers={"Accept-Encoding": "gzip"})
             assert plain.content == variant and gz.content == variant and len(variant) == len(original)
-            assert gz.headers["content-encoding"] == "gzip"                  # the .gz copy moved with it
+            assert gz.headers["content-encoding"] == "gzip"  # the .gz copy moved with it
             assert plain.headers["etag"] != before[0] and gz.headers["etag"] != before[1]
             stale = http.get(url, headers={**IDENTITY, "If-None-Match": before[0]})
             assert stale.status_code == 200 and stale.content == variant
             seen.append((plain.headers["etag"], gz.headers["etag"]))
         assert len(set(seen)) == 2
-        assert http.get("/api/v1/snapshot").headers["etag"] == kept          # unchanged files keep theirs
+        assert http.get("/api/v1/snapshot").headers["etag"] == kept  # unchanged files keep theirs
     finally:
         rewrite(server.site, {rel: original})
     assert http.get(url, headers=IDENTITY).content == original
@@ -340,23 +387,24 @@ def test_an_incidents_page_of_earlier_versions_is_sent_on_to_where_it_is_told(se
 
 # -- rate limit ----------------------------------------------------------------
 
+
 def test_rate_limit_answers_a_burst_of_120_then_429_with_retry_after(server):
     first = fresh_address()
     with server.client(first) as client:
         started = time.monotonic()
         codes = [client.get("/api/v1/health").status_code for _ in range(120)]
         assert codes == [200] * 120
-        extra = 0                                   # nginx's bucket lets one more through every 0.5 s
+        extra = 0  # nginx's bucket lets one more through every 0.5 s
         while (r := client.get("/api/v1/health")).status_code == 200:
             extra += 1
             assert extra <= 2 * (time.monotonic() - started) + 1
         assert_error(server, r, 429, "429")
         assert int(r.headers["retry-after"]) >= 1
         for url in ("/api/v1/services?category=bad", "/nothing-here", "/api/v1/services/nope"):
-            assert_error(server, client.get(url), 429, "429")        # a limited client is refused everything
+            assert_error(server, client.get(url), 429, "429")  # a limited client is refused everything
         status, headers, _ = server.raw("/api/v1/snapshot", "POST", address=first)
         assert status == 429 and headers["retry-after"]
-    with server.client() as second:                 # another client is still served
+    with server.client() as second:  # another client is still served
         assert second.get("/api/v1/health").status_code == 200
     with server.client(first) as again:
         assert again.get("/api/v1/snapshot").status_code == 429
@@ -377,6 +425,7 @@ def test_a_burst_of_120_at_once_is_answered(server):
 
 
 # -- the OpenAPI document, by schemathesis ----------------------------------------
+
 
 class SourceAddress(HTTPAdapter):
     """A requests adapter whose connections come from one loopback address."""
@@ -399,8 +448,7 @@ def session_from(address: str) -> requests.Session:
 def fuzz(operation, mode: GenerationMode, base: str, session: requests.Session) -> None:
     """Schemathesis cases of one operation, each sent and checked against the document."""
 
-    @settings(max_examples=25, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(generation_mode=mode))
     def check(case) -> None:
         case.call_and_validate(base_url=base, session=session)
@@ -410,12 +458,16 @@ def fuzz(operation, mode: GenerationMode, base: str, session: requests.Session) 
 
 def test_schemathesis_finds_no_mismatch_with_the_openapi_document(server):
     doc = json.loads(server.file("api/v1/openapi.json"))
-    assert all(p.get("allowEmptyValue") for item in doc["paths"].values() for p in item["get"]["parameters"]
-               if p["in"] == "query")
+    assert all(
+        p.get("allowEmptyValue")
+        for item in doc["paths"].values()
+        for p in item["get"]["parameters"]
+        if p["in"] == "query"
+    )
     schema = schemathesis.openapi.from_dict(doc)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) == 8
     for operation in operations:
         has_parameters = bool(operation.path_parameters or operation.query)
         for mode in [GenerationMode.POSITIVE] + ([GenerationMode.NEGATIVE] if has_parameters else []):
-            fuzz(operation, mode, server.base, session_from(fresh_address()))   # each from an address of its own
+            fuzz(operation, mode, server.base, session_from(fresh_address()))  # each from an address of its own

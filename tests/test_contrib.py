@@ -14,21 +14,53 @@ from statusgen.cli import main
 CONTRIB = Path(__file__).resolve().parents[1] / "contrib"
 UNITS = ("statusgen.service", "statusgen.timer", "statusgen-loop.service")
 HARDENING = {
-    "ProtectSystem": "strict", "NoNewPrivileges": "yes", "ProtectHome": "yes", "PrivateTmp": "yes",
-    "PrivateDevices": "yes", "CapabilityBoundingSet": "", "RestrictSUIDSGID": "yes",
-    "SystemCallFilter": "@system-service", "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+    "ProtectSystem": "strict",
+    "NoNewPrivileges": "yes",
+    "ProtectHome": "yes",
+    "PrivateTmp": "yes",
+    "PrivateDevices": "yes",
+    "CapabilityBoundingSet": "",
+    "RestrictSUIDSGID": "yes",
+    "SystemCallFilter": "@system-service",
+    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
 }
 # The directives these units may use, for machines without systemd-analyze (containers).
 KNOWN = {
     "Unit": {"Description", "Documentation", "Wants", "After", "Conflicts"},
     "Timer": {"OnCalendar", "AccuracySec", "Unit"},
     "Install": {"WantedBy"},
-    "Service": {"Type", "User", "Group", "WorkingDirectory", "ExecStart", "TimeoutStartSec", "TimeoutStopSec",
-                "UMask", "KillSignal", "KillMode", "Restart", "RestartSec", "RestartPreventExitStatus",
-                "ReadWritePaths", "AmbientCapabilities", "ProtectKernelTunables", "ProtectKernelModules",
-                "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "ProtectProc",
-                "ProcSubset", "RestrictNamespaces", "RestrictRealtime", "LockPersonality",
-                "MemoryDenyWriteExecute", "SystemCallArchitectures", "SystemCallErrorNumber", *HARDENING},
+    "Service": {
+        "Type",
+        "User",
+        "Group",
+        "WorkingDirectory",
+        "ExecStart",
+        "TimeoutStartSec",
+        "TimeoutStopSec",
+        "UMask",
+        "KillSignal",
+        "KillMode",
+        "Restart",
+        "RestartSec",
+        "RestartPreventExitStatus",
+        "ReadWritePaths",
+        "AmbientCapabilities",
+        "ProtectKernelTunables",
+        "ProtectKernelModules",
+        "ProtectKernelLogs",
+        "ProtectControlGroups",
+        "ProtectClock",
+        "ProtectHostname",
+        "ProtectProc",
+        "ProcSubset",
+        "RestrictNamespaces",
+        "RestrictRealtime",
+        "LockPersonality",
+        "MemoryDenyWriteExecute",
+        "SystemCallArchitectures",
+        "SystemCallErrorNumber",
+        *HARDENING,
+    },
 }
 
 
@@ -81,8 +113,8 @@ def test_loop_unit_stops_on_sigterm_and_does_not_restart_on_config_or_lock_error
 
 def test_both_services_are_hardened_and_can_write_the_store_and_the_output():
     header = (CONTRIB / "statusgen.service").read_text()
-    store = PurePosixPath(re.search(r'store = "([^"]+)"', header).group(1))     # type: ignore[union-attr]
-    output = PurePosixPath(re.search(r'output = "([^"]+)"', header).group(1))   # type: ignore[union-attr]
+    store = PurePosixPath(re.search(r'store = "([^"]+)"', header).group(1))  # type: ignore[union-attr]
+    output = PurePosixPath(re.search(r'output = "([^"]+)"', header).group(1))  # type: ignore[union-attr]
     for name in ("statusgen.service", "statusgen-loop.service"):
         service = unit(name)["Service"]
         assert {k: service.get(k) for k in HARDENING} == HARDENING, name
@@ -94,8 +126,12 @@ def test_both_services_are_hardened_and_can_write_the_store_and_the_output():
 
 
 def test_commented_publish_lines_are_real_commands():
-    lines = [line for name in ("statusgen.service", "cron.example") for line in (CONTRIB / name).read_text().splitlines()
-             if "statusgen publish" in line and line.startswith("#")]
+    lines = [
+        line
+        for name in ("statusgen.service", "cron.example")
+        for line in (CONTRIB / name).read_text().splitlines()
+        if "statusgen publish" in line and line.startswith("#")
+    ]
     assert len(lines) == 2
     for line in lines:
         command = line.split("ExecStartPost=", 1)[-1] if "ExecStartPost=" in line else line.split("statusgen  ", 1)[1]
@@ -105,8 +141,11 @@ def test_commented_publish_lines_are_real_commands():
 
 
 def test_cron_line_runs_every_minute_as_statusgen():
-    entries = [line for line in (CONTRIB / "cron.example").read_text().splitlines()
-               if line.strip() and not line.startswith("#") and not re.match(r"^[A-Z]+=", line)]
+    entries = [
+        line
+        for line in (CONTRIB / "cron.example").read_text().splitlines()
+        if line.strip() and not line.startswith("#") and not re.match(r"^[A-Z]+=", line)
+    ]
     assert len(entries) == 1
     *schedule, user, command = entries[0].split(maxsplit=6)
     assert schedule == ["*"] * 5 and user == "statusgen"
@@ -119,10 +158,12 @@ def test_units_are_valid_for_systemd(tmp_path):
         for section, keys in unit(name).items():
             assert set(keys) <= KNOWN[section], (name, section, set(keys) - KNOWN[section])
     analyzer = shutil.which("systemd-analyze")
-    if analyzer is None:    # a container without systemd: the directive check above is what there is
+    if analyzer is None:  # a container without systemd: the directive check above is what there is
         return
     root = tmp_path / "root"
-    system = Path("/usr/lib/systemd/system") if Path("/usr/lib/systemd/system").is_dir() else Path("/lib/systemd/system")
+    system = (
+        Path("/usr/lib/systemd/system") if Path("/usr/lib/systemd/system").is_dir() else Path("/lib/systemd/system")
+    )
     shutil.copytree(system, root / "usr/lib/systemd/system", symlinks=True)
     (root / "etc/systemd/system").mkdir(parents=True)
     for name in UNITS:
@@ -132,8 +173,13 @@ def test_units_are_valid_for_systemd(tmp_path):
     binary.write_text("#!/bin/sh\n")
     binary.chmod(0o755)
     for name in UNITS:
-        done = subprocess.run([analyzer, "verify", f"--root={root}", f"/etc/systemd/system/{name}"],
-                              check=False, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [analyzer, "verify", f"--root={root}", f"/etc/systemd/system/{name}"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0 and done.stderr == "" and done.stdout == "", (name, done.stderr)
 
 

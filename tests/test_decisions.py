@@ -19,16 +19,24 @@ from statusgen.model import RANGES, CheckResult, Outcome, Status
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
-SVC = ServiceConfig("api", "Example API", "cloud",
-                    (CheckConfig("https://api.example.com/health", timeout=10, degraded_ms=500),
-                     CheckConfig("https://www.example.com/")),
-                    failures_to_open=3, successes_to_resolve=2)
+SVC = ServiceConfig(
+    "api",
+    "Example API",
+    "cloud",
+    (
+        CheckConfig("https://api.example.com/health", timeout=10, degraded_ms=500),
+        CheckConfig("https://www.example.com/"),
+    ),
+    failures_to_open=3,
+    successes_to_resolve=2,
+)
 
 
 def result(i: int, at: datetime, outcome: Outcome = Outcome.OK, ms: float = 40.0) -> CheckResult:
     up = outcome is Outcome.OK
-    return CheckResult("api", i, at, outcome, ms if outcome is not Outcome.TIMEOUT else None,
-                       200 if up else None, up and ms > 500)
+    return CheckResult(
+        "api", i, at, outcome, ms if outcome is not Outcome.TIMEOUT else None, 200 if up else None, up and ms > 500
+    )
 
 
 def cycle(at: datetime, a: Outcome = Outcome.OK, b: Outcome = Outcome.OK, ms: float = 40.0) -> list[CheckResult]:
@@ -51,7 +59,7 @@ OK, TO, HS = Outcome.OK, Outcome.TIMEOUT, Outcome.HTTP_STATUS
 
 
 def test_verdict_of_a_cycle():
-    assert verdict([]) .value == "none"
+    assert verdict([]).value == "none"
     assert verdict(cycle(T0)).value == "ok"
     assert verdict(cycle(T0, TO)).value == "partial"
     assert verdict(cycle(T0, TO, HS)).value == "down"
@@ -59,7 +67,7 @@ def test_verdict_of_a_cycle():
 
 
 def test_first_good_cycle_is_operational():
-    (state, inc), = run([(OK, OK)])
+    ((state, inc),) = run([(OK, OK)])
     assert state.status is Status.OPERATIONAL
     assert state.since == T0
     assert state.reason == "All 2 checks answer as expected."
@@ -68,8 +76,12 @@ def test_first_good_cycle_is_operational():
 
 def test_outage_needs_three_failed_cycles_and_starts_at_the_first():
     seen = run([(OK, OK), (TO, TO), (TO, TO), (TO, TO)])
-    assert [s.status for s, _ in seen] == [Status.OPERATIONAL, Status.OPERATIONAL, Status.OPERATIONAL,
-                                           Status.MAJOR_OUTAGE]
+    assert [s.status for s, _ in seen] == [
+        Status.OPERATIONAL,
+        Status.OPERATIONAL,
+        Status.OPERATIONAL,
+        Status.MAJOR_OUTAGE,
+    ]
     state, inc = seen[-1]
     assert state.since == T0 + MIN
     assert seen[1][0].reason.endswith("1 of 3 failed cycles needed to declare an outage.")
@@ -78,9 +90,11 @@ def test_outage_needs_three_failed_cycles_and_starts_at_the_first():
     assert inc.started_at == T0 + MIN
     assert inc.title == "Example API: major outage"
     assert inc.id == "api-20261122t120100"
-    assert inc.updates[0].message == ("Opened after 3 failed cycles in a row: HTTPS GET check of "
-                                      "api.example.com/health timed out (10 s); HTTPS GET check of "
-                                      "www.example.com timed out (10 s).")
+    assert inc.updates[0].message == (
+        "Opened after 3 failed cycles in a row: HTTPS GET check of "
+        "api.example.com/health timed out (10 s); HTTPS GET check of "
+        "www.example.com timed out (10 s)."
+    )
 
 
 def test_partial_outage_when_some_checks_fail():
@@ -99,11 +113,11 @@ def test_isolated_failures_never_open_an_incident():
 def test_recovery_needs_two_good_cycles_and_resolves_the_incident():
     seen = run([(OK, OK)] + [(TO, TO)] * 3 + [(OK, OK), (OK, OK), (OK, OK)])
     statuses = [s.status for s, _ in seen]
-    assert statuses[4] is Status.MAJOR_OUTAGE            # one good cycle is not enough
+    assert statuses[4] is Status.MAJOR_OUTAGE  # one good cycle is not enough
     assert statuses[4] is Status.MAJOR_OUTAGE and "1 of 2 good cycles" in seen[4][0].reason
     assert statuses[5] is Status.OPERATIONAL
     state, inc = seen[5]
-    assert state.since == T0 + 4 * MIN                  # recovery began at the first good cycle
+    assert state.since == T0 + 4 * MIN  # recovery began at the first good cycle
     assert not inc.open and inc.ended_at == T0 + 4 * MIN
     assert inc.updates[-1].message == "Recovered after 3 min."
     assert [u.kind for u in inc.updates] == ["opened", "resolved"]
@@ -186,13 +200,16 @@ def test_state_round_trips_through_json():
     assert ServiceState.from_json(state.to_json()) == state
 
 
-@pytest.mark.parametrize("statuses, expected", [
-    ([], None),
-    ([Status.UNKNOWN, Status.MAINTENANCE], None),
-    ([Status.OPERATIONAL] * 3, 100.0),
-    ([Status.OPERATIONAL, Status.MAJOR_OUTAGE], 50.0),
-    ([Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.UNKNOWN], 70.0),
-])
+@pytest.mark.parametrize(
+    "statuses, expected",
+    [
+        ([], None),
+        ([Status.UNKNOWN, Status.MAINTENANCE], None),
+        ([Status.OPERATIONAL] * 3, 100.0),
+        ([Status.OPERATIONAL, Status.MAJOR_OUTAGE], 50.0),
+        ([Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.UNKNOWN], 70.0),
+    ],
+)
 def test_health_index(statuses, expected):
     assert health_index(statuses) == expected
 
@@ -209,8 +226,11 @@ def test_history_gives_every_bucket_with_null_gaps():
     rng = RANGES["24h"]
     start = int((T0 - 10 * MIN).timestamp())
     hist = latency.add({}, [40, 50, 60, 70])
-    rows = [Bucket(start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95),
-                   latency.encode(hist))]
+    rows = [
+        Bucket(
+            start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95), latency.encode(hist)
+        )
+    ]
     closed = closed_part(rng, T0, [], rows)
     assert (closed.up, closed.down) == (4, 1)
     made = history("api", rng, T0, [], closed, None)
@@ -224,7 +244,7 @@ def test_history_gives_every_bucket_with_null_gaps():
     assert doc["summary"]["availability"] == 80.0 and doc["resolution"] == "5m"
     starts = [p["start"] for p in points]
     assert starts == sorted(starts)
-    assert orjson.loads(orjson.dumps(doc))["points"] == points     # the answer holds the points as made
+    assert orjson.loads(orjson.dumps(doc))["points"] == points  # the answer holds the points as made
 
 
 def test_incident_minutes_per_bucket():
@@ -245,25 +265,28 @@ def test_latency_histogram_is_within_five_percent():
 
 def test_recurring_maintenance_window_in_cron_form():
     from statusgen.cron import last_fire
+
     weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
     svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(weekly,))
-    sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)          # a Sunday, inside 02:00-04:00
+    sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)  # a Sunday, inside 02:00-04:00
     state = service_decision(ServiceState(), svc, cycle(sunday, TO, TO), sunday)
     assert state.status is Status.MAINTENANCE
     assert state.since == datetime(2026, 11, 22, 2, 0, tzinfo=UTC)
     assert state.reason == "Scheduled maintenance: Weekly patching (until 2026-11-22T04:00:00Z)."
-    later = sunday + timedelta(hours=1)                          # 04:30: the window has closed
+    later = sunday + timedelta(hours=1)  # 04:30: the window has closed
     assert service_decision(state, svc, cycle(later), later).status is Status.OPERATIONAL
     monday = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
     assert svc.maintenance_at(monday) is None
-    assert last_fire("*/15 9-17 * * mon-fri", datetime(2026, 11, 23, 9, 20, tzinfo=UTC), 600) == \
-        datetime(2026, 11, 23, 9, 15, tzinfo=UTC)
+    assert last_fire("*/15 9-17 * * mon-fri", datetime(2026, 11, 23, 9, 20, tzinfo=UTC), 600) == datetime(
+        2026, 11, 23, 9, 15, tzinfo=UTC
+    )
     assert last_fire("0 0 1 * *", datetime(2026, 12, 1, 0, 5, tzinfo=UTC), 3600) == datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def test_loop_spreads_checks_over_most_of_the_interval():
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import loop_spread
+
     svc = ServiceConfig("api", "A", "c", (CheckConfig("https://a.example", timeout=10),))
     assert loop_spread(Config(path=None, site=SiteConfig(interval=60), categories={}, services=(svc,))) == 45.0
     assert loop_spread(Config(path=None, site=SiteConfig(interval=300), categories={}, services=(svc,))) == 240.0
@@ -273,6 +296,7 @@ def test_loop_spreads_checks_over_most_of_the_interval():
 def test_a_single_run_spreads_its_starts_by_the_number_of_checks():
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import run_spread
+
     svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example"),)) for i in range(1000))
     assert run_spread(Config(path=None, site=SiteConfig(), categories={}, services=svcs)) == 4.0
     assert run_spread(Config(path=None, site=SiteConfig(spread=0.0), categories={}, services=svcs)) == 0.0
@@ -282,22 +306,30 @@ def test_checks_that_timed_out_start_first_and_the_others_spread_over_their_time
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import run_spread, timed_out_before
     from statusgen.decide.state import Evidence
+
     at = datetime(2026, 1, 1, tzinfo=UTC)
 
     def evidence(check: int, outcome: str) -> Evidence:
         return Evidence(check, "GET", "https://a.example", outcome, None, None, False, at)
 
-    states = {"a": ServiceState(evidence=(evidence(1, "ok"), evidence(2, "timeout"))),
-              "b": ServiceState(evidence=(evidence(1, "connect"),)), "c": ServiceState()}
+    states = {
+        "a": ServiceState(evidence=(evidence(1, "ok"), evidence(2, "timeout"))),
+        "b": ServiceState(evidence=(evidence(1, "connect"),)),
+        "c": ServiceState(),
+    }
     assert timed_out_before(states) == {("a", 1)}
-    svcs = tuple(ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example", timeout=3.0 if i else 8.0),))
-                 for i in range(1000))
+    svcs = tuple(
+        ServiceConfig(f"s{i}", "S", "c", (CheckConfig("https://a.example", timeout=3.0 if i else 8.0),))
+        for i in range(1000)
+    )
     config = Config(path=None, site=SiteConfig(), categories={}, services=svcs)
-    assert run_spread(config, {("s5", 0)}) == 4.0              # a second past its timeout: as long as 4 s
-    assert run_spread(config, {("s5", 0), ("s0", 0)}) == 9.0   # the longest of them sets how long the run lasts
+    assert run_spread(config, {("s5", 0)}) == 4.0  # a second past its timeout: as long as 4 s
+    assert run_spread(config, {("s5", 0), ("s0", 0)}) == 9.0  # the longest of them sets how long the run lasts
     assert run_spread(config, {("s0", 0)} | {(f"s{i}", 0) for i in range(1, 1000)}) == 9.0
     assert run_spread(replace(config, services=svcs[:10]), {("s5", 0)}) == 4.0
-    assert run_spread(replace(config, services=svcs[:10]), {("s9", 1)}) == pytest.approx(0.04)   # no such check: the default
+    assert run_spread(replace(config, services=svcs[:10]), {("s9", 1)}) == pytest.approx(
+        0.04
+    )  # no such check: the default
     long = replace(config, services=(ServiceConfig("x", "X", "c", (CheckConfig("https://a.example", timeout=60.0),)),))
-    assert run_spread(long, {("x", 0)}) == 10.0                 # never more than 10 s
-    assert run_spread(replace(config, site=SiteConfig(spread=0.5)), {("s5", 0)}) == 0.5   # as the site says
+    assert run_spread(long, {("x", 0)}) == 10.0  # never more than 10 s
+    assert run_spread(replace(config, site=SiteConfig(spread=0.5)), {("s5", 0)}) == 0.5  # as the site says

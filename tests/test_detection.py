@@ -13,17 +13,18 @@ def test_isolated_failures_open_no_incident():
 def test_hard_outage_opens_within_threshold_and_resolves_within_recovery():
     out = detection.hard_outage(start=100, end=160)
     assert len(out.opened) == 1
-    (opened, resolved), = out.opened.values()
-    assert opened == 102            # the third failed cycle
-    assert resolved == 161          # the second good cycle
+    ((opened, resolved),) = out.opened.values()
+    assert opened == 102  # the third failed cycle
+    assert resolved == 161  # the second good cycle
 
 
 def test_network_down_opens_nothing_and_degrades_collection():
     out = detection.network_down(start=50, end=70)
     assert out.incidents == 0
     assert out.suspect_cycles == list(range(50, 70))
-    assert out.collection_notes[0].startswith("Our own vantage point looks at fault: 20 of 20 checks failed at once "
-                                              "and all 2 canary checks failed.")
+    assert out.collection_notes[0].startswith(
+        "Our own vantage point looks at fault: 20 of 20 checks failed at once and all 2 canary checks failed."
+    )
 
 
 def test_flapping_for_an_hour_is_one_incident():

@@ -19,8 +19,12 @@ def test_every_command_is_in_the_readme():
 def test_every_endpoint_and_status_is_in_the_api_doc():
     from statusgen.config import parse_config
     from statusgen.render.openapi import openapi_document
-    cfg = parse_config('[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n'
-                       '[[services.checks]]\nurl = "https://a.example"\n', ROOT / "x.toml")
+
+    cfg = parse_config(
+        '[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n'
+        '[[services.checks]]\nurl = "https://a.example"\n',
+        ROOT / "x.toml",
+    )
     doc = (ROOT / "docs" / "api.md").read_text()
     for path in openapi_document(cfg)["paths"]:
         assert f"`{path}" in doc, f"{path} is missing from docs/api.md"

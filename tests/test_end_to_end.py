@@ -89,7 +89,9 @@ def scenario(tmp_path_factory):
     runs(3)
     targets.set("/b")
     runs(2)
-    feeds_after["middle"] = [e.id for e in feedparser.parse((cfg.site.output / "feed/incidents.xml").read_bytes()).entries]
+    feeds_after["middle"] = [
+        e.id for e in feedparser.parse((cfg.site.output / "feed/incidents.xml").read_bytes()).entries
+    ]
     targets.set("/c", delay=2.0)
     runs(3)
     res = CliRunner().invoke(main, ["run", "--config", str(path)])
@@ -118,8 +120,11 @@ def get(scenario, path: str, **kw) -> httpx.Response:
 
 def test_cli_run_prints_one_line(scenario):
     lines = [ln for ln in scenario["cli"].splitlines() if " run 11: " in ln]
-    assert len(lines) == 1 and re.search(r"; \d+ files built in [\d.]+ s \(store [\d.]+ s, render [\d.]+ s\), "
-                                         r"\d+ written, \d+ kept without rendering$", lines[0])
+    assert len(lines) == 1 and re.search(
+        r"; \d+ files built in [\d.]+ s \(store [\d.]+ s, render [\d.]+ s\), "
+        r"\d+ written, \d+ kept without rendering$",
+        lines[0],
+    )
     assert "info: run 11: 3 checks (1 failed) probed in " in lines[0]
 
 
@@ -150,7 +155,7 @@ def test_service_records(scenario):
         assert svc["slug"] == slug and svc["checks"][0]["last_result"] is not None
         assert svc["last_day"]["count"] == 11 == len(svc["last_day"]["rows"])
         times = [row[0] for row in svc["last_day"]["rows"]]
-        assert times == sorted(times) and len(set(times)) == 11          # oldest first, one per run
+        assert times == sorted(times) and len(set(times)) == 11  # oldest first, one per run
     gamma = get(scenario, "/api/v1/services/gamma").json()["service"]
     assert gamma["status"] == "major_outage"
     assert "timed out (0.5 s)" in gamma["reason"]
@@ -171,7 +176,7 @@ def test_history_ranges(scenario):
     default = get(scenario, "/api/v1/services/beta/history")
     assert default.json() == get(scenario, "/api/v1/services/beta/history?range=24h").json()
     day = get(scenario, "/api/v1/services/beta/history?range=24h").json()
-    assert day["summary"]["incident_minutes"] == 3   # opened at the first failure, resolved at the first success
+    assert day["summary"]["incident_minutes"] == 3  # opened at the first failure, resolved at the first success
 
 
 def test_incidents_active_filters(scenario):
@@ -179,7 +184,7 @@ def test_incidents_active_filters(scenario):
     open_ = get(scenario, "/api/v1/incidents?active=1").json()
     closed = get(scenario, "/api/v1/incidents?active=0").json()
     assert every["count"] == 2 and open_["count"] == 1 and closed["count"] == 1
-    assert [i["service"] for i in every["incidents"]] == ["gamma", "beta"]       # newest first
+    assert [i["service"] for i in every["incidents"]] == ["gamma", "beta"]  # newest first
     assert open_["incidents"][0]["open"] is True and open_["incidents"][0]["ended_at"] is None
     beta = closed["incidents"][0]
     assert beta["duration_s"] == 180 and beta["updates"][-1]["message"] == "Recovered after 3 min."
@@ -234,8 +239,14 @@ def test_methods_other_than_get_and_head(scenario):
 
 
 def test_no_file_outside_the_tree(scenario):
-    for path in ("/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/api/v1/services/..%2f..%2f..%2fetc%2fpasswd",
-                 "/.manifest.json", "//etc/passwd", "/api/v1/services/%00"):
+    for path in (
+        "/../../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/api/v1/services/..%2f..%2f..%2fetc%2fpasswd",
+        "/.manifest.json",
+        "//etc/passwd",
+        "/api/v1/services/%00",
+    ):
         status, body = raw_get(scenario["base"], path)
         assert status == 404, path
         assert b"root:" not in body
@@ -288,9 +299,16 @@ def test_every_json_file_matches_its_shape(scenario):
 def test_openapi_document_lists_every_endpoint(scenario):
     doc = get(scenario, "/api/v1/openapi.json").json()
     assert doc["openapi"] == "3.1.0"
-    assert set(doc["paths"]) == {"/api/v1/snapshot", "/api/v1/services", "/api/v1/services/{slug}",
-                                 "/api/v1/services/{slug}/history", "/api/v1/incidents", "/api/v1/health",
-                                 "/feed/incidents.xml", "/feed/services/{slug}.xml"}
+    assert set(doc["paths"]) == {
+        "/api/v1/snapshot",
+        "/api/v1/services",
+        "/api/v1/services/{slug}",
+        "/api/v1/services/{slug}/history",
+        "/api/v1/incidents",
+        "/api/v1/health",
+        "/feed/incidents.xml",
+        "/feed/services/{slug}.xml",
+    }
     params = doc["paths"]["/api/v1/services"]["get"]["parameters"]
     assert params[0]["schema"]["enum"] == ["cloud", "payments"]
 

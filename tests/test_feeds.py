@@ -9,8 +9,8 @@ import lxml.etree as et
 import pytest
 import rnc2rng
 
-from statusgen.demo import main as demo
 from statusgen.config import SiteConfig
+from statusgen.demo import main as demo
 from statusgen.render.templating import render
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -26,8 +26,9 @@ def relaxng() -> et.RelaxNG:
 @pytest.fixture(scope="module")
 def demo_site(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("feeds")
-    demo(["--no-serve", "--cycles", "8", "--pause", "0", "--workdir", str(work / "data"),
-          "--output", str(work / "site")])
+    demo(
+        ["--no-serve", "--cycles", "8", "--pause", "0", "--workdir", str(work / "data"), "--output", str(work / "site")]
+    )
     return work / "site"
 
 
@@ -45,7 +46,7 @@ def test_every_feed_is_valid_against_the_rfc_4287_schema(demo_site, relaxng):
 
 def test_the_schema_can_fail(relaxng):
     broken = et.fromstring(b'<feed xmlns="http://www.w3.org/2005/Atom"><title>x</title></feed>')
-    assert not relaxng.validate(broken)          # no id, no updated
+    assert not relaxng.validate(broken)  # no id, no updated
 
 
 def test_what_the_schema_cannot_see(demo_site):
@@ -72,23 +73,39 @@ def test_a_feed_reader_sees_the_whole_timeline_newest_first(demo_site):
     assert not feed.bozo
     assert feed.feed.author and feed.feed.links
     published = [e.published_parsed for e in feed.entries]
-    assert published == sorted(published, reverse=True)          # newest incident first
+    assert published == sorted(published, reverse=True)  # newest incident first
     resolved = next(e for e in feed.entries if e.title.endswith("(resolved)"))
     body = resolved.content[0].value
     assert "opened" in body and "resolved" in body and "Recovered after" in body
 
 
-HOSTILE = '<script>alert("x")</script> & \'quoted\' <b>'
+HOSTILE = "<script>alert(\"x\")</script> & 'quoted' <b>"
 
 
 def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
-    e = {"id": f"tag:x,2026-11-22:incident/{HOSTILE}", "title": HOSTILE, "published": "2026-11-22T20:00:00Z",
-         "updated": "2026-11-22T21:00:00Z", "url": f'https://status.example.com/incidents/a.html?"{HOSTILE}',
-         "severity": HOSTILE, "service": "x", "service_name": HOSTILE, "summary": HOSTILE, "state_words": HOSTILE,
-         "ended": "2026-11-22T21:00:00Z", "duration": HOSTILE,
-         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}]}
-    head = {"id": "tag:x,2026-11-22:feed", "title": HOSTILE, "subtitle": HOSTILE, "updated": "2026-11-22T21:00:00Z",
-            "self_url": f"https://status.example.com/feed/?{HOSTILE}", "alternate_url": "https://status.example.com/"}
+    e = {
+        "id": f"tag:x,2026-11-22:incident/{HOSTILE}",
+        "title": HOSTILE,
+        "published": "2026-11-22T20:00:00Z",
+        "updated": "2026-11-22T21:00:00Z",
+        "url": f'https://status.example.com/incidents/a.html?"{HOSTILE}',
+        "severity": HOSTILE,
+        "service": "x",
+        "service_name": HOSTILE,
+        "summary": HOSTILE,
+        "state_words": HOSTILE,
+        "ended": "2026-11-22T21:00:00Z",
+        "duration": HOSTILE,
+        "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}],
+    }
+    head = {
+        "id": "tag:x,2026-11-22:feed",
+        "title": HOSTILE,
+        "subtitle": HOSTILE,
+        "updated": "2026-11-22T21:00:00Z",
+        "self_url": f"https://status.example.com/feed/?{HOSTILE}",
+        "alternate_url": "https://status.example.com/",
+    }
     text = render("feed.xml", feed=head, entries=[e], site=SiteConfig(title=HOSTILE), version="0")
     assert b"<script" not in text and b"<b>" not in text
     feed = et.fromstring(text)

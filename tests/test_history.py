@@ -34,8 +34,11 @@ T0 = datetime(2026, 11, 1, 0, 3, tzinfo=UTC)
 
 
 def config(tmp: Path) -> Config:
-    return parse_config('[site]\nstore = "s.db"\n[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\n'
-                        'category = "c"\n[[services.checks]]\nurl = "https://api.example"\n', tmp / "s.toml")
+    return parse_config(
+        '[site]\nstore = "s.db"\n[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\n'
+        'category = "c"\n[[services.checks]]\nurl = "https://api.example"\n',
+        tmp / "s.toml",
+    )
 
 
 def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, bytes]:
@@ -49,7 +52,7 @@ def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident
         closed = closed_part(rng, as_of, spans, store.buckets(slug, res, start, end - res), coarse)
         now = store.buckets(slug, res, end - res, end)
         made = history(slug, rng, as_of, spans, closed, now[0] if now else None)
-        assert made.columns == Columns.of(made.points())           # the charts' columns are the points'
+        assert made.columns == Columns.of(made.points())  # the charts' columns are the points'
         out[name] = orjson.dumps(made.document)
     return out
 
@@ -64,14 +67,27 @@ def through_the_cache(store: Store, cfg: Config, at: datetime) -> tuple[dict[str
         renderer.close()
 
 
-def save(store: Store, at: datetime, outcome: Outcome, ms: float | None, incidents=(), flag=None,
-         observed: datetime | None = None) -> None:
+def save(
+    store: Store,
+    at: datetime,
+    outcome: Outcome,
+    ms: float | None,
+    incidents=(),
+    flag=None,
+    observed: datetime | None = None,
+) -> None:
     """A run's result at ``at``; the state it leaves was observed at ``observed`` (by default ``at``):
     a service's histories end with the bucket of that time."""
     result = CheckResult("api", 0, at, outcome, ms, 200 if ms else None, False)
     state = ServiceState(Status.OPERATIONAL, at, "fine", ("checks",), observed_at=observed or at)
-    store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=1), 1, int(ms is None)),
-                           [StoredResult(result, flag)], {"api": state}, list(incidents)))
+    store.save_cycle(
+        Cycle(
+            RunRecord(0, at, at + timedelta(seconds=1), 1, int(ms is None)),
+            [StoredResult(result, flag)],
+            {"api": state},
+            list(incidents),
+        )
+    )
 
 
 def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
@@ -85,16 +101,39 @@ def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
         at += timedelta(minutes=17)
         down = 100 <= n < 104
         changed: list[Incident] = []
-        if n == 101:                   # an incident opens (from the first failure), then ends
-            incidents = changed = [Incident("api-1", "api", "API: major outage", "major",
-                                            T0 + timedelta(minutes=17 * 101), None,
-                                            (IncidentUpdate(at, "opened", "major_outage", "Opened"),))]
+        if n == 101:  # an incident opens (from the first failure), then ends
+            incidents = changed = [
+                Incident(
+                    "api-1",
+                    "api",
+                    "API: major outage",
+                    "major",
+                    T0 + timedelta(minutes=17 * 101),
+                    None,
+                    (IncidentUpdate(at, "opened", "major_outage", "Opened"),),
+                )
+            ]
         if n == 104:
-            incidents = changed = [Incident(incidents[0].id, "api", incidents[0].title, "major",
-                                            incidents[0].started_at, at, incidents[0].updates)]
-        save(store, at, Outcome.HTTP_STATUS if down else Outcome.OK, None if down else rnd.uniform(20, 900),
-             changed, flag="maintenance" if 60 <= n < 64 else None)
-        if n == 150:                   # a late result, into a bucket that closed an hour ago
+            incidents = changed = [
+                Incident(
+                    incidents[0].id,
+                    "api",
+                    incidents[0].title,
+                    "major",
+                    incidents[0].started_at,
+                    at,
+                    incidents[0].updates,
+                )
+            ]
+        save(
+            store,
+            at,
+            Outcome.HTTP_STATUS if down else Outcome.OK,
+            None if down else rnd.uniform(20, 900),
+            changed,
+            flag="maintenance" if 60 <= n < 64 else None,
+        )
+        if n == 150:  # a late result, into a bucket that closed an hour ago
             save(store, at - timedelta(hours=1), Outcome.OK, 5000.0, observed=at)
         if n % 50 == 0:
             store.prune(at)
@@ -102,7 +141,7 @@ def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
         remade += made
         cycles += 1
         assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
-    assert remade < cycles * 4 / 2        # most closed parts came from the cache
+    assert remade < cycles * 4 / 2  # most closed parts came from the cache
 
 
 def test_a_late_result_or_a_changed_incident_makes_the_closed_part_again(tmp_path):
@@ -111,13 +150,28 @@ def test_a_late_result_or_a_changed_incident_makes_the_closed_part_again(tmp_pat
     at = T0 + timedelta(hours=2)
     for minutes in range(0, 120, 7):
         save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0, observed=at)
-    assert through_the_cache(store, cfg, at)[1] == 4           # the first build makes every range
-    assert through_the_cache(store, cfg, at)[1] == 0           # the next finds them all
-    save(store, at - timedelta(minutes=50), Outcome.OK, 70.0, observed=at)   # late: closed in 24h and 7d only
+    assert through_the_cache(store, cfg, at)[1] == 4  # the first build makes every range
+    assert through_the_cache(store, cfg, at)[1] == 0  # the next finds them all
+    save(store, at - timedelta(minutes=50), Outcome.OK, 70.0, observed=at)  # late: closed in 24h and 7d only
     assert through_the_cache(store, cfg, at)[1] == 2
     started = T0 + timedelta(minutes=30)
-    save(store, at, Outcome.OK, 50.0, [Incident("api-2", "api", "t", "minor", started, started + timedelta(minutes=9),
-                                                (IncidentUpdate(started, "opened", "degraded", "Opened"),))])
+    save(
+        store,
+        at,
+        Outcome.OK,
+        50.0,
+        [
+            Incident(
+                "api-2",
+                "api",
+                "t",
+                "minor",
+                started,
+                started + timedelta(minutes=9),
+                (IncidentUpdate(started, "opened", "degraded", "Opened"),),
+            )
+        ],
+    )
     docs, made = through_the_cache(store, cfg, at)
     assert made == 4 and docs == made_anew(store, "api", at, store.incidents())
 
@@ -129,16 +183,16 @@ def test_a_cache_that_cannot_be_read_is_no_cache(tmp_path):
     for minutes in range(0, 300, 11):
         save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0 + minutes, observed=at)
     through_the_cache(store, cfg, at)
-    cache = Store(cfg.site.store).db      # a connection to the store, to spoil the cache beside it
+    cache = Store(cfg.site.store).db  # a connection to the store, to spoil the cache beside it
     cache.execute(f"ATTACH DATABASE '{cache_path(cfg.site.store)}' AS c")
-    cache.execute("UPDATE c.closed SET body = x'00'")                       # unreadable entries
+    cache.execute("UPDATE c.closed SET body = x'00'")  # unreadable entries
     docs, made = through_the_cache(store, cfg, at)
     assert made == 4 and docs == made_anew(store, "api", at, [])
     cache.execute("DETACH DATABASE c")
-    cache_path(cfg.site.store).write_bytes(b"not a database at all")         # an unreadable file
+    cache_path(cfg.site.store).write_bytes(b"not a database at all")  # an unreadable file
     docs, made = through_the_cache(store, cfg, at)
     assert docs == made_anew(store, "api", at, [])
-    cache_path(cfg.site.store).unlink()                                      # no file: made again
+    cache_path(cfg.site.store).unlink()  # no file: made again
     assert through_the_cache(store, cfg, at) == (docs, 4)
 
 
@@ -147,6 +201,7 @@ def test_simulated_buckets_add_up_across_resolutions(tmp_path):
     runs do: a summary that merges coarser buckets where they fit then equals one that
     merges the finer ones."""
     from statusgen.simulate import simulate
+
     now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
     simulate(2, 12, tmp_path / "sim.db", now)
     store = Store(tmp_path / "sim.db")
@@ -157,7 +212,7 @@ def test_simulated_buckets_add_up_across_resolutions(tmp_path):
     for fine, coarse in ((3600, 21600), (21600, 86400)):
         for start, (up, down, hist) in by_res[coarse].items():
             parts = [v for s, v in by_res[fine].items() if start <= s < start + coarse]
-            if len(parts) == coarse // fine:                 # wholly within the finer buckets' retention
+            if len(parts) == coarse // fine:  # wholly within the finer buckets' retention
                 merged: dict[int, int] = {}
                 for p in parts:
                     latency.merge(merged, p[2])

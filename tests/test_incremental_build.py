@@ -25,8 +25,11 @@ NOW = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
 
 
 def service_files(slug: str) -> set[str]:
-    return {f"api/v1/services/{slug}.json", f"services/{slug}/index.html",
-            *(f"api/v1/services/{slug}/history/{r}.json" for r in ("24h", "7d", "30d", "90d"))}
+    return {
+        f"api/v1/services/{slug}.json",
+        f"services/{slug}/index.html",
+        *(f"api/v1/services/{slug}/history/{r}.json" for r in ("24h", "7d", "30d", "90d")),
+    }
 
 
 @pytest.fixture()
@@ -46,8 +49,11 @@ def kept_by_next_build(config, store, now: datetime, workers: int = 1) -> set[st
 
 def tree_files(root: Path) -> dict[str, bytes]:
     root = current_generation(root)
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and p.suffix != ".gz" and p.name != MANIFEST}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix != ".gz" and p.name != MANIFEST
+    }
 
 
 def assert_tree_is_a_build_from_scratch(config, store, now: datetime) -> None:
@@ -82,7 +88,7 @@ def test_a_build_with_no_new_data_renders_no_service_again(site):
 
 def test_only_the_services_with_new_data_are_rendered(site):
     config, store = site
-    at = NOW + timedelta(days=2)       # the others stopped two days ago: their last day of results is empty
+    at = NOW + timedelta(days=2)  # the others stopped two days ago: their last day of results is empty
     one_result_for(config, store, "service-0002", at)
     build(store, config, at)
     at += timedelta(minutes=1)
@@ -97,22 +103,22 @@ def test_results_leaving_the_last_day_render_their_service_again(site):
     config, store = site
     at = NOW + timedelta(hours=12)
     before = store.data_versions()
-    one_result_for(config, store, "service-0002", at)   # a run 12 hours on: every last day starts 12 hours later
+    one_result_for(config, store, "service-0002", at)  # a run 12 hours on: every last day starts 12 hours later
     assert store.data_versions()["service-0001"] == before["service-0001"]
     kept = kept_by_next_build(config, store, at)
-    assert not service_files("service-0001") & kept       # nothing written for it, yet its last day is shorter
+    assert not service_files("service-0001") & kept  # nothing written for it, yet its last day is shorter
     assert_tree_is_a_build_from_scratch(config, store, at)
 
 
 def test_retention_moves_the_version_of_a_service_whose_buckets_it_drops(site):
     config, store = site
     later = NOW + timedelta(days=2)
-    one_result_for(config, store, "service-0002", later)          # the others stopped two days ago
+    one_result_for(config, store, "service-0002", later)  # the others stopped two days ago
     build(store, config, later)
     versions = store.data_versions()
     store.prune(later)
     moved = {s for s, v in store.data_versions().items() if v != versions.get(s)}
-    assert {"service-0001", "service-0003"} <= moved                # their 5-minute buckets went
+    assert {"service-0001", "service-0003"} <= moved  # their 5-minute buckets went
     assert not service_files("service-0001") & kept_by_next_build(config, store, later)
     assert_tree_is_a_build_from_scratch(config, store, later)
 
@@ -120,8 +126,9 @@ def test_retention_moves_the_version_of_a_service_whose_buckets_it_drops(site):
 def test_a_changed_service_setting_renders_that_service_again(site, tmp_path):
     config, store = site
     text = (tmp_path / "sim.toml").read_text(encoding="utf-8")
-    (tmp_path / "sim.toml").write_text(text.replace('name = "Service 0003"', 'name = "Renamed 0003"', 1),
-                                       encoding="utf-8")
+    (tmp_path / "sim.toml").write_text(
+        text.replace('name = "Service 0003"', 'name = "Renamed 0003"', 1), encoding="utf-8"
+    )
     renamed = load_config(tmp_path / "sim.toml")
     kept = kept_by_next_build(renamed, store, NOW)
     assert not service_files("service-0003") & kept and service_files("service-0001") <= kept
@@ -137,7 +144,7 @@ def test_services_rendered_by_worker_processes_make_the_same_tree(site):
     result = build(store, config, at, workers=2)
     assert result.stats.written > 0
     assert_tree_is_a_build_from_scratch(config, store, at)
-    again = build(store, config, at, workers=2)          # and the keys of the workers' files were kept
+    again = build(store, config, at, workers=2)  # and the keys of the workers' files were kept
     assert again.stats.written == 0
     assert {f for svc in config.services for f in service_files(svc.slug)} <= again.stats.kept
 
@@ -163,25 +170,26 @@ def test_a_tree_a_worker_cannot_write_fails_the_build_with_the_writers_words(sit
     """A worker writes its own files: a file system error there is the tree's error, named as
     such, and the served site stays as it was."""
     from statusgen.errors import RenderError
+
     config, store = site
-    build(store, config, NOW)                            # two complete generations
+    build(store, config, NOW)  # two complete generations
     served = current_generation(config.site.output)
     before = tree_files(config.site.output)
     (target,) = [g for g in (config.site.output.parent / "site.gens").iterdir() if g != served]
     shutil.rmtree(target / "services/service-0002")
-    (target / "services/service-0002").write_bytes(b"not a folder")      # its page cannot go there
+    (target / "services/service-0002").write_bytes(b"not a folder")  # its page cannot go there
     at = NOW + timedelta(minutes=1)
     one_result_for(config, store, "service-0002", at)
     with pytest.raises(RenderError, match=f"^{re.escape(str(config.site.output))}: cannot write the output tree"):
         build(store, config, at, workers=2)
     assert current_generation(config.site.output) == served and tree_files(config.site.output) == before
-    build(store, config, at, workers=2)                  # the next build starts that folder anew
+    build(store, config, at, workers=2)  # the next build starts that folder anew
     assert_tree_is_a_build_from_scratch(config, store, at)
 
 
 def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_workers(site):
     config, store = site
-    build(store, config, NOW)                            # both generations hold every file, with keys
+    build(store, config, NOW)  # both generations hold every file, with keys
     history = "api/v1/services/service-0003/history/24h.json"
     for gen in (config.site.output.parent / "site.gens").iterdir():
         (gen / history).unlink()
@@ -193,11 +201,19 @@ def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_workers(site):
 def test_a_process_with_other_threads_renders_alone():
     import subprocess
     import sys
-    script = ("import threading; from statusgen.render.build import workers_for; alone = workers_for(1000); "
-              "stop = threading.Event(); t = threading.Thread(target=stop.wait); t.start(); "
-              "print(alone, workers_for(1000), workers_for(10)); stop.set(); t.join()")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parent.parent).stdout.split()
+
+    script = (
+        "import threading; from statusgen.render.build import workers_for; alone = workers_for(1000); "
+        "stop = threading.Event(); t = threading.Thread(target=stop.wait); t.start(); "
+        "print(alone, workers_for(1000), workers_for(10)); stop.set(); t.join()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout.split()
     assert out == ["2", "1", "1"]
 
 
@@ -205,7 +221,7 @@ def test_the_incidents_page_is_kept_until_an_incident_changes(site):
     config, store = site
     assert "incidents/index.html" in kept_by_next_build(config, store, NOW)
     at = NOW
-    for _ in range(5):                 # failures in a row: an incident opens
+    for _ in range(5):  # failures in a row: an incident opens
         at += timedelta(minutes=1)
         results = [CheckResult("service-0002", 0, at, Outcome.TIMEOUT, None, None, False)]
         d = decide_cycle(config, store.states(), store.open_incidents(), results, at)

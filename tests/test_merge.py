@@ -15,8 +15,13 @@ from statusgen.vendors.stage import VendorObservation
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-SVC = ServiceConfig("github", "GitHub", "dev", (CheckConfig("https://api.github.com"),),
-                    vendor=VendorConfig("https://www.githubstatus.com/api/v2/summary.json"))
+SVC = ServiceConfig(
+    "github",
+    "GitHub",
+    "dev",
+    (CheckConfig("https://api.github.com"),),
+    vendor=VendorConfig("https://www.githubstatus.com/api/v2/summary.json"),
+)
 VENDOR_ONLY = ServiceConfig("openai", "OpenAI", "ai", (), vendor=VendorConfig("https://status.openai.com/x"))
 
 
@@ -30,8 +35,14 @@ MAINT = "statuspage/cloudamqp_summary_maintenance_in_progress.json"
 
 
 def own(status: Status, reason: str = "Own reason.") -> ServiceState:
-    return ServiceState(status=status, own_status=status, incident_basis=status, since=NOW - timedelta(minutes=5),
-                        reason=reason, sources=("checks",))
+    return ServiceState(
+        status=status,
+        own_status=status,
+        incident_basis=status,
+        since=NOW - timedelta(minutes=5),
+        reason=reason,
+        sources=("checks",),
+    )
 
 
 def obs(path: str | None, outcome: Outcome = Outcome.OK, age: timedelta = timedelta(0)) -> VendorObservation:
@@ -54,10 +65,12 @@ def test_our_checks_fail_vendor_silent():
 def test_vendor_trouble_while_our_checks_pass_follows_the_vendor_without_an_incident():
     st = merge(ServiceState(), own(Status.OPERATIONAL), SVC, obs(TROUBLE), NOW)
     assert st.status is Status.DEGRADED
-    assert st.reason == ("Vendor reports: Login issues reported from Azure users starting on 10/10/23 "
-                         "(degraded performance, investigating); our checks pass.")
+    assert st.reason == (
+        "Vendor reports: Login issues reported from Azure users starting on 10/10/23 "
+        "(degraded performance, investigating); our checks pass."
+    )
     assert st.since == datetime(2023, 10, 11, 15, 30, 44, tzinfo=UTC)
-    assert advance(None, ServiceState(), st, SVC) is None           # not confirmed by us: no incident
+    assert advance(None, ServiceState(), st, SVC) is None  # not confirmed by us: no incident
 
 
 def test_both_in_trouble_reason_gives_both():
@@ -74,11 +87,17 @@ def test_vendor_maintenance():
 
 
 def test_stale_vendor_view_is_set_aside_with_a_note():
-    st = merge(ServiceState(), own(Status.OPERATIONAL, "Fine."), SVC,
-               obs(TROUBLE, Outcome.TIMEOUT, age=timedelta(hours=2)), NOW)
+    st = merge(
+        ServiceState(),
+        own(Status.OPERATIONAL, "Fine."),
+        SVC,
+        obs(TROUBLE, Outcome.TIMEOUT, age=timedelta(hours=2)),
+        NOW,
+    )
     assert st.status is Status.OPERATIONAL
-    assert st.reason == ("Fine. The vendor status page could not be read (timed out); "
-                         "its last view is too old and is set aside.")
+    assert st.reason == (
+        "Fine. The vendor status page could not be read (timed out); its last view is too old and is set aside."
+    )
 
 
 def test_failing_source_with_a_recent_view_still_counts():
@@ -90,8 +109,10 @@ def test_never_read_source_falls_back_to_our_checks():
     failed = VendorObservation(None, Outcome.PARSE, None, "statuspage payload: not JSON")
     st = merge(ServiceState(), own(Status.OPERATIONAL, "Fine."), SVC, failed, NOW)
     assert st.status is Status.OPERATIONAL
-    assert st.reason == ("Fine. The vendor status page could not be read (statuspage payload: not JSON); "
-                         "its last view is too old and is set aside.")
+    assert st.reason == (
+        "Fine. The vendor status page could not be read (statuspage payload: not JSON); "
+        "its last view is too old and is set aside."
+    )
 
 
 def test_vendor_only_service_follows_the_vendor_and_its_incidents():

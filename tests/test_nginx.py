@@ -61,14 +61,17 @@ def nginx(site, tmp_path_factory) -> Iterator[Server]:
 def wrapper_conf(prefix: Path, included: Path) -> Path:
     """An existing nginx.conf of an operator, which includes the --server-block output."""
     conf = prefix / "outer.conf"
-    conf.write_text(f"{'user root;' if worker_user() else ''}\npid nginx.pid;\nevents {{}}\nhttp {{\n"
-                    "    client_body_temp_path client_body_temp;\n    proxy_temp_path proxy_temp;\n"
-                    "    fastcgi_temp_path fastcgi_temp;\n    uwsgi_temp_path uwsgi_temp;\n    scgi_temp_path scgi_temp;\n"
-                    f"    access_log off;\n    include {included};\n}}\n")
+    conf.write_text(
+        f"{'user root;' if worker_user() else ''}\npid nginx.pid;\nevents {{}}\nhttp {{\n"
+        "    client_body_temp_path client_body_temp;\n    proxy_temp_path proxy_temp;\n"
+        "    fastcgi_temp_path fastcgi_temp;\n    uwsgi_temp_path uwsgi_temp;\n    scgi_temp_path scgi_temp;\n"
+        f"    access_log off;\n    include {included};\n}}\n"
+    )
     return conf
 
 
 # -- nginx -t ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_nginx_accepts_each_variant(site, tmp_path, name):
@@ -108,6 +111,7 @@ def test_the_server_block_serves_inside_an_existing_configuration(site, tmp_path
 
 # -- what is generated ----------------------------------------------------------
 
+
 def copy_errors(site: Path, dest: Path, categories: list[str]) -> Path:
     """A tree holding only the error files of ``site``, with other declared categories."""
     (dest / routes.ERROR_DIR).mkdir(parents=True)
@@ -138,8 +142,9 @@ def test_no_tree_is_a_clear_error(tmp_path):
 
 def test_bad_options_are_reported_all_at_once(site):
     with pytest.raises(NginxConfError) as info:
-        nginx_config(NginxOptions(site=site, listen="80; evil", server_name="a{b", real_ip_from=("x y",),
-                                  real_ip_header="X Bad"))
+        nginx_config(
+            NginxOptions(site=site, listen="80; evil", server_name="a{b", real_ip_from=("x y",), real_ip_header="X Bad")
+        )
     assert len(str(info.value).splitlines()) == 4
 
 
@@ -158,6 +163,7 @@ def test_the_command_prints_the_configuration(site):
 
 # -- client addresses ----------------------------------------------------------
 
+
 def burst(client: httpx.Client, headers: dict[str, str], n: int = 120) -> list[int]:
     return [client.get("/api/v1/health", headers=headers).status_code for _ in range(n)]
 
@@ -165,7 +171,7 @@ def burst(client: httpx.Client, headers: dict[str, str], n: int = 120) -> list[i
 def test_the_real_client_address_comes_from_a_trusted_proxy(site, tmp_path):
     proxied = start_nginx(site, tmp_path, real_ip_from=("127.0.0.0/8",))
     try:
-        with proxied.client() as proxy:            # one proxy address, two clients behind it
+        with proxied.client() as proxy:  # one proxy address, two clients behind it
             assert burst(proxy, {"X-Forwarded-For": "203.0.113.7"}) == [200] * 120
             assert proxy.get("/api/v1/health", headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 429
             assert proxy.get("/api/v1/health", headers={"X-Forwarded-For": "203.0.113.8"}).status_code == 200
@@ -175,8 +181,10 @@ def test_the_real_client_address_comes_from_a_trusted_proxy(site, tmp_path):
 
 def test_without_a_trusted_proxy_forwarded_for_is_ignored(nginx):
     with nginx.client() as client:
-        codes = [client.get("/api/v1/health", headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
-                 for i in range(1, 122)]
+        codes = [
+            client.get("/api/v1/health", headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+            for i in range(1, 122)
+        ]
     assert codes[:120] == [200] * 120 and codes[120] == 429
 
 
@@ -191,24 +199,36 @@ def test_without_the_rate_limit_nothing_is_refused(site, tmp_path):
 
 # -- ETags across generations, and the swap ------------------------------------------
 
-ETAGGED = ["/api/v1/snapshot", "/api/v1/services?status=degraded", "/api/v1/services/golf/history?range=30d",
-           "/feed/incidents.xml", "/api/v1/services/nope"]
+ETAGGED = [
+    "/api/v1/snapshot",
+    "/api/v1/services?status=degraded",
+    "/api/v1/services/golf/history?range=30d",
+    "/feed/incidents.xml",
+    "/api/v1/services/nope",
+]
 
 
 def etags(server: Server) -> dict[tuple[str, str], str]:
     with server.client() as client:
-        return {(url, enc): client.get(url, headers={"Accept-Encoding": enc}).headers["etag"]
-                for url in ETAGGED for enc in ("identity", "gzip")}
+        return {
+            (url, enc): client.get(url, headers={"Accept-Encoding": enc}).headers["etag"]
+            for url in ETAGGED
+            for enc in ("identity", "gzip")
+        }
 
 
 def test_nginx_etag_is_mtime_and_size_of_the_file(nginx):
-    history = "api/v1/services/golf/history/24h.json"            # a file with a .gz copy
-    for rel, url, enc in ((history, "/api/v1/services/golf/history", "identity"),
-                          (history + ".gz", "/api/v1/services/golf/history", "gzip")):
+    history = "api/v1/services/golf/history/24h.json"  # a file with a .gz copy
+    for rel, url, enc in (
+        (history, "/api/v1/services/golf/history", "identity"),
+        (history + ".gz", "/api/v1/services/golf/history", "gzip"),
+    ):
         st = os.stat(nginx.site / rel)
         with nginx.client() as client:
-            assert client.get(url, headers={"Accept-Encoding": enc}).headers["etag"] == \
-                f'"{int(st.st_mtime):x}-{st.st_size:x}"'
+            assert (
+                client.get(url, headers={"Accept-Encoding": enc}).headers["etag"]
+                == f'"{int(st.st_mtime):x}-{st.st_size:x}"'
+            )
 
 
 def test_a_new_generation_with_the_same_bytes_keeps_every_etag(nginx):
@@ -227,7 +247,7 @@ def test_the_swap_is_atomic_for_readers(nginx):
 
     def read() -> None:
         while not done.is_set():
-            with nginx.client() as client:              # a new address every 100 requests: under the limit
+            with nginx.client() as client:  # a new address every 100 requests: under the limit
                 for _ in range(100):
                     r = client.get("/api/v1/health", headers={"Accept-Encoding": "gzip"})
                     answers.append((r.status_code, r.content))
@@ -249,6 +269,7 @@ def test_the_swap_is_atomic_for_readers(nginx):
 
 # -- a real caching client --------------------------------------------------------
 
+
 class Recording(httpx.HTTPTransport):
     """The network under the cache: records what went on the wire."""
 
@@ -264,20 +285,23 @@ class Recording(httpx.HTTPTransport):
 
 def test_a_caching_client_uses_fresh_answers_then_revalidates_with_304(nginx, tmp_path, monkeypatch):
     wire = Recording(local_address=fresh_address())
-    cache = CacheTransport(next_transport=wire, storage=hishel.SqliteStorage(database_path=tmp_path / "cache.db"),
-                           rfc=hishel.CacheOptions(shared=False))
+    cache = CacheTransport(
+        next_transport=wire,
+        storage=hishel.SqliteStorage(database_path=tmp_path / "cache.db"),
+        rfc=hishel.CacheOptions(shared=False),
+    )
     with httpx.Client(transport=cache, base_url=nginx.base) as client:
         first = client.get("/api/v1/snapshot")
         assert first.status_code == 200 and first.extensions["caching"]["stored"]
         fresh = client.get("/api/v1/snapshot")
         assert fresh.extensions["caching"]["from_cache"] and fresh.content == first.content
-        assert len(wire.sent) == 1                                   # fresh for 15 s: not asked again
+        assert len(wire.sent) == 1  # fresh for 15 s: not asked again
         real = time.time
-        monkeypatch.setattr(hishel_spec, "time", SimpleNamespace(time=lambda: real() + 16))   # 16 s later
+        monkeypatch.setattr(hishel_spec, "time", SimpleNamespace(time=lambda: real() + 16))  # 16 s later
         stale = client.get("/api/v1/snapshot")
         assert stale.status_code == 200 and stale.content == first.content
         assert stale.extensions["caching"]["revalidated"]
-        assert wire.sent[1] == (first.headers["etag"], 304)            # If-None-Match, then 304 without a body
+        assert wire.sent[1] == (first.headers["etag"], 304)  # If-None-Match, then 304 without a body
 
 
 def test_the_error_log_holds_no_error(nginx):

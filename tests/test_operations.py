@@ -21,11 +21,14 @@ from tests.conftest import Targets, write_config
 STATUSGEN = [sys.executable, "-m", "statusgen.cli"]
 
 
-def config_for(tmp: Path, targets: Targets, services: int = 3, interval: float = 60, output: str = "site",
-               delay_path: str = "/ok") -> Path:
+def config_for(
+    tmp: Path, targets: Targets, services: int = 3, interval: float = 60, output: str = "site", delay_path: str = "/ok"
+) -> Path:
     body = '[categories]\nweb = "Web"\n' + "".join(
         f'[[services]]\nslug = "svc-{i}"\nname = "Service {i}"\ncategory = "web"\n'
-        f'[[services.checks]]\nurl = "{targets.url(delay_path)}"\ntimeout = 3\n' for i in range(services))
+        f'[[services.checks]]\nurl = "{targets.url(delay_path)}"\ntimeout = 3\n'
+        for i in range(services)
+    )
     return write_config(tmp, body, f'interval = {interval}\noutput = "{output}"')
 
 
@@ -72,8 +75,9 @@ def test_a_second_run_exits_with_a_clear_message_or_waits(tmp_path, slow_targets
 
 def test_two_concurrent_runs(tmp_path, slow_targets):
     cfg = config_for(tmp_path, slow_targets, delay_path="/slow")
-    procs = [subprocess.Popen([*STATUSGEN, "run", "--config", str(cfg)], stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen([*STATUSGEN, "run", "--config", str(cfg)], stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     codes = sorted(p.wait(timeout=60) for p in procs)
     errors = "".join(p.stderr.read() for p in procs)
     assert codes == [0, 5], errors
@@ -83,15 +87,16 @@ def test_two_concurrent_runs(tmp_path, slow_targets):
 
 def test_loop_logs_one_json_line_per_cycle_survives_failures_and_stops_on_sigterm(tmp_path, slow_targets):
     cfg = config_for(tmp_path, slow_targets, interval=1)
-    proc = subprocess.Popen([*STATUSGEN, "--log-format", "json", "run", "--loop", "--config", str(cfg)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*STATUSGEN, "--log-format", "json", "run", "--loop", "--config", str(cfg)], stderr=subprocess.PIPE, text=True
+    )
     time.sleep(2.5)
     good = cfg.read_text()
-    cfg.write_text(good.replace("interval = 1", "interval = 'one'"))       # a bad edit: keep the last good one
+    cfg.write_text(good.replace("interval = 1", "interval = 'one'"))  # a bad edit: keep the last good one
     time.sleep(1.5)
     cfg.write_text(good)
     gens = tmp_path / "site.gens"
-    os.rename(gens, tmp_path / "gens-aside")                                # a cycle that cannot write
+    os.rename(gens, tmp_path / "gens-aside")  # a cycle that cannot write
     gens.write_text("in the way")
     time.sleep(1.5)
     gens.unlink()
@@ -106,8 +111,8 @@ def test_loop_logs_one_json_line_per_cycle_survives_failures_and_stops_on_sigter
     assert any(m.startswith("configuration not reloaded, keeping the last good one") for m in messages)
     assert any(m.startswith("cycle failed: ") and "cannot write the output tree" in m for m in messages)
     stop = messages.index("received SIGTERM; stopping after the cycle in progress")
-    assert len(messages) - stop <= 3            # then the cycle in progress, if one was, and the last line
-    assert all(m.startswith("run ") for m in messages[stop + 1:-1])
+    assert len(messages) - stop <= 3  # then the cycle in progress, if one was, and the last line
+    assert all(m.startswith("run ") for m in messages[stop + 1 : -1])
     assert messages[-1].startswith("loop stopped after ")
     assert [c["run"] for c in cycles] == sorted(c["run"] for c in cycles)
     site_is_complete(tmp_path / "site")
@@ -132,7 +137,7 @@ def test_killed_at_random_points_the_tree_and_store_survive(tmp_path, targets):
         survived += 1
     runs = sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     assert survived == 20 and runs >= 21
-    assert len(list((tmp_path / "site.gens").iterdir())) <= 3          # killed generations are cleaned up
+    assert len(list((tmp_path / "site.gens").iterdir())) <= 3  # killed generations are cleaned up
 
 
 def _mount(*args: str) -> bool:
@@ -154,12 +159,17 @@ def test_a_full_disk_fails_clearly_and_keeps_the_last_site(tmp_path, slow_target
             assert site_is_complete(out / "site") > 10
         finally:
             subprocess.run(["umount", str(out)])
-    else:                                     # no tmpfs here: the same failure through a file-size limit
+    else:  # no tmpfs here: the same failure through a file-size limit
         import resource
+
         cfg = config_for(tmp_path, slow_targets, output=str(out / "site"))
         assert statusgen("run", "--config", str(cfg)).returncode == 0
-        res = subprocess.run([*STATUSGEN, "run", "--config", str(cfg)], capture_output=True, text=True,
-                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256)))
+        res = subprocess.run(
+            [*STATUSGEN, "run", "--config", str(cfg)],
+            capture_output=True,
+            text=True,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256)),
+        )
         assert res.returncode == 4 and "the last complete site is left in place" in res.stderr
         assert site_is_complete(out / "site") > 10
     db_is_intact(tmp_path / "data" / "statusgen.db")

@@ -53,6 +53,7 @@ SIZE_LIMIT = 150_000
 
 # -- the demo build, shared by the page, browser and accessibility tests ------------------
 
+
 class StepClock:
     """An injected clock that stands still during a run and moves 30 s between runs."""
 
@@ -119,7 +120,7 @@ def text_of(element: lxml.html.HtmlElement) -> str:
 # -- strict HTML -------------------------------------------------------------------------
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-SVG_EMPTY = {"path", "circle", "line", "polyline", "rect"}   # written with a closing tag, never left open
+SVG_EMPTY = {"path", "circle", "line", "polyline", "rect"}  # written with a closing tag, never left open
 
 
 class TagBalance(HTMLParser):
@@ -191,6 +192,7 @@ def test_every_page_parses_strictly(demo: DemoBuild) -> None:
 
 # -- the tree ------------------------------------------------------------------------------
 
+
 def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     snapshot = demo.json("api/v1/snapshot.json")
     incidents = demo.json("api/v1/incidents.json")["incidents"]
@@ -198,7 +200,7 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
     expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
     told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}
-    assert told and told <= expected                        # a page where the JSON links each incident
+    assert told and told <= expected  # a page where the JSON links each incident
     assert set(demo.pages()) == expected
     assert (demo.root / "static/site.css").is_file() and (demo.root / "static/icon.svg").is_file()
     assert {i["open"] for i in incidents} == {True, False}, "the demo has open and closed incidents"
@@ -250,6 +252,7 @@ def test_every_page_names_the_incident_feed(demo: DemoBuild) -> None:
 
 
 # -- the front page against the JSON ---------------------------------------------------------
+
 
 def test_front_page_shows_the_index_and_counts_of_the_snapshot(demo: DemoBuild) -> None:
     snapshot = demo.json("api/v1/snapshot.json")
@@ -305,13 +308,14 @@ def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> N
         at, before = 0, None
         for cell, span in zip(cells, spans, strict=True):
             css = bands[cell.get("class")]
-            assert {band(p["availability"], p["maintenance"]) for p in points[at:at + span]} == {css}
+            assert {band(p["availability"], p["maintenance"]) for p in points[at : at + span]} == {css}
             assert css != before and text_of(cell) == "", "a cell is a run of days in one band, told by the script"
             at, before = at + span, css
         assert text_of(item.xpath("p[@class='bar-foot']")[0]) == bar_foot(history["summary"])
 
 
 # -- service pages ------------------------------------------------------------------------------
+
 
 def test_service_pages_show_the_record(demo: DemoBuild) -> None:
     for svc in demo.json("api/v1/snapshot.json")["services"]:
@@ -367,7 +371,7 @@ def test_service_pages_chart_every_range_of_every_service(demo: DemoBuild) -> No
             availability_matches(availability, history)
 
 
-TENTH = 0.051   # coordinates are drawn to a tenth of a unit
+TENTH = 0.051  # coordinates are drawn to a tenth of a unit
 
 
 def _svg_children(svg: lxml.html.HtmlElement, tag: str) -> list[lxml.html.HtmlElement]:
@@ -386,18 +390,25 @@ def latency_matches(svg: lxml.html.HtmlElement, history: dict[str, Any]) -> None
     points, count = history["points"], history["count"]
     for series, dot in (("latency_p50_ms", "dot50"), ("latency_p95_ms", "dot95")):
         values = [p[series] for p in points]
-        top = charts.nice_top(max((v for v in values + [p["latency_p95_ms"] for p in points] if v is not None),
-                                  default=0.0))
+        top = charts.nice_top(
+            max((v for v in values + [p["latency_p95_ms"] for p in points] if v is not None), default=0.0)
+        )
         css = series.removeprefix("latency_").removesuffix("_ms")
         drawn: list[list[tuple[int, float]]] = []
         for path in (e for e in _svg_children(svg, "path") if e.get("class") == css):
             for sub in path.get("d").split("M")[1:]:
                 pairs = [tuple(map(float, xy.split(","))) for xy in sub.split()]
                 drawn.append([(_bucket(x, count, True), y) for x, y in pairs])
-        drawn += [[(_bucket(float(c.get("cx")), count, True), float(c.get("cy")))]
-                  for c in _svg_children(svg, "circle") if c.get("class") == dot]
-        runs = [[i for i, _ in run] for known, run in itertools.groupby(enumerate(values), lambda iv: iv[1] is not None)
-                if known]
+        drawn += [
+            [(_bucket(float(c.get("cx")), count, True), float(c.get("cy")))]
+            for c in _svg_children(svg, "circle")
+            if c.get("class") == dot
+        ]
+        runs = [
+            [i for i, _ in run]
+            for known, run in itertools.groupby(enumerate(values), lambda iv: iv[1] is not None)
+            if known
+        ]
         assert sorted(run[0][0] for run in drawn) == [run[0] for run in runs]
         for run in drawn:
             assert [i for i, _ in run] == list(range(run[0][0], run[0][0] + len(run))), "a line never jumps a gap"
@@ -451,7 +462,8 @@ def test_service_pages_list_that_services_incidents(demo: DemoBuild) -> None:
         rows = section.xpath(".//table[@id='past']/tbody/tr")
         past = [i for i in mine if not i["open"]][:PAST_ON_SERVICE_PAGE]
         assert [(r.xpath(".//a/@href")[0], text_of(r.xpath(".//a")[0])) for r in rows] == [
-            (i["links"]["page"], i["title"]) for i in past]
+            (i["links"]["page"], i["title"]) for i in past
+        ]
         for row, incident in zip(rows, past, strict=True):
             assert row.xpath(".//time/@datetime") == [incident["started_at"]]
             assert text_of(row).endswith(duration(incident["duration_s"]))
@@ -470,9 +482,16 @@ def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo:
     record = demo.json(routes.service_file(svc))
     histories = {name: history_of(demo.json(routes.history_file(svc, name))) for name in RANGES}
     template = next(i for i in demo.json("api/v1/incidents.json")["incidents"] if not i["open"])
-    past = [dict(template, id=f"past-{n}", service=svc, title=f"Past {n}",
-                 links=dict(template["links"], page=routes.incident_page_url(svc, f"past-{n}")))
-            for n in range(PAST_ON_SERVICE_PAGE + 3)]
+    past = [
+        dict(
+            template,
+            id=f"past-{n}",
+            service=svc,
+            title=f"Past {n}",
+            links=dict(template["links"], page=routes.incident_page_url(svc, f"past-{n}")),
+        )
+        for n in range(PAST_ON_SERVICE_PAGE + 3)
+    ]
     page = lxml.html.document_fromstring(pages.service_page(demo.config, record, histories, past))
     section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
     rows = section.xpath(".//table[@id='past']/tbody/tr")
@@ -491,14 +510,21 @@ def test_service_pages_list_every_day_of_the_90d_history(demo: DemoBuild) -> Non
         assert len(rows) == len(points) == 90
         for row, p in zip(rows, reversed(points), strict=True):
             cells = [text_of(c) for c in row.xpath("th | td")]
-            avail = (f"{number(p['availability'])}%" if p["availability"] is not None
-                     else "maintenance only" if p["maintenance"] else "no data")
+            avail = (
+                f"{number(p['availability'])}%"
+                if p["availability"] is not None
+                else "maintenance only"
+                if p["maintenance"]
+                else "no data"
+            )
             assert cells == [day(p["start"]), avail] + [
-                number(p[k]) for k in ("incident_minutes", "checks", "failed", "latency_p50_ms", "latency_p95_ms")]
+                number(p[k]) for k in ("incident_minutes", "checks", "failed", "latency_p50_ms", "latency_p95_ms")
+            ]
             assert row.xpath("td")[0].get("class") == band(p["availability"], p["maintenance"])
 
 
 # -- incidents ---------------------------------------------------------------------------------
+
 
 def _incidents_page_matches(page: lxml.html.HtmlElement, lists: dict[str, list[dict[str, Any]]]) -> None:
     for section, expected in lists.items():
@@ -506,8 +532,9 @@ def _incidents_page_matches(page: lxml.html.HtmlElement, lists: dict[str, list[d
         older = page.xpath(f"//section[@aria-labelledby='{section}']//table[@id='older']//a")
         assert len(cards) == min(len(expected), PAST_WITH_TIMELINES if section == "h-past" else len(expected))
         assert [text_of(c.xpath("h3")[0]) for c in cards] + [text_of(a) for a in older] == [
-            i["title"] for i in expected]
-        assert [a.get("href") for a in older] == [i["links"]["page"] for i in expected[len(cards):]]
+            i["title"] for i in expected
+        ]
+        assert [a.get("href") for a in older] == [i["links"]["page"] for i in expected[len(cards) :]]
         for card, incident in zip(cards, expected, strict=False):
             steps = card.xpath(".//ol[@class='timeline']/li")
             assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
@@ -515,8 +542,10 @@ def _incidents_page_matches(page: lxml.html.HtmlElement, lists: dict[str, list[d
 
 
 def test_incidents_page_has_open_then_past_with_timelines(demo: DemoBuild) -> None:
-    lists = {"h-open": demo.json(routes.incidents_file("1"))["incidents"],
-             "h-past": demo.json(routes.incidents_file("0"))["incidents"]}
+    lists = {
+        "h-open": demo.json(routes.incidents_file("1"))["incidents"],
+        "h-past": demo.json(routes.incidents_file("0"))["incidents"],
+    }
     _incidents_page_matches(demo.page("incidents/index.html"), lists)
 
 
@@ -524,9 +553,15 @@ def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: 
     lists = {routes.incidents_file(a): demo.json(routes.incidents_file(a)) for a in (None, "1", "0")}
     past = lists[routes.incidents_file("0")]
     template = past["incidents"][0]
-    past["incidents"] = [dict(template, id=f"{template['id']}-{n}", title=f"Incident {n}",
-                              links=dict(template["links"], page=f"/services/x/incidents/#inc-{template['id']}-{n}"))
-                         for n in range(PAST_WITH_TIMELINES + 7)]
+    past["incidents"] = [
+        dict(
+            template,
+            id=f"{template['id']}-{n}",
+            title=f"Incident {n}",
+            links=dict(template["links"], page=f"/services/x/incidents/#inc-{template['id']}-{n}"),
+        )
+        for n in range(PAST_WITH_TIMELINES + 7)
+    ]
     page = lxml.html.document_fromstring(pages.incidents_page(demo.config.site, lists))
     assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
     _incidents_page_matches(page, {"h-past": past["incidents"]})
@@ -558,8 +593,9 @@ def test_every_service_has_an_incidents_page_with_all_of_its_incidents_newest_fi
         own = [i for i in incidents if i["service"] == svc.slug]
         ids = [a.get("id") for a in page.xpath("//main//article[@class='incident']/h3")]
         assert sorted(ids) == sorted(routes.incident_anchor(i["id"]) for i in own), svc.slug
-        assert [h for h in ids if h in {routes.incident_anchor(i["id"]) for i in own if not i["open"]}] == \
-            [routes.incident_anchor(i["id"]) for i in own if not i["open"]]
+        assert [h for h in ids if h in {routes.incident_anchor(i["id"]) for i in own if not i["open"]}] == [
+            routes.incident_anchor(i["id"]) for i in own if not i["open"]
+        ]
         assert text_of(page.xpath("//h1")[0]) == f"Incidents of {svc.name}"
         if not own:
             assert "No incidents recorded for this service." in text_of(page.xpath("//main")[0])
@@ -569,6 +605,7 @@ def test_every_service_has_an_incidents_page_with_all_of_its_incidents_newest_fi
 
 
 # -- method and API pages -------------------------------------------------------------------------
+
 
 def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     page = demo.page("method/index.html")
@@ -582,19 +619,27 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     for svc in demo.config.services:
         record = demo.json(routes.service_file(svc.slug))["service"]
         for check in record["checks"]:
-            assert any(check["url"] in text_of(r) and f"{number(check['timeout_s'])} s" in text_of(r)
-                       and f"{number(check['degraded_ms'])} ms" in text_of(r) for r in rows)
+            assert any(
+                check["url"] in text_of(r)
+                and f"{number(check['timeout_s'])} s" in text_of(r)
+                and f"{number(check['degraded_ms'])} ms" in text_of(r)
+                for r in rows
+            )
     assert "Database upgrade" in body, "maintenance windows are listed"
 
 
 def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> None:
     """The method page is made before any record (``configured_record``): the same fields, the same values."""
     from statusgen.render.documents import configured_record
+
     for svc in demo.config.services:
         record = demo.json(routes.service_file(svc.slug))["service"]
         assert configured_record(svc) == {
-            "name": record["name"], "links": record["links"], "thresholds": record["thresholds"],
-            "checks": [{k: v for k, v in c.items() if k != "last_result"} for c in record["checks"]]}
+            "name": record["name"],
+            "links": record["links"],
+            "thresholds": record["thresholds"],
+            "checks": [{k: v for k, v in c.items() if k != "last_result"} for c in record["checks"]],
+        }
     body = text_of(demo.page("method/index.html").xpath("//main")[0])
     first = demo.config.services[0].slug
     for name in RANGES:
@@ -615,6 +660,7 @@ def test_api_page_lists_every_endpoint_of_the_openapi_document(demo: DemoBuild) 
 
 # -- one source of truth, untrusted text ----------------------------------------------------------
 
+
 def _site_data(demo: DemoBuild, config: Config | None = None) -> SiteData:
     store = Store(demo.config.site.store)
     last = store.last_finished_run()
@@ -625,8 +671,9 @@ def _site_data(demo: DemoBuild, config: Config | None = None) -> SiteData:
         store.close()
 
 
-def built(demo: DemoBuild, config: Config | None = None, sql: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-          ) -> dict[str, bytes]:
+def built(
+    demo: DemoBuild, config: Config | None = None, sql: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+) -> dict[str, bytes]:
     """Every file of a build of a copy of the demo's store (with ``sql`` run on it), with ``config``."""
     work = Path(tempfile.mkdtemp(prefix="statusgen-page-"))
     try:
@@ -636,8 +683,9 @@ def built(demo: DemoBuild, config: Config | None = None, sql: tuple[tuple[str, t
         for statement, values in sql:
             store.db.execute(statement, values)
         config = config or demo.config
-        config = dataclasses.replace(config, site=dataclasses.replace(config.site, store=store.path,
-                                                                      output=work / "site"))
+        config = dataclasses.replace(
+            config, site=dataclasses.replace(config.site, store=store.path, output=work / "site")
+        )
         last = store.last_finished_run()
         assert last is not None and last.finished_at is not None
         build(store, config, last.finished_at, workers=1)
@@ -654,8 +702,10 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     snapshot, health = docs["api/v1/snapshot.json"], docs["api/v1/health.json"]
     snapshot["health_index"] = 12.5
     snapshot["counts"]["by_status"]["unknown"] = 417
-    bars = {s["slug"]: pages.front_bar(*_bar_of(demo.json(routes.history_file(s["slug"], "90d"))))
-            for s in snapshot["services"]}
+    bars = {
+        s["slug"]: pages.front_bar(*_bar_of(demo.json(routes.history_file(s["slug"], "90d"))))
+        for s in snapshot["services"]
+    }
     bars["acme-api"]["summary"] = dict(bars["acme-api"]["summary"], availability=12.345)
     page = lxml.html.document_fromstring(pages.front_page(data.config.site, snapshot, health, {"incidents": []}, bars))
     assert text_of(page.get_element_by_id("health-index")) == "12.5"
@@ -669,12 +719,28 @@ def _bar_of(history: dict[str, Any]) -> tuple[dict[str, Any], Columns]:
 
 def _incident_row(service: str) -> tuple[str, tuple[Any, ...]]:
     """An incident of ``service`` written into a store."""
-    record = {"id": f"{service}-20261122t200000", "service": service, "title": "Gone", "severity": "major",
-              "started_at": "2026-11-22T20:00:00Z", "ended_at": "2026-11-22T20:10:00Z",
-              "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "opened", "status": "partial_outage",
-                           "message": "Opened", "link": None, "ref": None}]}
-    return ("INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?)",
-            (record["id"], service, 1795377600, 1795378200, 1795378200, json.dumps(record)))
+    record = {
+        "id": f"{service}-20261122t200000",
+        "service": service,
+        "title": "Gone",
+        "severity": "major",
+        "started_at": "2026-11-22T20:00:00Z",
+        "ended_at": "2026-11-22T20:10:00Z",
+        "updates": [
+            {
+                "at": "2026-11-22T20:00:00Z",
+                "kind": "opened",
+                "status": "partial_outage",
+                "message": "Opened",
+                "link": None,
+                "ref": None,
+            }
+        ],
+    }
+    return (
+        "INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?)",
+        (record["id"], service, 1795377600, 1795378200, 1795378200, json.dumps(record)),
+    )
 
 
 @pytest.mark.parametrize("bad_slug", ["../../etc", "a/b", ""])
@@ -696,33 +762,57 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
 def _hostile_view() -> dict[str, Any]:
-    incident = {"id": "i1", "title": "Errors " + HOSTILE, "impact": "partial_outage", "status": "investigating",
-                "started_at": "2026-11-22T20:00:00Z", "updated_at": "2026-11-22T20:05:00Z",
-                "url": "javascript:alert(1)", "components": []}
+    incident = {
+        "id": "i1",
+        "title": "Errors " + HOSTILE,
+        "impact": "partial_outage",
+        "status": "investigating",
+        "started_at": "2026-11-22T20:00:00Z",
+        "updated_at": "2026-11-22T20:05:00Z",
+        "url": "javascript:alert(1)",
+        "components": [],
+    }
     safe = dict(incident, id="i2", title="Slow logins", impact="degraded", url="https://status.example.com/i2")
-    window = {"id": "m1", "title": "Upgrade " + HOSTILE, "status": "scheduled", "starts_at": "2026-11-23T01:00:00Z",
-              "ends_at": "2026-11-23T02:00:00Z", "url": "https://status.example.com/m1", "components": []}
-    return {"format": "statuspage", "status": "partial_outage", "description": "Partial " + HOSTILE,
-            "components": [{"id": "c1", "name": "API " + HOSTILE, "status": "degraded", "group": None}],
-            "incidents": [incident, safe], "maintenance_active": [], "maintenance_upcoming": [window],
-            "updated_at": "2026-11-22T20:05:00Z", "page_url": "data:text/html,<b>x</b>"}
+    window = {
+        "id": "m1",
+        "title": "Upgrade " + HOSTILE,
+        "status": "scheduled",
+        "starts_at": "2026-11-23T01:00:00Z",
+        "ends_at": "2026-11-23T02:00:00Z",
+        "url": "https://status.example.com/m1",
+        "components": [],
+    }
+    return {
+        "format": "statuspage",
+        "status": "partial_outage",
+        "description": "Partial " + HOSTILE,
+        "components": [{"id": "c1", "name": "API " + HOSTILE, "status": "degraded", "group": None}],
+        "incidents": [incident, safe],
+        "maintenance_active": [],
+        "maintenance_upcoming": [window],
+        "updated_at": "2026-11-22T20:05:00Z",
+        "page_url": "data:text/html,<b>x</b>",
+    }
 
 
 VENDOR_URL = "https://status.example.com/api/v2/summary.json"
-SITE_SCRIPT = '<script src="/static/site.js" defer></script>'   # the only script a page may hold
+SITE_SCRIPT = '<script src="/static/site.js" defer></script>'  # the only script a page may hold
 
 
 def _hostile_site(demo: DemoBuild) -> dict[str, bytes]:
     """The demo with a hostile name on acme-api and a vendor source whose view is hostile."""
+
     def change(s: ServiceConfig) -> ServiceConfig:
         if s.slug != "acme-api":
             return s
         return dataclasses.replace(s, name=s.name + " " + HOSTILE, vendor=VendorConfig(url=VENDOR_URL))
 
     config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
-    now = Store(demo.config.site.store).last_finished_run().finished_at.timestamp()   # type: ignore[union-attr]  # the demo ran
-    vendor = ("INSERT INTO vendor_sources (service, url, last_ok_at, fetched_at, outcome, view) VALUES (?,?,?,?,?,?)",
-              ("acme-api", VENDOR_URL, now, now, "ok", json.dumps(_hostile_view())))
+    now = Store(demo.config.site.store).last_finished_run().finished_at.timestamp()  # type: ignore[union-attr]  # the demo ran
+    vendor = (
+        "INSERT INTO vendor_sources (service, url, last_ok_at, fetched_at, outcome, view) VALUES (?,?,?,?,?,?)",
+        ("acme-api", VENDOR_URL, now, now, "ok", json.dumps(_hostile_view())),
+    )
     return built(demo, config, (vendor,))
 
 
@@ -756,8 +846,9 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
         if s.slug != "acme-api":
             return s
         check = dataclasses.replace(s.checks[0], url=quoted, keyword="ok " + HOSTILE)
-        return dataclasses.replace(s, name=HOSTILE, description="About " + HOSTILE, url=quoted,
-                                   checks=(check, *s.checks[1:]))
+        return dataclasses.replace(
+            s, name=HOSTILE, description="About " + HOSTILE, url=quoted, checks=(check, *s.checks[1:])
+        )
 
     config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
     config = dataclasses.replace(config, site=dataclasses.replace(config.site, title="Status " + HOSTILE))
@@ -800,11 +891,20 @@ def test_chart_words_are_escaped(demo: DemoBuild) -> None:
 
 
 def test_incident_markup_escapes_every_word() -> None:
-    incident = {"id": "x-1", "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": "major",
-                "open": False, "started_at": "2026-11-22T20:00:00Z", "ended_at": "2026-11-22T21:00:00Z",
-                "updated_at": "2026-11-22T21:00:00Z", "duration_s": 3600, "links": {"page": '/incidents/x-1/"><b>'},
-                "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
-                             "message": HOSTILE}]}
+    incident = {
+        "id": "x-1",
+        "service": "x",
+        "service_name": HOSTILE,
+        "title": HOSTILE,
+        "severity": "major",
+        "open": False,
+        "started_at": "2026-11-22T20:00:00Z",
+        "ended_at": "2026-11-22T21:00:00Z",
+        "updated_at": "2026-11-22T21:00:00Z",
+        "duration_s": 3600,
+        "links": {"page": '/incidents/x-1/"><b>'},
+        "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage", "message": HOSTILE}],
+    }
     for markup in (macro("incident_card")(incident), macro("incident_rows")([incident])):
         text = str(markup)
         assert isinstance(markup, Markup)
@@ -814,12 +914,20 @@ def test_incident_markup_escapes_every_word() -> None:
 
 
 def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
-    incident = {"id": 'x-1"><b>', "service": "x", "service_name": HOSTILE, "title": HOSTILE, "severity": HOSTILE,
-                "open": True, "started_at": "2026-11-22T20:00:00Z", "ended_at": None,
-                "updated_at": "2026-11-22T21:00:00Z", "duration_s": None,
-                "links": {"page": '/services/x/incidents/#inc-x-1"><b>', "service": '/api/v1/services/x"><b>'},
-                "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage",
-                             "message": HOSTILE}]}
+    incident = {
+        "id": 'x-1"><b>',
+        "service": "x",
+        "service_name": HOSTILE,
+        "title": HOSTILE,
+        "severity": HOSTILE,
+        "open": True,
+        "started_at": "2026-11-22T20:00:00Z",
+        "ended_at": None,
+        "updated_at": "2026-11-22T21:00:00Z",
+        "duration_s": None,
+        "links": {"page": '/services/x/incidents/#inc-x-1"><b>', "service": '/api/v1/services/x"><b>'},
+        "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage", "message": HOSTILE}],
+    }
     site = dataclasses.replace(demo.config.site, title=HOSTILE)
     text = pages.service_incidents_page(site, "x", HOSTILE, [incident]).decode("utf-8")
     assert "<script" not in text and "<img" not in text and '"><b>' not in text
@@ -836,18 +944,35 @@ def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
 
 def _points(values: list[tuple[float | None, int]]) -> list[dict[str, Any]]:
     start = datetime(2026, 1, 1)
-    return [{"start": (start + timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ"), "availability": a,
-             "incident_minutes": m, "maintenance": 0, "latency_p50_ms": None, "latency_p95_ms": None}
-            for i, (a, m) in enumerate(values)]
+    return [
+        {
+            "start": (start + timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "availability": a,
+            "incident_minutes": m,
+            "maintenance": 0,
+            "latency_p50_ms": None,
+            "latency_p95_ms": None,
+        }
+        for i, (a, m) in enumerate(values)
+    ]
 
 
 def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
     values = [None, 10.0, None, 20.0, 30.0, 40.0, None, None, 5.5]
-    points = [dict(p, latency_p50_ms=v, latency_p95_ms=v and v * 2) for p, v in zip(
-        _points([(100.0, 0)] * len(values)), values, strict=True)]
-    doc = {"service": "x", "range": "24h", "resolution_s": 300, "count": len(points), "points": points,
-           "from": points[0]["start"], "to": "2026-01-01T00:45:00Z",
-           "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0}}
+    points = [
+        dict(p, latency_p50_ms=v, latency_p95_ms=v and v * 2)
+        for p, v in zip(_points([(100.0, 0)] * len(values)), values, strict=True)
+    ]
+    doc = {
+        "service": "x",
+        "range": "24h",
+        "resolution_s": 300,
+        "count": len(points),
+        "points": points,
+        "from": points[0]["start"],
+        "to": "2026-01-01T00:45:00Z",
+        "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0},
+    }
     svg = svg_of(charts.latency(history_of(doc)))
     assert [c.get("class") for c in _svg_children(svg, "circle")] == ["dot95", "dot95", "dot50", "dot50"]
     assert [p.get("class") for p in _svg_children(svg, "path")] == ["grid", "p95", "p50"]
@@ -898,8 +1023,9 @@ def test_front_page_for_200_services_with_90_days_is_under_150_kb(simulated: dic
     page = simulated["index.html"]
     histories = [orjson.loads(body) for path, body in simulated.items() if path.endswith("/history/90d.json")]
     runs = [len(charts.bar(Columns.of(h["points"]))) for h in histories]
-    assert len(runs) == SIM_SERVICES and sum(runs) / len(runs) >= 10, \
+    assert len(runs) == SIM_SERVICES and sum(runs) / len(runs) >= 10, (
         "realistic history: outages every few weeks make a dozen runs a bar"
+    )
     items = lxml.html.document_fromstring(page).xpath("//li[@class='svc']")
     assert len(items) == SIM_SERVICES and all(len(i.xpath("div[@class='bar']/i")) for i in items)
     assert len(page) < SIZE_LIMIT, f"front page of 200 services is {len(page)} bytes"

@@ -43,5 +43,9 @@ def test_the_comparison_sees_a_changed_value() -> None:
     doc["health_index"] = 12.5
     assert comparable(snapshot, orjson.dumps(doc)) != comparable(snapshot, pinned[snapshot])
     page = "index.html"
-    assert comparable(page, pinned[page].replace(b"Open incidents", b"Open  incidents")) == comparable(page, pinned[page])
-    assert comparable(page, pinned[page].replace(b"Open incidents", b"Closed incidents")) != comparable(page, pinned[page])
+    assert comparable(page, pinned[page].replace(b"Open incidents", b"Open  incidents")) == comparable(
+        page, pinned[page]
+    )
+    assert comparable(page, pinned[page].replace(b"Open incidents", b"Closed incidents")) != comparable(
+        page, pinned[page]
+    )

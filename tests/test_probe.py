@@ -87,9 +87,16 @@ def test_outcomes_from_real_servers(targets, odd):
     )
     got = [(r.outcome, r.http_status) for r in results]
     assert got == [
-        (Outcome.OK, 200), (Outcome.KEYWORD, 200), (Outcome.HTTP_STATUS, 503), (Outcome.OK, 503),
-        (Outcome.TIMEOUT, None), (Outcome.OK, 200), (Outcome.CONNECT, None), (Outcome.REDIRECTS, None),
-        (Outcome.PROTOCOL, None), (Outcome.TOO_LARGE, 200),
+        (Outcome.OK, 200),
+        (Outcome.KEYWORD, 200),
+        (Outcome.HTTP_STATUS, 503),
+        (Outcome.OK, 503),
+        (Outcome.TIMEOUT, None),
+        (Outcome.OK, 200),
+        (Outcome.CONNECT, None),
+        (Outcome.REDIRECTS, None),
+        (Outcome.PROTOCOL, None),
+        (Outcome.TOO_LARGE, 200),
     ]
     timed_out, sluggish = results[4], results[5]
     assert timed_out.latency_ms is None
@@ -100,20 +107,24 @@ def test_outcomes_from_real_servers(targets, odd):
 def test_checks_run_concurrently(targets):
     targets.set("/wait", delay=0.5)
     import time
+
     start = time.perf_counter()
     results = outcomes(*[CheckConfig(targets.url("/wait")) for _ in range(10)])
     elapsed = time.perf_counter() - start
     assert all(r.outcome is Outcome.OK for r in results)
-    assert elapsed < 2.5   # one after another would take 5 s
+    assert elapsed < 2.5  # one after another would take 5 s
 
 
-@pytest.mark.parametrize("exc, outcome", [
-    (httpx.ConnectError("[Errno -2] Name or service not known"), Outcome.DNS),
-    (httpx.ConnectError("[Errno -3] Temporary failure in name resolution"), Outcome.DNS),
-    (httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"), Outcome.TLS),
-    (httpx.ConnectError("[Errno 111] Connection refused"), Outcome.CONNECT),
-    (httpx.ReadTimeout("timed out"), Outcome.TIMEOUT),
-    (ValueError("odd"), Outcome.ERROR),
-])
+@pytest.mark.parametrize(
+    "exc, outcome",
+    [
+        (httpx.ConnectError("[Errno -2] Name or service not known"), Outcome.DNS),
+        (httpx.ConnectError("[Errno -3] Temporary failure in name resolution"), Outcome.DNS),
+        (httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"), Outcome.TLS),
+        (httpx.ConnectError("[Errno 111] Connection refused"), Outcome.CONNECT),
+        (httpx.ReadTimeout("timed out"), Outcome.TIMEOUT),
+        (ValueError("odd"), Outcome.ERROR),
+    ],
+)
 def test_exception_mapping(exc, outcome):
     assert outcome_of(exc) is outcome

@@ -47,6 +47,7 @@ c6RNTWp/kA7VLHtuvG+96Dnw20be86tWMEq9ZxsMuMS7uyXt4ahXtKdv
 
 # -- a loopback target on its own event loop ------------------------------------
 
+
 @dataclass
 class Target:
     """An asyncio HTTP/1.1 server in a thread. Paths:
@@ -58,7 +59,7 @@ class Target:
 
     port: int = 0
     tls_port: int = 0
-    arrivals: dict[str, float] = field(default_factory=dict)   # path -> time.monotonic() of the request
+    arrivals: dict[str, float] = field(default_factory=dict)  # path -> time.monotonic() of the request
 
     def url(self, path: str, tls: bool = False) -> str:
         return f"https://127.0.0.1:{self.tls_port}{path}" if tls else f"http://127.0.0.1:{self.port}{path}"
@@ -69,7 +70,7 @@ class Target:
             path = head.split(b" ", 2)[1].decode()
             self.arrivals[path] = time.monotonic()
             parts = path.split("/")
-            if parts[1] == "hang":            # until the client gives up, or HANG_CAP_S: then closes, silent
+            if parts[1] == "hang":  # until the client gives up, or HANG_CAP_S: then closes, silent
                 await asyncio.wait_for(reader.read(), HANG_CAP_S)
                 return
             body = b"x" * int(parts[2]) if parts[1] == "size" else b"status: all good"
@@ -105,6 +106,7 @@ def cert_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def target(cert_file: Path) -> Iterator[Target]:
     import ssl
+
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert_file, cert_file.with_name("key.pem"))
     loop = asyncio.new_event_loop()
@@ -119,8 +121,12 @@ def target(cert_file: Path) -> Iterator[Target]:
 
 def config_for(checks: list[CheckConfig], concurrency: int = 100) -> Config:
     services = tuple(ServiceConfig(f"s{i}", f"S{i}", "c", (c,)) for i, c in enumerate(checks))
-    return Config(path=None, site=SiteConfig(concurrency=concurrency), categories={"c": "C"},  # type: ignore[arg-type]
-                  services=services)
+    return Config(
+        path=None,
+        site=SiteConfig(concurrency=concurrency),
+        categories={"c": "C"},  # type: ignore[arg-type]
+        services=services,
+    )
 
 
 def probe(checks: list[CheckConfig], concurrency: int = 100, spread_s: float = 0.0) -> tuple[list[CheckResult], float]:
@@ -132,12 +138,13 @@ def probe(checks: list[CheckConfig], concurrency: int = 100, spread_s: float = 0
 
 # -- the tests ----------------------------------------------------------------
 
+
 def test_two_hundred_checks_run_concurrently(target: Target) -> None:
     checks = [CheckConfig(target.url(f"/delay/50/many{i}"), keyword="all good") for i in range(200)]
     results, seconds = probe(checks)
     assert [r.outcome for r in results] == [Outcome.OK] * 200
-    assert [r.service for r in results] == [f"s{i}" for i in range(200)]   # in the order of the checks
-    assert seconds < 4.0          # one after another: 200 x 50 ms = 10 s at the very least
+    assert [r.service for r in results] == [f"s{i}" for i in range(200)]  # in the order of the checks
+    assert seconds < 4.0  # one after another: 200 x 50 ms = 10 s at the very least
 
 
 def test_spread_starts_each_check_in_its_slot(target: Target) -> None:
@@ -146,7 +153,7 @@ def test_spread_starts_each_check_in_its_slot(target: Target) -> None:
     sent: dict[datetime, float] = {}
     epoch = datetime(2030, 1, 1, tzinfo=UTC)
 
-    def clock() -> datetime:          # each call a distinct instant, remembered with the monotonic time
+    def clock() -> datetime:  # each call a distinct instant, remembered with the monotonic time
         ts = epoch + timedelta(seconds=len(sent))
         sent[ts] = time.monotonic()
         return ts
@@ -168,7 +175,7 @@ def test_latency_is_the_request_not_the_wait_for_its_turn(target: Target) -> Non
     checks = [CheckConfig(target.url(f"/delay/200/turn{i}")) for i in range(4)]
     late, _ = probe(checks, spread_s=0.9)
     queued, seconds = probe([CheckConfig(target.url(f"/delay/200/queued{i}")) for i in range(4)], concurrency=1)
-    assert seconds >= 0.8        # one slot: one after another
+    assert seconds >= 0.8  # one slot: one after another
     for r in late + queued:
         assert r.latency_ms is not None and 200 <= r.latency_ms < 450, (r.service, r.latency_ms)
 
@@ -182,8 +189,9 @@ def test_a_hanging_target_times_out_without_holding_up_the_others(target: Target
     assert 1.0 <= seconds < 3.0
 
 
-def test_tls_verified_against_the_trusted_certificate(target: Target, cert_file: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tls_verified_against_the_trusted_certificate(
+    target: Target, cert_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
     results, _ = probe([CheckConfig(target.url("/delay/1/tls", tls=True), keyword="all good")])
     assert [(r.outcome, r.http_status) for r in results] == [(Outcome.OK, 200)]
@@ -193,15 +201,22 @@ def test_tls_failures_are_tls(target: Target, targets, monkeypatch: pytest.Monke
     """An untrusted certificate, and https:// to a plain HTTP server (conftest's, which answers 400)."""
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    results, _ = probe([CheckConfig(target.url("/delay/1/untrusted", tls=True), timeout=5),
-                        CheckConfig(targets.url("/plain").replace("http://", "https://"), timeout=5)])
+    results, _ = probe(
+        [
+            CheckConfig(target.url("/delay/1/untrusted", tls=True), timeout=5),
+            CheckConfig(targets.url("/plain").replace("http://", "https://"), timeout=5),
+        ]
+    )
     assert [(r.outcome, r.latency_ms) for r in results] == [(Outcome.TLS, None), (Outcome.TLS, None)]
 
 
-@pytest.mark.parametrize("size, cap, outcome", [
-    (600_000, 1_048_576, Outcome.OK),            # more than the read buffer holds before it pauses
-    (3_000_000, 1_048_576, Outcome.TOO_LARGE),
-])
+@pytest.mark.parametrize(
+    "size, cap, outcome",
+    [
+        (600_000, 1_048_576, Outcome.OK),  # more than the read buffer holds before it pauses
+        (3_000_000, 1_048_576, Outcome.TOO_LARGE),
+    ],
+)
 def test_large_bodies_read_in_full_or_capped(target: Target, size: int, cap: int, outcome: Outcome) -> None:
     results, _ = probe([CheckConfig(target.url(f"/size/{size}"), max_bytes=cap)])
     assert [(r.outcome, r.http_status) for r in results] == [(outcome, 200)]
@@ -209,12 +224,13 @@ def test_large_bodies_read_in_full_or_capped(target: Target, size: int, cap: int
 
 # -- the start order -------------------------------------------------------------
 
+
 def test_checks_that_timed_out_before_take_the_first_slots(target: Target) -> None:
     """Those in ``first`` start before the others; the others keep the fixed shuffle."""
     todo = [CheckTarget(f"s{i}", 0, CheckConfig(f"http://127.0.0.1:1/{i}")) for i in range(250)]
     plain = start_order(todo)
-    assert plain == start_order(list(todo)) and plain != list(range(250))      # fixed, and shuffled
-    first = {(todo[plain[-1]].service, 0), (todo[plain[-2]].service, 0)}     # the last two to start without it
+    assert plain == start_order(list(todo)) and plain != list(range(250))  # fixed, and shuffled
+    first = {(todo[plain[-1]].service, 0), (todo[plain[-2]].service, 0)}  # the last two to start without it
     order = start_order(todo, first)
     assert {todo[i].service for i in order[:2]} == {service for service, _ in first}
     assert order[2:] == plain[:-2]
@@ -226,18 +242,21 @@ def test_a_check_that_timed_out_starts_first_in_the_next_run(target: Target, tmp
     from statusgen.config import load_config
     from statusgen.cycle import run_cycle
     from tests.conftest import write_config
+
     slugs = [f"first{i}" for i in range(12)]
     hanging = slugs[start_order([CheckTarget(s, 0, CheckConfig("http://127.0.0.1:1/")) for s in slugs])[-1]]
     body = '[categories]\nc = "C"\n' + "".join(
         f'\n[[services]]\nslug = "{s}"\nname = "{s}"\ncategory = "c"\n[[services.checks]]\n'
-        f'url = "{target.url(("/hang/" if s == hanging else "/delay/1/") + s)}"\ntimeout = 0.5\n' for s in slugs)
+        f'url = "{target.url(("/hang/" if s == hanging else "/delay/1/") + s)}"\ntimeout = 0.5\n'
+        for s in slugs
+    )
     config = load_config(write_config(tmp_path, body, site='spread = 0.6\nstore = "s.db"\noutput = "site"\n'))
     arrivals = []
     for _ in range(2):
         run_cycle(config)
         arrivals.append({s: target.arrivals[("/hang/" if s == hanging else "/delay/1/") + s] for s in slugs})
-    assert max(arrivals[0], key=arrivals[0].__getitem__) == hanging      # started last, as the shuffle has it
-    assert min(arrivals[1], key=arrivals[1].__getitem__) == hanging      # then first, having timed out
+    assert max(arrivals[0], key=arrivals[0].__getitem__) == hanging  # started last, as the shuffle has it
+    assert min(arrivals[1], key=arrivals[1].__getitem__) == hanging  # then first, having timed out
 
 
 def test_a_run_reports_its_results_in_order_and_its_loop_lag(target: Target) -> None:
@@ -254,6 +273,7 @@ def test_a_run_reports_its_results_in_order_and_its_loop_lag(target: Target) -> 
 
 def test_the_collector_is_kept_out_of_a_run_and_back_after_it(target: Target) -> None:
     import gc
+
     seen = []
 
     def clock() -> datetime:

@@ -10,6 +10,7 @@ the second with a new incident, a new service and a removed one.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -56,17 +57,20 @@ CATEGORIES = '[categories]\ncloud = "Cloud"\npay = "Payments"\n'
 
 # -- two real trees ---------------------------------------------------------------
 
+
 def _service(targets: Targets, slug: str, category: str) -> str:
-    return (f'\n[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "{category}"\n'
-            f'[[services.checks]]\nurl = "{targets.url("/" + slug)}"\n')
+    return (
+        f'\n[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "{category}"\n'
+        f'[[services.checks]]\nurl = "{targets.url("/" + slug)}"\n'
+    )
 
 
 @dataclass
 class Trees:
     """Two generations of a real tree, copied aside so later runs cannot prune them."""
 
-    before: Path   # alpha, beta, gamma, all up
-    after: Path    # beta down (a new incident), gamma removed, delta added
+    before: Path  # alpha, beta, gamma, all up
+    after: Path  # beta down (a new incident), gamma removed, delta added
 
     def bytes_of(self, which: Path) -> dict[str, bytes]:
         return {rel: (which / rel).read_bytes() for rel in tree_files(which)}
@@ -99,17 +103,28 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trees]:
 
 # -- the plan, on its own ------------------------------------------------------------
 
+
 def test_every_kind_of_file_has_its_tier():
     expected = {
-        "static/site.css": Tier.LEAVES, "badges/a.svg": Tier.LEAVES, "_errors/404.json": Tier.LEAVES,
-        "api/v1/openapi.json": Tier.LEAVES, "api/v1/services/a/history/24h.json": Tier.LEAVES,
-        "services/a/index.html": Tier.SERVICES, "services/a/incidents/index.html": Tier.SERVICES, "feed/services/a.xml": Tier.SERVICES,
+        "static/site.css": Tier.LEAVES,
+        "badges/a.svg": Tier.LEAVES,
+        "_errors/404.json": Tier.LEAVES,
+        "api/v1/openapi.json": Tier.LEAVES,
+        "api/v1/services/a/history/24h.json": Tier.LEAVES,
+        "services/a/index.html": Tier.SERVICES,
+        "services/a/incidents/index.html": Tier.SERVICES,
+        "feed/services/a.xml": Tier.SERVICES,
         "api/v1/services/a.json": Tier.SERVICES,
-        "api/v1/services.json": Tier.LISTS, "api/v1/services/_filter/_all/degraded.json": Tier.LISTS,
-        "api/v1/incidents.json": Tier.LISTS, "api/v1/incidents/_active/1.json": Tier.LISTS,
+        "api/v1/services.json": Tier.LISTS,
+        "api/v1/services/_filter/_all/degraded.json": Tier.LISTS,
+        "api/v1/incidents.json": Tier.LISTS,
+        "api/v1/incidents/_active/1.json": Tier.LISTS,
         "feed/incidents.xml": Tier.LISTS,
-        "api/v1/snapshot.json": Tier.SNAPSHOT, "api/v1/health.json": Tier.SNAPSHOT,
-        "index.html": Tier.PAGES, "incidents/index.html": Tier.PAGES, "method/index.html": Tier.PAGES,
+        "api/v1/snapshot.json": Tier.SNAPSHOT,
+        "api/v1/health.json": Tier.SNAPSHOT,
+        "index.html": Tier.PAGES,
+        "incidents/index.html": Tier.PAGES,
+        "method/index.html": Tier.PAGES,
         "api/index.html": Tier.PAGES,
     }
     assert {rel: tier_of(rel) for rel in expected} == expected
@@ -134,7 +149,7 @@ def test_plan_goes_up_by_tier_one_content_type_per_step_and_deletes_last(trees):
     gone = set(steps[-2].files)
     assert gone == (set(tree_files(trees.before)) - set(files)) | {"api/v1/snapshot.json.gz"}
     assert "api/v1/services/gamma.json" in gone and "feed/services/gamma.xml" in gone
-    assert plan_publish(files, files) == uploads         # nothing to delete: no delete step
+    assert plan_publish(files, files) == uploads  # nothing to delete: no delete step
 
 
 def test_each_upload_sets_its_content_type_and_cache_control(tmp_path):
@@ -150,17 +165,21 @@ def test_each_upload_sets_its_content_type_and_cache_control(tmp_path):
 
 
 def test_change_detection_follows_what_the_remote_keeps():
-    assert comparison_flags(["md5"], 1) == ("--checksum",)                     # S3, GCS, Azure, R2, local
-    assert comparison_flags([], 1_000_000_000) == ()                          # mtimes only: size and mtime
-    assert comparison_flags([], 3153600000000000000) == ("--ignore-times",)   # neither: every file
+    assert comparison_flags(["md5"], 1) == ("--checksum",)  # S3, GCS, Azure, R2, local
+    assert comparison_flags([], 1_000_000_000) == ()  # mtimes only: size and mtime
+    assert comparison_flags([], 3153600000000000000) == ("--ignore-times",)  # neither: every file
 
 
 # -- real rclone, a local folder as the remote ----------------------------------------
 
+
 def state_of(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under a folder with its bytes and ctime (which moves on any write)."""
-    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_ctime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_ctime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def seed(target: Path, tree: Path) -> None:
@@ -178,8 +197,8 @@ def test_first_publish_copies_the_tree_and_later_ones_only_what_changed(trees, t
     first = publish_tree(trees.before, f":local:{target}", RCLONE)
     before = trees.bytes_of(trees.before)
     assert sorted(first.changed("copy")) == sorted(before) and first.compare == ("--checksum",)
-    assert first.changed("delete") == ["api/v1/snapshot.json.gz"]       # a stale gzip copy goes
-    assert (target / ".keep").read_text() == "the operator's"           # dotfiles are not ours
+    assert first.changed("delete") == ["api/v1/snapshot.json.gz"]  # a stale gzip copy goes
+    assert (target / ".keep").read_text() == "the operator's"  # dotfiles are not ours
     (target / ".keep").unlink()
     assert {rel: data for rel, (data, _) in state_of(target).items()} == before
     assert not (target / ".manifest.json").exists() and not list(target.rglob("*.gz"))
@@ -193,12 +212,12 @@ def test_first_publish_copies_the_tree_and_later_ones_only_what_changed(trees, t
     changed = {rel for rel, data in after.items() if before.get(rel) != data}
     assert set(report.changed("copy")) == changed
     assert "services/beta/incidents/index.html" in changed and "services/delta/index.html" in changed
-    assert len(changed) < len(after)                         # history of alpha, assets...: not sent again
+    assert len(changed) < len(after)  # history of alpha, assets...: not sent again
     now = state_of(target)
     assert {rel: data for rel, (data, _) in now.items()} == after
     assert all(now[rel][1] == untouched[rel][1] for rel in after if rel not in changed)
     assert set(report.changed("delete")) == set(before) - set(after)
-    assert not (target / "api/v1/services/gamma").exists()   # the folder left empty went too
+    assert not (target / "api/v1/services/gamma").exists()  # the folder left empty went too
 
 
 def test_dry_run_changes_nothing_and_says_what_a_real_run_does(trees, tmp_path):
@@ -218,24 +237,39 @@ def test_dry_run_changes_nothing_and_says_what_a_real_run_does(trees, tmp_path):
 def test_cli_publishes_the_configs_output(trees, tmp_path):
     output = tmp_path / "out"
     shutil.copytree(trees.before, output)
-    (tmp_path / "services.toml").write_text(f'[site]\noutput = "out"\n{CATEGORIES}'
-                                            '[[services]]\nslug = "a"\nname = "A"\ncategory = "cloud"\n'
-                                            '[[services.checks]]\nurl = "http://127.0.0.1:9/"\n')
-    res = CliRunner().invoke(main, ["publish", "--config", str(tmp_path / "services.toml"),
-                                    "--remote", f":local:{tmp_path / 'bucket'}", "--rclone", RCLONE])
+    (tmp_path / "services.toml").write_text(
+        f'[site]\noutput = "out"\n{CATEGORIES}'
+        '[[services]]\nslug = "a"\nname = "A"\ncategory = "cloud"\n'
+        '[[services.checks]]\nurl = "http://127.0.0.1:9/"\n'
+    )
+    res = CliRunner().invoke(
+        main,
+        [
+            "publish",
+            "--config",
+            str(tmp_path / "services.toml"),
+            "--remote",
+            f":local:{tmp_path / 'bucket'}",
+            "--rclone",
+            RCLONE,
+        ],
+    )
     assert res.exit_code == 0, res.output
     total = len(tree_files(trees.before))
-    assert res.output.splitlines()[-1] == (f"published {output} to :local:{tmp_path / 'bucket'}: {total} of {total} "
-                                           f"files uploaded, 0 deleted (compared by --checksum)")
+    assert res.output.splitlines()[-1] == (
+        f"published {output} to :local:{tmp_path / 'bucket'}: {total} of {total} "
+        f"files uploaded, 0 deleted (compared by --checksum)"
+    )
     assert (tmp_path / "bucket/api/v1/snapshot.json").read_bytes() == (output / "api/v1/snapshot.json").read_bytes()
 
 
 # -- real rclone over WebDAV, through a recording proxy --------------------------------
 
+
 @dataclass
 class Request:
     method: str
-    path: str            # the tree path, below the remote's folder
+    path: str  # the tree path, below the remote's folder
     content_types: list[str]
     cache_control: list[str]
 
@@ -250,7 +284,7 @@ class RecordingProxy(ThreadingHTTPServer):
         self.upstream = upstream
         self.prefix = prefix
         self.log: list[Request] = []
-        self.fail: set[str] = set()     # tree paths whose PUT answers 500
+        self.fail: set[str] = set()  # tree paths whose PUT answers 500
         self.lock = threading.Lock()
 
     def remote(self) -> str:
@@ -280,15 +314,22 @@ class ProxyHandler(BaseHTTPRequestHandler):
         body = self._body()
         rel = unquote(urlsplit(self.path).path).removeprefix(f"/{self.server.prefix}/")
         with self.server.lock:
-            self.server.log.append(Request(self.command, rel, self.headers.get_all("Content-Type") or [],
-                                           self.headers.get_all("Cache-Control") or []))
+            self.server.log.append(
+                Request(
+                    self.command,
+                    rel,
+                    self.headers.get_all("Content-Type") or [],
+                    self.headers.get_all("Cache-Control") or [],
+                )
+            )
         if self.command == "PUT" and rel in self.server.fail:
             return self._reply(500, [], b"refused by the test")
         hop = {"connection", "content-length", "transfer-encoding", "keep-alive"}
-        if self.upstream is None:         # one upstream connection per client connection
+        if self.upstream is None:  # one upstream connection per client connection
             self.upstream = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=10)
-        self.upstream.request(self.command, self.path, body=body,
-                              headers={k: v for k, v in self.headers.items() if k.lower() not in hop})
+        self.upstream.request(
+            self.command, self.path, body=body, headers={k: v for k, v in self.headers.items() if k.lower() not in hop}
+        )
         answer = self.upstream.getresponse()
         data = answer.read()
         self._reply(answer.status, [(k, v) for k, v in answer.getheaders() if k.lower() not in hop], data)
@@ -303,15 +344,13 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def __getattr__(self, name: str) -> object:
-        if name.startswith("do_"):           # GET, PUT, PROPFIND, MKCOL, DELETE, MOVE...
+        if name.startswith("do_"):  # GET, PUT, PROPFIND, MKCOL, DELETE, MOVE...
             return self._forward
         raise AttributeError(name)
 
     def handle(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionResetError):  # rclone exits without closing its idle connections
             super().handle()
-        except ConnectionResetError:          # rclone exits without closing its idle connections
-            pass
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -352,11 +391,13 @@ def references(root: Path, rel: str, files: set[str]) -> set[str]:
     text = (root / rel).read_text(encoding="utf-8")
     urls: list[str] = HREF.findall(text)
     if rel.endswith(".json"):
+
         def walk(value: object) -> None:
             if isinstance(value, str) and value.startswith(("/", BASE_URL)):
                 urls.append(value)
             for child in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
                 walk(child)
+
         walk(json.loads(text))
     found = set()
     for url in urls:
@@ -372,30 +413,34 @@ def test_headers_order_and_deletions_through_webdav(trees, webdav):
     seed(webdav.folder / "pub", trees.before)
     there_before = set(tree_files(trees.before))
     report = publish_tree(trees.after, webdav.proxy.remote(), RCLONE)
-    assert report.compare == ("--ignore-times",)            # plain WebDAV keeps neither hashes nor mtimes
+    assert report.compare == ("--ignore-times",)  # plain WebDAV keeps neither hashes nor mtimes
     log = webdav.proxy.log
     puts = [r for r in log if r.method == "PUT"]
     files = set(tree_files(trees.after))
     assert sorted(r.path for r in puts) == sorted(files) == sorted(report.changed("copy"))
-    for r in puts:                                           # one Content-Type, ours, and our Cache-Control
+    for r in puts:  # one Content-Type, ours, and our Cache-Control
         assert r.content_types == [content_type(r.path)] and r.cache_control == [CACHE_CONTROL], r
 
     tiers = [tier_of(r.path) for r in puts]
-    assert tiers == sorted(tiers)                            # leaves first, pages last
+    assert tiers == sorted(tiers)  # leaves first, pages last
     last_put = max(i for i, r in enumerate(log) if r.method == "PUT")
     deletes = [i for i, r in enumerate(log) if r.method == "DELETE"]
-    assert deletes and min(deletes) > last_put               # deletions last
+    assert deletes and min(deletes) > last_put  # deletions last
     assert {log[i].path for i in deletes} >= {"api/v1/services/gamma.json", "feed/services/gamma.xml"}
 
     uploaded: set[str] = set()
-    for r in puts:   # nothing points at a file neither there before nor uploaded yet (but its own tier's)
-        missing = {f for f in references(trees.after, r.path, files) - there_before - uploaded
-                   if tier_of(f) != tier_of(r.path)}
+    for r in puts:  # nothing points at a file neither there before nor uploaded yet (but its own tier's)
+        missing = {
+            f for f in references(trees.after, r.path, files) - there_before - uploaded if tier_of(f) != tier_of(r.path)
+        }
         assert not missing, f"{r.path} went up before {missing}"
         uploaded.add(r.path)
-    assert "services/beta/incidents/index.html" in uploaded      # a new incident of beta is told there
-    assert {"api/v1/services/delta.json", "services/delta/index.html",     # the check had new files to see
-            "services/delta/incidents/index.html"} <= uploaded - there_before
+    assert "services/beta/incidents/index.html" in uploaded  # a new incident of beta is told there
+    assert {
+        "api/v1/services/delta.json",
+        "services/delta/index.html",  # the check had new files to see
+        "services/delta/incidents/index.html",
+    } <= uploaded - there_before
 
 
 def test_a_failed_upload_stops_before_any_entry_document(trees, webdav, monkeypatch):
@@ -412,6 +457,7 @@ def test_a_failed_upload_stops_before_any_entry_document(trees, webdav, monkeypa
 
 
 # -- errors a user can meet -------------------------------------------------------
+
 
 def invoke(*args: str) -> tuple[int, str]:
     res = CliRunner().invoke(main, ["publish", *args])

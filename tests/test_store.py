@@ -19,10 +19,15 @@ T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def cycle_at(at: datetime, outcome: Outcome = Outcome.OK, incidents=()) -> Cycle:
-    results = [StoredResult(CheckResult("api", 0, at, outcome, 42.0 if outcome is Outcome.OK else None,
-                                        200, False), None)]
-    return Cycle(RunRecord(0, at, at + timedelta(seconds=1), 1, int(outcome is not Outcome.OK)), results,
-                 {"api": ServiceState(Status.OPERATIONAL, at, "fine", ("checks",))}, list(incidents))
+    results = [
+        StoredResult(CheckResult("api", 0, at, outcome, 42.0 if outcome is Outcome.OK else None, 200, False), None)
+    ]
+    return Cycle(
+        RunRecord(0, at, at + timedelta(seconds=1), 1, int(outcome is not Outcome.OK)),
+        results,
+        {"api": ServiceState(Status.OPERATIONAL, at, "fine", ("checks",))},
+        list(incidents),
+    )
 
 
 def test_new_store_is_migrated_and_in_wal_mode(tmp_path):
@@ -30,14 +35,21 @@ def test_new_store_is_migrated_and_in_wal_mode(tmp_path):
     assert store.schema_version() == MIGRATIONS[-1][0]
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     store.close()
-    again = Store(tmp_path / "s.db")                      # reopening applies nothing twice
+    again = Store(tmp_path / "s.db")  # reopening applies nothing twice
     assert again.db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
 
 def test_a_cycle_is_written_and_read_back(tmp_path):
     store = Store(tmp_path / "s.db")
-    inc = Incident("api-1", "api", "API: major outage", "critical", T0, None,
-                   (IncidentUpdate(T0, "opened", "major_outage", "Opened"),))
+    inc = Incident(
+        "api-1",
+        "api",
+        "API: major outage",
+        "critical",
+        T0,
+        None,
+        (IncidentUpdate(T0, "opened", "major_outage", "Opened"),),
+    )
     store.save_cycle(cycle_at(T0, incidents=[inc]))
     store.save_cycle(cycle_at(T0 + timedelta(minutes=1), Outcome.TIMEOUT))
     assert store.states()["api"].status is Status.OPERATIONAL
@@ -53,10 +65,18 @@ def test_incident_records_read_back_as_written_and_older_ones_in_full(tmp_path):
     """A record read back gives the incident and the record it was written as; a record an older
     version wrote (no ``link`` or ``ref`` in its updates) gives them too, as null."""
     store = Store(tmp_path / "s.db")
-    inc = Incident("api-1", "api", "API: major outage", "critical", T0, T0 + timedelta(hours=1),
-                   (IncidentUpdate(T0, "opened", "major_outage", "Opened"),
-                    IncidentUpdate(T0 + timedelta(hours=1), "vendor", "operational", "Fixed",
-                                   "https://v.example/1", "1")))
+    inc = Incident(
+        "api-1",
+        "api",
+        "API: major outage",
+        "critical",
+        T0,
+        T0 + timedelta(hours=1),
+        (
+            IncidentUpdate(T0, "opened", "major_outage", "Opened"),
+            IncidentUpdate(T0 + timedelta(hours=1), "vendor", "operational", "Fixed", "https://v.example/1", "1"),
+        ),
+    )
     store.save_cycle(cycle_at(T0, incidents=[inc]))
     read = store.incidents()
     assert read == [inc] and read[0].to_json() == inc.to_json()
@@ -76,25 +96,38 @@ def test_a_builds_incidents_are_the_store_records_by_service(tmp_path):
     from statusgen.config import parse_config
     from statusgen.render.documents import incident_document
     from statusgen.render.gather import gather
+
     store = Store(tmp_path / "s.db")
-    made = [Incident(f"{svc}-{n}", svc, f"{svc} {n}", "minor", T0 + timedelta(hours=n, microseconds=700),
-                     None if n == 3 and svc == "api" else T0 + timedelta(hours=n, minutes=5),
-                     (IncidentUpdate(T0 + timedelta(hours=n), "opened", "degraded", "Opened"),))
-            for n in range(4) for svc in ("api", "web")]
+    made = [
+        Incident(
+            f"{svc}-{n}",
+            svc,
+            f"{svc} {n}",
+            "minor",
+            T0 + timedelta(hours=n, microseconds=700),
+            None if n == 3 and svc == "api" else T0 + timedelta(hours=n, minutes=5),
+            (IncidentUpdate(T0 + timedelta(hours=n), "opened", "degraded", "Opened"),),
+        )
+        for n in range(4)
+        for svc in ("api", "web")
+    ]
     store.save_cycle(cycle_at(T0, incidents=made))
-    config = parse_config('[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\ncategory = "c"\n'
-                          '[[services.checks]]\nurl = "https://api.example"\n',
-                          tmp_path / "s.toml")
+    config = parse_config(
+        '[categories]\nc = "C"\n[[services]]\nslug = "api"\nname = "API"\ncategory = "c"\n'
+        '[[services.checks]]\nurl = "https://api.example"\n',
+        tmp_path / "s.toml",
+    )
     data = gather(store, config, T0)
     listed = store.incidents()
-    assert [i.id for i in listed[:2]] == ["web-3", "api-3"]                 # newest first, then by id
+    assert [i.id for i in listed[:2]] == ["web-3", "api-3"]  # newest first, then by id
     assert [orjson.loads(row.record) for row in data.incidents] == [i.to_json() for i in listed]
     for slug in ("api", "web", "db"):
         mine = [i for i in listed if i.service == slug]
         assert [row.record for row in data.incidents_of(slug)] == [orjson.dumps(i.to_json()).decode() for i in mine]
-        assert data.spans_of(slug) == [(int(i.started_at.timestamp()), int(i.ended_at.timestamp()) if i.ended_at
-                                        else None) for i in mine]
-    older = listed[0].to_json()                               # as an older version wrote it: no link, no ref
+        assert data.spans_of(slug) == [
+            (int(i.started_at.timestamp()), int(i.ended_at.timestamp()) if i.ended_at else None) for i in mine
+        ]
+    older = listed[0].to_json()  # as an older version wrote it: no link, no ref
     older["updates"] = [{k: v for k, v in u.items() if k not in ("link", "ref")} for u in older["updates"]]
     row = data.incidents[0]._replace(record=orjson.dumps(older).decode())
     assert incident_document(data, row) == incident_document(data, data.incidents[0])
@@ -119,14 +152,15 @@ def test_retention_keeps_each_resolution_for_its_range(tmp_path):
     store.prune(T0)
     assert len(store.recent_results(old - timedelta(days=1))["api"]) == 1
     assert RAW_RETENTION_S >= 86400
-    assert len(store.buckets("api", 300, 0, 2**40)) == 1          # 5-min buckets: only the last day
-    assert len(store.buckets("api", 3600, 0, 2**40)) == 1         # 1-h buckets: 8 days
-    assert len(store.buckets("api", 21600, 0, 2**40)) == 2        # 6-h buckets: 31 days
+    assert len(store.buckets("api", 300, 0, 2**40)) == 1  # 5-min buckets: only the last day
+    assert len(store.buckets("api", 3600, 0, 2**40)) == 1  # 1-h buckets: 8 days
+    assert len(store.buckets("api", 21600, 0, 2**40)) == 2  # 6-h buckets: 31 days
     assert len(store.buckets("api", 86400, 0, 2**40)) == 2
 
 
 def test_an_unopenable_store_is_a_clear_error(tmp_path):
     from statusgen.errors import StoreError
+
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError) as info:
         Store(tmp_path / "s.db")
@@ -135,15 +169,20 @@ def test_an_unopenable_store_is_a_clear_error(tmp_path):
 
 def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_path):
     from statusgen.store import migrate
+
     path = tmp_path / "old.db"
     db = sqlite3.connect(path, isolation_level=None)
-    migrate(db, upto=1)                                   # the store as the first release made it
+    migrate(db, upto=1)  # the store as the first release made it
     db.execute("INSERT INTO runs (started_at, finished_at, checks_attempted, checks_failed) VALUES (1, 2, 5, 1)")
     db.execute("INSERT INTO results VALUES ('api', 0, 100, 'ok', 12.5, 200, 0, NULL, 1)")
-    db.execute("INSERT INTO service_state VALUES ('api', ?)",
-               ('{"status": "operational", "since": null, "reason": "fine", "sources": ["checks"], '
-                '"evidence": [], "observed_at": null, "fail_streak": 0, "slow_streak": 0, "good_streak": 3, '
-                '"streak_since": null, "own_status": "operational"}',))
+    db.execute(
+        "INSERT INTO service_state VALUES ('api', ?)",
+        (
+            '{"status": "operational", "since": null, "reason": "fine", "sources": ["checks"], '
+            '"evidence": [], "observed_at": null, "fail_streak": 0, "slow_streak": 0, "good_streak": 3, '
+            '"streak_since": null, "own_status": "operational"}',
+        ),
+    )
     db.close()
     store = Store(path)
     assert store.schema_version() == MIGRATIONS[-1][0] > 1
@@ -159,13 +198,17 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     """Migration 12: the buckets move to a table kept by service, as they were; the history points
     and drawings earlier builds kept in the store go."""
     from statusgen.store import migrate
+
     path = tmp_path / "v11.db"
     db = sqlite3.connect(path, isolation_level=None)
     migrate(db, upto=11)
     starts = [int(T0.timestamp()) - 300 * i for i in range(3)]
     for n, start in enumerate(starts):
-        db.execute("INSERT INTO buckets (res, start, service, up, down, hist, p50, p95) "
-                   "VALUES (300, ?, 'api', 2, ?, x'0a02', 12.0, 13.0)", (start, n))
+        db.execute(
+            "INSERT INTO buckets (res, start, service, up, down, hist, p50, p95) "
+            "VALUES (300, ?, 'api', 2, ?, x'0a02', 12.0, 13.0)",
+            (start, n),
+        )
     db.execute("INSERT INTO history_cache VALUES ('api', 300, 0, 0, '1:', '', '[0,0,0,0]', NULL, NULL, NULL)")
     db.close()
     store = Store(path)
@@ -173,10 +216,11 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     tables = {name for (name,) in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "history_cache" not in tables
     kept = store.buckets("api", 300, starts[-1], starts[0] + 300)
-    assert [(b.start, b.up, b.down, b.hist, b.p50) for b in kept] == [(s, 2, 2 - n, b"\n\x02", 12.0) for n, s in
-                                                                        enumerate(reversed(starts))]
+    assert [(b.start, b.up, b.down, b.hist, b.p50) for b in kept] == [
+        (s, 2, 2 - n, b"\n\x02", 12.0) for n, s in enumerate(reversed(starts))
+    ]
     assert store.bucket_tallies("api", [(300, starts[-1], starts[0] + 300), (3600, 0, 1)]) == [(3, 9), (0, 0)]
-    assert store.data_versions() == {}                     # migration 8: versions start with the next write
+    assert store.data_versions() == {}  # migration 8: versions start with the next write
     store.save_cycle(cycle_at(T0 + timedelta(minutes=5)))
     assert store.data_versions() == {"api": 1}
 
@@ -186,35 +230,44 @@ def _rows_by_sql(store: Store, since: datetime) -> tuple[int, str]:
     return store.db.execute(
         "SELECT count(*), '[' || ifnull(group_concat(row, ','), '') || ']' FROM "
         "(SELECT row FROM results WHERE service = 'api' AND ts >= ? ORDER BY ts, check_index)",
-        (int(since.timestamp()),)).fetchone()
+        (int(since.timestamp()),),
+    ).fetchone()
 
 
 def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
     store = Store(tmp_path / "s.db")
     start = T0 - timedelta(hours=30)
-    for m in range(0, 30 * 60, 7):                        # results over 30 hours, across hour boundaries
-        store.save_cycle(cycle_at(start + timedelta(minutes=m, seconds=m % 60),
-                                  Outcome.OK if m % 5 else Outcome.TIMEOUT))
-    late = start + timedelta(hours=20, minutes=1, seconds=30)   # a late result inside a closed hour
+    for m in range(0, 30 * 60, 7):  # results over 30 hours, across hour boundaries
+        store.save_cycle(
+            cycle_at(start + timedelta(minutes=m, seconds=m % 60), Outcome.OK if m % 5 else Outcome.TIMEOUT)
+        )
+    late = start + timedelta(hours=20, minutes=1, seconds=30)  # a late result inside a closed hour
     store.save_cycle(cycle_at(late, Outcome.HTTP_STATUS))
-    for since in (T0 - timedelta(days=1), T0 - timedelta(hours=9, seconds=1), T0 - timedelta(hours=10),
-                  T0 - timedelta(hours=9, minutes=30)):              # rows before the first whole hour too
+    for since in (
+        T0 - timedelta(days=1),
+        T0 - timedelta(hours=9, seconds=1),
+        T0 - timedelta(hours=10),
+        T0 - timedelta(hours=9, minutes=30),
+    ):  # rows before the first whole hour too
         count, rows = store.last_day_json("api", since)
         assert (count, rows) == _rows_by_sql(store, since)
         assert count == len(orjson.loads(rows)) > 0
     assert '"http_status"' in store.last_day_json("api", T0 - timedelta(days=1))[1]
-    store.prune(T0 + timedelta(days=1, hours=5, minutes=30))   # results of more than 2 days ago go, and their hours
+    store.prune(T0 + timedelta(days=1, hours=5, minutes=30))  # results of more than 2 days ago go, and their hours
     since = T0 - timedelta(hours=19, minutes=30)
     assert store.last_day_json("api", since) == _rows_by_sql(store, since)
-    assert store.db.execute("SELECT min(hour) FROM result_hours").fetchone()[0] >= \
-        store.db.execute("SELECT min(ts) FROM results").fetchone()[0] // 3600 * 3600
+    assert (
+        store.db.execute("SELECT min(hour) FROM result_hours").fetchone()[0]
+        >= store.db.execute("SELECT min(ts) FROM results").fetchone()[0] // 3600 * 3600
+    )
 
 
 def test_a_store_before_hourly_blocks_upgrades_and_reads_the_same_last_day(tmp_path):
     from statusgen.store import INSERT_RESULT, ROW_SQL, migrate
+
     path = tmp_path / "v8.db"
     db = sqlite3.connect(path, isolation_level=None)
-    migrate(db, upto=8)                                   # the store as migration 8 left it: results, no blocks
+    migrate(db, upto=8)  # the store as migration 8 left it: results, no blocks
     for m in range(0, 3 * 60, 11):
         db.execute(INSERT_RESULT, ("api", 0, int((T0 + timedelta(minutes=m)).timestamp()), "ok", 42.5, 200, 0, None, 1))
     db.execute(f"UPDATE results SET row = {ROW_SQL}")

@@ -10,9 +10,17 @@ import pytest
 
 from statusgen.errors import RenderError
 from statusgen.policy import GZIP_MIN_BYTES
-from statusgen.render.tree import StaleTree, TreeWriter, WriteStats, current_generation, gens_dir, read_manifest, write_tree
+from statusgen.render.tree import (
+    StaleTree,
+    TreeWriter,
+    WriteStats,
+    current_generation,
+    gens_dir,
+    read_manifest,
+    write_tree,
+)
 
-BIG = b'{"a": "' + b"x" * 5000 + b'"}\n'     # above GZIP_MIN_BYTES: it gets a .gz copy
+BIG = b'{"a": "' + b"x" * 5000 + b'"}\n'  # above GZIP_MIN_BYTES: it gets a .gz copy
 KEEP = None
 
 
@@ -40,9 +48,9 @@ def test_unchanged_files_keep_mtime_and_are_not_rewritten(tmp_path):
     second = write_tree(out, files)
     st2 = os.stat(out / "api/v1/a.json")
     assert (first.written, second.written, second.files) == (2, 0, 2)
-    assert (st1.st_size, st1.st_mtime) == (st2.st_size, st2.st_mtime)     # the same ETag under nginx
+    assert (st1.st_size, st1.st_mtime) == (st2.st_size, st2.st_mtime)  # the same ETag under nginx
     assert out.is_symlink() and first.generation != second.generation
-    third = write_tree(out, files)                 # rewrites the first generation, which holds them already
+    third = write_tree(out, files)  # rewrites the first generation, which holds them already
     st3 = os.stat(out / "api/v1/a.json")
     assert third.generation == first.generation
     assert (st3.st_ino, st3.st_mtime, st3.st_ctime_ns) == (st1.st_ino, st1.st_mtime, st1.st_ctime_ns)
@@ -98,8 +106,8 @@ def test_a_reader_of_the_old_tree_keeps_a_complete_tree(tmp_path):
     assert (old_root / "a.json").read_bytes() == b"old a" and (old_root / "b.json").read_bytes() == b"old b"
     assert (out / "a.json").read_bytes() == b"new a"
     write_tree(out, {"a.json": b"newer"})
-    assert len(list(gens_dir(out).iterdir())) == 2          # current and previous only
-    assert not (out / "b.json").exists()                    # files no longer rendered are gone
+    assert len(list(gens_dir(out).iterdir())) == 2  # current and previous only
+    assert not (out / "b.json").exists()  # files no longer rendered are gone
 
 
 def test_a_plain_directory_is_migrated_to_a_link(tmp_path):
@@ -115,12 +123,12 @@ def test_a_failed_write_leaves_the_last_site(tmp_path):
     write_tree(out, {"a.json": b"good"})
     current = out.resolve()
     kept = tmp_path / "kept"
-    current.rename(kept)                        # keep the current generation elsewhere...
+    current.rename(kept)  # keep the current generation elsewhere...
     out.unlink()
     out.symlink_to(kept)
     gens = gens_dir(out)
     gens.rmdir()
-    gens.write_text("a file where the generations folder should be")   # ...so the next write must fail
+    gens.write_text("a file where the generations folder should be")  # ...so the next write must fail
     with pytest.raises(RenderError) as info:
         write_tree(out, {"a.json": b"bad"})
     assert "the last complete site is left in place" in str(info.value)
@@ -129,10 +137,13 @@ def test_a_failed_write_leaves_the_last_site(tmp_path):
 
 def test_repeated_runs_from_fresh_config_loads_never_nest_generations(tmp_path):
     from statusgen.config import parse_config
-    text = ('[site]\noutput = "site"\n[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\n'
-            'category = "c"\n[[services.checks]]\nurl = "https://a.example"\n')
+
+    text = (
+        '[site]\noutput = "site"\n[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\n'
+        'category = "c"\n[[services.checks]]\nurl = "https://a.example"\n'
+    )
     for n in range(3):
-        cfg = parse_config(text, tmp_path / "services.toml")         # as each cron run loads it
+        cfg = parse_config(text, tmp_path / "services.toml")  # as each cron run loads it
         assert cfg.site.output == tmp_path / "site"
         write_tree(cfg.site.output, {"a.json": f"{n}".encode()})
     gens = list(gens_dir(tmp_path / "site").iterdir())
@@ -141,6 +152,7 @@ def test_repeated_runs_from_fresh_config_loads_never_nest_generations(tmp_path):
 
 
 # -- files kept by the key of their inputs ------------------------------------------------------
+
 
 def test_a_kept_file_is_the_previous_generations_file(tmp_path):
     out = tmp_path / "site"
@@ -152,7 +164,7 @@ def test_a_kept_file_is_the_previous_generations_file(tmp_path):
     assert (before.st_size, before.st_mtime) == (after.st_size, after.st_mtime)
     assert (out / "feed/a.xml").read_bytes() == BIG and gzip.decompress((out / "feed/a.xml.gz").read_bytes()) == BIG
     write_keyed(out, [("feed/a.xml", KEEP, "k1"), ("b.json", BIG + b" ", None)])
-    again = os.stat(out / "feed/a.xml")                   # the first generation held it: not touched
+    again = os.stat(out / "feed/a.xml")  # the first generation held it: not touched
     assert (again.st_ino, again.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
     assert previous_keys(out) == {"feed/a.xml": "k1"}
 
@@ -162,7 +174,7 @@ def test_keeping_a_file_the_previous_generation_lacks_asks_for_a_full_build(tmp_
     write_keyed(out, [("a.json", BIG, "k1")])
     with pytest.raises(StaleTree):
         write_keyed(out, [("other.json", KEEP, "k1")])
-    os.unlink(out.resolve() / "a.json")                 # listed in the manifest, gone from the folder
+    os.unlink(out.resolve() / "a.json")  # listed in the manifest, gone from the folder
     with pytest.raises(StaleTree):
         write_keyed(out, [("a.json", KEEP, "k1")])
     assert (out / "a.json.gz").exists(), "the site served is left as it was"
@@ -179,14 +191,22 @@ def test_a_file_no_longer_compressed_loses_its_gz_copy(tmp_path):
 def test_files_no_longer_rendered_leave_both_generations_with_their_empty_folders(tmp_path):
     out = tmp_path / "site"
     full = {"a.json": BIG, "inc/1/index.html": BIG, "inc/2/index.html": BIG, "b.json": BIG}
-    write_tree(out, full)                        # a new folder: what it holds is found by walking it
-    write_tree(out, full)                        # the second generation, new too
-    for _ in range(2):                           # each generation in turn, rewritten from its manifest
+    write_tree(out, full)  # a new folder: what it holds is found by walking it
+    write_tree(out, full)  # the second generation, new too
+    for _ in range(2):  # each generation in turn, rewritten from its manifest
         write_tree(out, {"a.json": BIG, "inc/2/index.html": BIG, "b.json": b"{}"})
     for gen in gens_dir(out).iterdir():
         held = sorted(str(p.relative_to(gen)) for p in gen.rglob("*"))
-        assert held == [".manifest.json", "a.json", "a.json.gz", "b.json", "inc", "inc/2",
-                        "inc/2/index.html", "inc/2/index.html.gz"]
+        assert held == [
+            ".manifest.json",
+            "a.json",
+            "a.json.gz",
+            "b.json",
+            "inc",
+            "inc/2",
+            "inc/2/index.html",
+            "inc/2/index.html.gz",
+        ]
 
 
 def test_a_generation_whose_manifest_cannot_be_read_loses_what_is_not_wanted(tmp_path):
@@ -195,7 +215,7 @@ def test_a_generation_whose_manifest_cannot_be_read_loses_what_is_not_wanted(tmp
     out = tmp_path / "site"
     write_tree(out, {"a.json": BIG, "old/x.html": BIG})
     first = out.resolve()
-    write_tree(out, {"a.json": BIG, "old/x.html": BIG})            # the second generation: the first is next
+    write_tree(out, {"a.json": BIG, "old/x.html": BIG})  # the second generation: the first is next
     (first / ".manifest.json").write_bytes(b"not json")
     (first / "stray.txt").write_bytes(b"left by hand")
     assert write_tree(out, {"a.json": BIG}).generation == first.name
@@ -210,6 +230,7 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     from statusgen.render.build import build
     from statusgen.simulate import config_text, simulate
     from statusgen.store import Store
+
     now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
     simulate(4, 20, tmp_path / "sim.db", now)
     (tmp_path / "sim.toml").write_text(config_text(4, tmp_path / "sim.db", tmp_path / "site"), encoding="utf-8")
@@ -221,14 +242,14 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     made = os.stat(pages[0])
     second = build(store, config, now)
     assert second.stats.kept and second.stats.written < first.stats.written
-    third = build(store, config, now)                     # into the first generation again: pages untouched
+    third = build(store, config, now)  # into the first generation again: pages untouched
     assert third.stats.kept and third.stats.generation == first.stats.generation
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
     # keyed: the three lists of incidents, the incidents page and each service's, the feeds (site
     # and one per service), each service's record, histories and page
     assert len(previous_keys(config.site.output)) == 3 + 1 + len(pages) + 1 + 4 + 4 * 6
     page = pages[1].read_bytes()
-    for gen in (tmp_path / "site.gens").iterdir():       # a file to keep has gone: built again in full
+    for gen in (tmp_path / "site.gens").iterdir():  # a file to keep has gone: built again in full
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)
     fourth = build(store, config, now)
     assert not fourth.stats.kept and pages[1].read_bytes() == page

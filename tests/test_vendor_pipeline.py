@@ -59,8 +59,10 @@ class VendorPages(BaseHTTPRequestHandler):
 
 def service(slug: str, vendor: str, check: str | None, extra: str = "") -> str:
     checks = f'[[services.checks]]\nurl = "{check}"\n' if check else ""
-    return (f'[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "saas"\n{checks}'
-            f'[services.vendor]\nurl = "{vendor}"\ntimeout = 2\n{extra}\n')
+    return (
+        f'[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "saas"\n{checks}'
+        f'[services.vendor]\nurl = "{vendor}"\ntimeout = 2\n{extra}\n'
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,18 +76,20 @@ def vendor_site(tmp_path_factory):
     targets.set("/ok")
     v = f"http://127.0.0.1:{pages.server_address[1]}"
     ok = targets.url("/ok")
-    body = '[categories]\nsaas = "SaaS"\n' + "".join([
-        service("github", f"{v}/github.json", ok),
-        service("sendgrid", f"{v}/sendgrid.json", ok, 'components = ["Partners"]'),
-        service("openai", f"{v}/openai.json", None),
-        service("html", f"{v}/html.json", ok),
-        service("truncated", f"{v}/truncated.json", ok),
-        service("huge", f"{v}/huge.json", ok),
-        service("slow", f"{v}/slow.json", ok),
-        service("hostile", f"{v}/hostile.json", ok),
-        service("local", str(SAMPLES / "statusio/gitlab_status_planned_maintenance.json"), ok),
-    ])
-    cfg = load_config(write_config(tmp, body, 'max_bytes = 2000000'))
+    body = '[categories]\nsaas = "SaaS"\n' + "".join(
+        [
+            service("github", f"{v}/github.json", ok),
+            service("sendgrid", f"{v}/sendgrid.json", ok, 'components = ["Partners"]'),
+            service("openai", f"{v}/openai.json", None),
+            service("html", f"{v}/html.json", ok),
+            service("truncated", f"{v}/truncated.json", ok),
+            service("huge", f"{v}/huge.json", ok),
+            service("slow", f"{v}/slow.json", ok),
+            service("hostile", f"{v}/hostile.json", ok),
+            service("local", str(SAMPLES / "statusio/gitlab_status_planned_maintenance.json"), ok),
+        ]
+    )
+    cfg = load_config(write_config(tmp, body, "max_bytes = 2000000"))
     VendorPages.seen.clear()
     first = run_cycle(cfg)
     second = run_cycle(cfg)
@@ -130,13 +134,13 @@ def test_conditional_requests_on_the_second_run(vendor_site):
     github = [inm for path, inm in seen if path == "/github.json"]
     assert github[0] is None and github[1] is not None and github[1].startswith('"v-')
     rec = doc(vendor_site["site"], "api/v1/services/github.json")["service"]["vendor"]
-    assert rec["outcome"] == "ok" and rec["view"]["status"] == "operational"   # 304 reused the stored body
+    assert rec["outcome"] == "ok" and rec["view"]["status"] == "operational"  # 304 reused the stored body
 
 
 def test_health_counts_vendor_sources(vendor_site):
     run = doc(vendor_site["site"], "api/v1/health.json")["collection"]["last_run"]
     assert run["vendor_sources_attempted"] == 9
-    assert run["vendor_sources_failed"] == 4      # html, truncated, huge, slow
+    assert run["vendor_sources_failed"] == 4  # html, truncated, huge, slow
 
 
 def test_vendor_only_service_opens_our_incident(vendor_site):
@@ -148,7 +152,7 @@ def test_vendor_text_is_escaped_everywhere(vendor_site):
     site = vendor_site["site"]
     rec = doc(site, "api/v1/services/hostile.json")["service"]
     title = rec["vendor"]["view"]["incidents"][0]["title"]
-    assert "\x07" not in title and "<script>" in title          # plain text in JSON, control chars gone
+    assert "\x07" not in title and "<script>" in title  # plain text in JSON, control chars gone
     for path in site.rglob("*.html"):
         assert "<script>alert" not in path.read_text(), path
     for path in site.rglob("*.xml"):

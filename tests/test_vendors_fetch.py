@@ -226,10 +226,7 @@ def test_dns_failure_is_dns() -> None:
         except socket.gaierror as exc:
             raise httpx.ConnectError(str(exc), request=request) from exc
 
-    assert (
-        fetch("http://status.example.invalid/", transport=httpx.MockTransport(refuse)).outcome
-        == Outcome.DNS
-    )
+    assert fetch("http://status.example.invalid/", transport=httpx.MockTransport(refuse)).outcome == Outcome.DNS
 
 
 def test_certificate_failure_is_tls() -> None:
@@ -239,10 +236,7 @@ def test_certificate_failure_is_tls() -> None:
         except ssl.SSLError as exc:
             raise httpx.ConnectError(str(exc), request=request) from exc
 
-    assert (
-        fetch("https://status.example.com/", transport=httpx.MockTransport(refuse)).outcome
-        == Outcome.TLS
-    )
+    assert fetch("https://status.example.com/", transport=httpx.MockTransport(refuse)).outcome == Outcome.TLS
 
 
 def test_unsupported_scheme_is_error() -> None:

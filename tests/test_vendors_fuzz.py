@@ -180,9 +180,7 @@ def _xml_element(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         xmlns = ' xmlns="http://www.w3.org/2005/Atom"' if atom else ""
         return f"<{name}{xmlns}>{''.join(body)}</{name}>"
 
-    return st.builds(
-        render, st.sampled_from(XML_NAMES), st.booleans(), st.lists(children, max_size=4)
-    )
+    return st.builds(render, st.sampled_from(XML_NAMES), st.booleans(), st.lists(children, max_size=4))
 
 
 XML_DOCS = st.recursive(XML_TEXT, _xml_element, max_leaves=25).map(
@@ -207,9 +205,7 @@ def assert_sound(view: VendorView) -> None:
     assert all(m.status == "in_progress" for m in view.maintenance_active)
     assert all(m.status == "scheduled" for m in view.maintenance_upcoming)
     moments = (
-        [view.updated_at]
-        + [i.started_at for i in view.incidents]
-        + [m.starts_at for m in view.maintenance_active]
+        [view.updated_at] + [i.started_at for i in view.incidents] + [m.starts_at for m in view.maintenance_active]
     )
     assert all(m is None or (m.utcoffset() is not None and not m.utcoffset()) for m in moments)
     orjson.dumps(view.to_json())
@@ -332,10 +328,7 @@ def test_byte_flips(name: str, data: st.DataObject) -> None:
 
 
 @FAST
-@given(
-    body=st.binary(max_size=200)
-    | st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass"))
-)
+@given(body=st.binary(max_size=200) | st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_random_bytes_and_text(body: bytes) -> None:
     every_reader(body)
 
@@ -391,10 +384,6 @@ def test_messages_name_format_and_place() -> None:
     body = b'{"page": {}, "components": [{"id": "a", "name": 7, "status": "operational"}]}'
     with pytest.raises(VendorParseError) as caught:
         parse_vendor(body, "statuspage")
-    assert (
-        str(caught.value) == "statuspage payload: components[0].name must be a string, got a number"
-    )
-    with pytest.raises(
-        VendorParseError, match=r"^gcp payload: is not valid JSON \(unexpected end of data"
-    ):
+    assert str(caught.value) == "statuspage payload: components[0].name must be a string, got a number"
+    with pytest.raises(VendorParseError, match=r"^gcp payload: is not valid JSON \(unexpected end of data"):
         parse_vendor(b'[{"id": ', "gcp")

@@ -71,9 +71,7 @@ def test_statuspage_component_status(word: str, status: str) -> None:
 def test_statuspage_incident_impact(impact: str, ours: str) -> None:
     incident = {"id": "i1", "name": "Errors", "status": "identified", "impact": impact}
     resolved = {"id": "i2", "name": "Old", "status": "resolved", "impact": "critical"}
-    view = statuspage.parse(
-        {"page": {"url": "https://status.example.com/"}, "incidents": [incident, resolved]}
-    )
+    view = statuspage.parse({"page": {"url": "https://status.example.com/"}, "incidents": [incident, resolved]})
     (only,) = view.incidents
     assert (only.impact, only.status) == (ours, "identified")
     assert only.url == "https://status.example.com/incidents/i1"
@@ -87,9 +85,7 @@ def test_statuspage_incident_impact(impact: str, ours: str) -> None:
 )  # fmt: skip
 def test_statusio_codes(code: int | str, status: str) -> None:
     component = {"id": "a", "name": "API", "status_code": code}
-    view = statusio.parse(
-        {"result": {"status_overall": {"status_code": code}, "status": [component]}}
-    )
+    view = statusio.parse({"result": {"status_overall": {"status_code": code}, "status": [component]}})
     assert (view.status, view.components[0].status) == (status, status)
 
 
@@ -118,9 +114,7 @@ def test_heroku_red_update_and_resolved_incident() -> None:
     ]
     open_one = {"id": 1, "title": "Down", "resolved": False, "updates": updates}
     closed = {"id": 2, "title": "Fixed", "resolved": True, "updates": updates}
-    view = heroku.parse(
-        {"status": [{"system": "Apps", "status": "green"}], "incidents": [open_one, closed]}
-    )
+    view = heroku.parse({"status": [{"system": "Apps", "status": "green"}], "incidents": [open_one, closed]})
     (incident,) = view.incidents
     assert (incident.impact, incident.status) == ("major_outage", "update")
     assert view.status == "major_outage"
@@ -176,9 +170,7 @@ def test_generic_feed_falls_back_to_status_words() -> None:
     view = feed.parse(body)
     assert [(i.id, i.status) for i in view.incidents] == [("urn:a", "investigating")]
     assert view.status == "degraded"
-    assert (
-        view.updated_at is not None and view.updated_at.isoformat() == "2026-11-22T20:00:00+00:00"
-    )
+    assert view.updated_at is not None and view.updated_at.isoformat() == "2026-11-22T20:00:00+00:00"
 
 
 def test_html_title_becomes_plain_text() -> None:

@@ -60,11 +60,7 @@ def by_name(view: VendorView) -> dict[str, str]:
 
 
 def test_every_sample_is_covered() -> None:
-    on_disk = {
-        str(p.relative_to(SAMPLES))
-        for p in SAMPLES.rglob("*")
-        if p.is_file() and p.name != "SOURCES.md"
-    }
+    on_disk = {str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md"}
     assert on_disk == set(EXPECTED_FORMAT)
 
 
@@ -85,11 +81,7 @@ def test_every_view_is_well_formed(name: str) -> None:
         "major_outage",
         "unknown",
     )
-    moments = (
-        [view.updated_at]
-        + [i.started_at for i in view.incidents]
-        + [i.updated_at for i in view.incidents]
-    )
+    moments = [view.updated_at] + [i.started_at for i in view.incidents] + [i.updated_at for i in view.incidents]
     for moment in filter(None, moments):
         assert moment.tzinfo is UTC and moment.microsecond == 0
     assert orjson.loads(orjson.dumps(view.to_json())) == view.to_json()
@@ -110,9 +102,7 @@ def test_github_summary_all_operational() -> None:
     assert set(by_name(view).values()) == {"operational"}
     assert view.components[0].name == "Git Operations"
     assert view.components[-1].name == "Copilot AI Model Providers"
-    assert (
-        view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
-    )
+    assert view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
     assert view.updated_at == at("2026-07-31 03:29:01")
     assert view.page_url == "https://www.githubstatus.com"
 
@@ -187,9 +177,7 @@ def test_claude_maintenance_in_its_in_progress_stage() -> None:
     assert [m.title for m in view.maintenance_active] == ["Upgrades to Connector Auth Storage"]
     assert view.maintenance_active[0].starts_at == at("2025-08-29 01:25:00")
     assert view.maintenance_active[0].ends_at == at("2025-08-29 02:40:00")
-    assert [m.title for m in view.maintenance_upcoming] == [
-        "Scheduled maintenance for Claude.ai and Anthropic Console"
-    ]
+    assert [m.title for m in view.maintenance_upcoming] == ["Scheduled maintenance for Claude.ai and Anthropic Console"]
     assert view.maintenance_upcoming[0].components == ("rwppv331jlwc", "0qbwn08sd68x")
 
 
@@ -221,9 +209,7 @@ def test_openai_incident_io_compatible_summary() -> None:
     assert operational == ["Ads API", "Decisions", "dots"]
     assert sum(s == "degraded" for s in by_name(view).values()) == 22
     first, second = view.incidents
-    assert (
-        first.title == "Elevated errors across ChatGPT, Codex, and the API including the Agents API"
-    )
+    assert first.title == "Elevated errors across ChatGPT, Codex, and the API including the Agents API"
     assert (first.impact, first.status) == ("degraded", "investigating")
     assert first.started_at == at("2026-09-29 17:52:52")  # no started_at: created_at
     assert first.updated_at == at("2026-09-29 18:24:17")
@@ -378,9 +364,7 @@ def test_github_atom_feed_with_unresolved_entry() -> None:
 def test_parse_rss_feed_all_resolved_including_postmortem() -> None:
     view = feed.parse(sample("feeds/parse_statuspage_history_2014.rss"))
     assert view.status == "operational"
-    assert (
-        view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
-    )
+    assert view.incidents == () and view.maintenance_active == () and view.maintenance_upcoming == ()
     assert view.updated_at == at("2014-01-10 00:00:23")  # Thu, 09 Jan 2014 16:00:23 -0800
     assert view.page_url == "http://status.parse.com"
 
@@ -421,9 +405,7 @@ def test_narrow_to_a_group_selects_its_members() -> None:
 
 
 def test_narrow_by_name_case_insensitive_keeps_its_incident() -> None:
-    view = parse_vendor(
-        sample("statuspage/sendgrid_summary_active_incident_groups.json"), components=["partners"]
-    )
+    view = parse_vendor(sample("statuspage/sendgrid_summary_active_incident_groups.json"), components=["partners"])
     assert [c.name for c in view.components] == ["Partners"]
     assert view.status == "degraded"
     assert [i.id for i in view.incidents] == ["wpm5jsqj24px"]
@@ -451,9 +433,7 @@ def test_narrow_unknown_names_lists_available() -> None:
 
 
 def test_narrow_whole_page_incidents_still_count() -> None:
-    view = parse_vendor(
-        sample("incidentio/openai_summary_compat_active_incidents.json"), components=["Ads API"]
-    )
+    view = parse_vendor(sample("incidentio/openai_summary_compat_active_incidents.json"), components=["Ads API"])
     assert [c.status for c in view.components] == ["operational"]
     assert len(view.incidents) == 2  # they name no components, so they affect the whole page
     assert view.status == "degraded"
@@ -478,27 +458,16 @@ def test_narrow_slack_heroku_cachet_gcp() -> None:
     assert parse_vendor(slack_body, components=["Messaging"]).status == "operational"
     narrowed = parse_vendor(slack_body, components=["notifications"])
     assert (narrowed.status, [i.id for i in narrowed.incidents]) == ("degraded", ["878"])
-    assert (
-        parse_vendor(
-            sample("heroku/heroku_current_status_incident.json"), components=["Data"]
-        ).status
-        == "degraded"
-    )
-    doc_scan = parse_vendor(
-        sample("cachet/yoti_cachet_v1_components.json"), components=["Yoti Doc Scan"]
-    )
+    assert parse_vendor(sample("heroku/heroku_current_status_incident.json"), components=["Data"]).status == "degraded"
+    doc_scan = parse_vendor(sample("cachet/yoti_cachet_v1_components.json"), components=["Yoti Doc Scan"])
     assert [c.id for c in doc_scan.components] == ["9", "6"]
-    gce = parse_vendor(
-        sample("gcp/gcp_status_incidents_json_2022.json"), components=["Google Compute Engine"]
-    )
+    gce = parse_vendor(sample("gcp/gcp_status_incidents_json_2022.json"), components=["Google Compute Engine"])
     assert [c.id for c in gce.components] == ["L3ggmi3Jy4xJmgodFA9K"]
 
 
 def test_narrow_feed_has_no_components() -> None:
     with pytest.raises(VendorParseError, match="available: none"):
-        parse_vendor(
-            sample("feeds/githubstatus_history_active_incident.atom"), components=["Actions"]
-        )
+        parse_vendor(sample("feeds/githubstatus_history_active_incident.atom"), components=["Actions"])
 
 
 # -- the JSON shape ---------------------------------------------------------

@@ -27,7 +27,7 @@ WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
 
 def load(name: str) -> dict[str, Any]:
     doc = yaml.safe_load((WORKFLOWS / name).read_text())
-    doc["on"] = doc.pop(True, doc.get("on"))     # YAML 1.1 reads the key `on` as true
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as true
     return doc
 
 
@@ -49,7 +49,7 @@ def test_workflows_are_valid_github_workflows(tmp_path):
     assert [Path(f).name for f in files] == ["ci.yml", "scheduled.yml"]
     code, out = check_jsonschema(*files)
     assert code == 0, out
-    broken = tmp_path / "broken.yml"                        # the schema does reject a job without runs-on
+    broken = tmp_path / "broken.yml"  # the schema does reject a job without runs-on
     broken.write_text("on: push\njobs:\n  test:\n    steps:\n      - run: make test\n")
     assert check_jsonschema(str(broken))[0] != 0
 
@@ -70,7 +70,7 @@ def test_ci_runs_make_test_beside_the_shared_checkout():
     job = doc["jobs"]["test"]
     assert job["runs-on"] == "ubuntu-latest"
     checkouts = [s["with"]["path"] for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
-    assert checkouts == ["main", "shared"]                  # tests find ../shared/vendor-samples
+    assert checkouts == ["main", "shared"]  # tests find ../shared/vendor-samples
     [test] = [s for s in job["steps"] if s.get("run") == "make test"]
     assert test["working-directory"] == "main"
 
@@ -84,7 +84,7 @@ def test_scheduled_runs_one_at_a_time_saves_the_store_then_publishes():
     assert [n for n in names if n in order] == order
     run, publish = steps("scheduled.yml", "run")["Run"]["run"], steps("scheduled.yml", "run")["Publish"]["run"]
     assert run == "statusgen run --config services.toml"
-    for line in (run, publish):                              # real commands with real options
+    for line in (run, publish):  # real commands with real options
         args = shlex.split(line)[1:]
         main.commands[args[0]].make_context(args[0], args[1:])
     assert publish.startswith("statusgen publish --config services.toml --remote ")
@@ -98,8 +98,9 @@ def script(name: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedPro
     """Run a step of the scheduled workflow as Actions does (bash -e), with the workflow's env and the step's."""
     step = steps("scheduled.yml", "run")[name]
     full = {**os.environ, **load("scheduled.yml")["env"], **step.get("env", {}), **env}
-    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=full, capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=cwd, env=full, capture_output=True, text=True, check=False
+    )
 
 
 def test_store_goes_to_the_data_branch_and_comes_back(tmp_path):
@@ -117,7 +118,7 @@ def test_store_goes_to_the_data_branch_and_comes_back(tmp_path):
     db.execute("CREATE TABLE results (at TEXT, outcome TEXT)")
     rows = [("2025-01-01T00:00:00Z", "ok"), ("2025-01-01T00:01:00Z", "timeout")]
     db.executemany("INSERT INTO results VALUES (?, ?)", rows)
-    db.commit()                                              # still open: the rows may sit in the WAL
+    db.commit()  # still open: the rows may sit in the WAL
     saved = script("Save the store to the data branch", env, first)
     db.close()
     assert saved.returncode == 0, saved.stderr
@@ -129,7 +130,7 @@ def test_store_goes_to_the_data_branch_and_comes_back(tmp_path):
 
     again = script("Save the store to the data branch", {**env, "GITHUB_RUN_ID": "42"}, second)
     assert again.returncode == 0, again.stderr
-    git(second, "fetch", "--quiet", "origin", "statusgen-data")        # replaced, not grown: one commit
+    git(second, "fetch", "--quiet", "origin", "statusgen-data")  # replaced, not grown: one commit
     assert git(second, "log", "--format=%s", "FETCH_HEAD").splitlines() == ["statusgen store after run 42"]
 
 
@@ -146,7 +147,8 @@ def test_a_missing_store_is_not_saved_as_an_empty_one(tmp_path):
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "--quiet", "--bare", str(origin))
     git(tmp_path, "clone", "--quiet", str(origin), str(tmp_path / "clone"))
-    done = script("Save the store to the data branch", {"RUNNER_TEMP": str(tmp_path), "GITHUB_RUN_ID": "1"},
-                  tmp_path / "clone")
+    done = script(
+        "Save the store to the data branch", {"RUNNER_TEMP": str(tmp_path), "GITHUB_RUN_ID": "1"}, tmp_path / "clone"
+    )
     assert done.returncode != 0
     assert git(tmp_path / "clone", "ls-remote", "--heads", "origin") == ""

@@ -19,10 +19,15 @@ from statusgen.model import Status
 from statusgen.timeutil import iso
 
 SCORES: dict[Status, float] = {
-    Status.OPERATIONAL: 100.0, Status.DEGRADED: 70.0, Status.PARTIAL_OUTAGE: 40.0, Status.MAJOR_OUTAGE: 0.0,
+    Status.OPERATIONAL: 100.0,
+    Status.DEGRADED: 70.0,
+    Status.PARTIAL_OUTAGE: 40.0,
+    Status.MAJOR_OUTAGE: 0.0,
 }
-FORMULA = ("mean over services with a known status, maintenance excluded, of: operational 100, "
-           "degraded 70, partial_outage 40, major_outage 0; null when no service counts")
+FORMULA = (
+    "mean over services with a known status, maintenance excluded, of: operational 100, "
+    "degraded 70, partial_outage 40, major_outage 0; null when no service counts"
+)
 STALE_INTERVALS = 3
 
 
@@ -45,7 +50,7 @@ class RunRecord:
     vendors_attempted: int = 0
     vendors_failed: int = 0
     probe_ms: float = 0.0
-    note: str | None = None          # set when our own vantage point looked at fault
+    note: str | None = None  # set when our own vantage point looked at fault
     canaries_attempted: int = 0
     canaries_failed: int = 0
     results_excluded: int = 0
@@ -67,14 +72,34 @@ def is_stale(last: RunRecord | None, interval_s: float, now: datetime) -> bool:
 def collection_state(last: RunRecord | None, interval_s: float, now: datetime) -> dict[str, Any]:
     stale = is_stale(last, interval_s, now)
     if last is None:
-        return {"state": "stale", "stale": True, "interval_s": interval_s, "last_run": None,
-                "reason": "No collection run has finished yet."}
+        return {
+            "state": "stale",
+            "stale": True,
+            "interval_s": interval_s,
+            "last_run": None,
+            "reason": "No collection run has finished yet.",
+        }
     state = "stale" if stale else ("degraded" if last.note else "ok")
-    reason = (f"No finished run for more than {STALE_INTERVALS} intervals." if stale
-              else (last.note or "The last run finished normally."))
-    return {"state": state, "stale": stale, "interval_s": interval_s, "reason": reason,
-            "last_run": {"started_at": iso(last.started_at), "finished_at": iso(last.finished_at),
-                         "duration_ms": last.duration_ms, "checks_attempted": last.checks_attempted,
-                         "checks_failed": last.checks_failed, "vendor_sources_attempted": last.vendors_attempted,
-                         "vendor_sources_failed": last.vendors_failed, "canaries_attempted": last.canaries_attempted,
-                         "canaries_failed": last.canaries_failed, "results_excluded": last.results_excluded}}
+    reason = (
+        f"No finished run for more than {STALE_INTERVALS} intervals."
+        if stale
+        else (last.note or "The last run finished normally.")
+    )
+    return {
+        "state": state,
+        "stale": stale,
+        "interval_s": interval_s,
+        "reason": reason,
+        "last_run": {
+            "started_at": iso(last.started_at),
+            "finished_at": iso(last.finished_at),
+            "duration_ms": last.duration_ms,
+            "checks_attempted": last.checks_attempted,
+            "checks_failed": last.checks_failed,
+            "vendor_sources_attempted": last.vendors_attempted,
+            "vendor_sources_failed": last.vendors_failed,
+            "canaries_attempted": last.canaries_attempted,
+            "canaries_failed": last.canaries_failed,
+            "results_excluded": last.results_excluded,
+        },
+    }

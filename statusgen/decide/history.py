@@ -51,7 +51,7 @@ class Bucket(NamedTuple):
     excluded: int
     p50: float | None
     p95: float | None
-    hist: bytes | None        # the latency histogram of its good answers (``latency.encode``)
+    hist: bytes | None  # the latency histogram of its good answers (``latency.encode``)
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:
@@ -81,12 +81,31 @@ def point(start: int, bucket: Bucket | None, incident_s: int) -> Point:
     """One point of a history: a bucket's figures, or nulls and zeros where nothing was measured."""
     minutes = round(incident_s / 60)
     if bucket is None:
-        return {"start": iso_epoch(start), "availability": None, "latency_p50_ms": None, "latency_p95_ms": None,
-                "checks": 0, "failed": 0, "slow": 0, "maintenance": 0, "excluded": 0, "incident_minutes": minutes}
+        return {
+            "start": iso_epoch(start),
+            "availability": None,
+            "latency_p50_ms": None,
+            "latency_p95_ms": None,
+            "checks": 0,
+            "failed": 0,
+            "slow": 0,
+            "maintenance": 0,
+            "excluded": 0,
+            "incident_minutes": minutes,
+        }
     b = bucket
-    return {"start": iso_epoch(start), "availability": availability(b.up, b.down), "latency_p50_ms": b.p50,
-            "latency_p95_ms": b.p95, "checks": b.up + b.down, "failed": b.down, "slow": b.slow,
-            "maintenance": b.maintenance, "excluded": b.excluded, "incident_minutes": minutes}
+    return {
+        "start": iso_epoch(start),
+        "availability": availability(b.up, b.down),
+        "latency_p50_ms": b.p50,
+        "latency_p95_ms": b.p95,
+        "checks": b.up + b.down,
+        "failed": b.down,
+        "slow": b.slow,
+        "maintenance": b.maintenance,
+        "excluded": b.excluded,
+        "incident_minutes": minutes,
+    }
 
 
 class Columns(NamedTuple):
@@ -99,35 +118,50 @@ class Columns(NamedTuple):
 
     @classmethod
     def of(cls, points: Sequence[Point]) -> Columns:
-        return cls([p["availability"] for p in points], [p["latency_p50_ms"] for p in points],
-                   [p["latency_p95_ms"] for p in points], [p["maintenance"] for p in points])
+        return cls(
+            [p["availability"] for p in points],
+            [p["latency_p50_ms"] for p in points],
+            [p["latency_p95_ms"] for p in points],
+            [p["maintenance"] for p in points],
+        )
 
     def then(self, other: Columns) -> Columns:
         """These columns followed by ``other``'s."""
-        return Columns(*(a + b for a, b in zip(self, other, strict=True)))
+        return Columns(
+            self.availability + other.availability,
+            self.p50 + other.p50,
+            self.p95 + other.p95,
+            self.maintenance + other.maintenance,
+        )
 
 
 @dataclass(frozen=True)
 class Closed:
     """The closed buckets of one range of a history: their points and what the summary sums."""
 
-    points: str                 # their JSON, comma-joined (the answer's array without its last point)
+    points: str  # their JSON, comma-joined (the answer's array without its last point)
     columns: Columns
     up: int
     down: int
     maintenance: int
     excluded: int
     incident_s: int
-    hist: latency.Histogram     # the merged latency histogram of their good answers
+    hist: latency.Histogram  # the merged latency histogram of their good answers
 
     def to_json(self) -> dict[str, Any]:
-        return {"points": self.points, "columns": list(self.columns),
-                "counts": [self.up, self.down, self.maintenance, self.excluded],
-                "incident_s": self.incident_s, "hist": sorted(self.hist.items())}
+        return {
+            "points": self.points,
+            "columns": list(self.columns),
+            "counts": [self.up, self.down, self.maintenance, self.excluded],
+            "incident_s": self.incident_s,
+            "hist": sorted(self.hist.items()),
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Closed:
-        return cls(d["points"], Columns(*d["columns"]), *d["counts"], d["incident_s"], dict(d["hist"]))
+        up, down, maintenance, excluded = d["counts"]
+        hist = {int(b): int(n) for b, n in d["hist"]}
+        return cls(d["points"], Columns(*d["columns"]), up, down, maintenance, excluded, d["incident_s"], hist)
 
 
 @dataclass(frozen=True)
@@ -136,7 +170,7 @@ class History:
 
     document: dict[str, Any]
     columns: Columns
-    points_json: str            # the answer's array of points
+    points_json: str  # the answer's array of points
 
     def points(self) -> list[Point]:
         """The points, read back (a service page's table of days reads the 90 of its 90-day history)."""
@@ -144,8 +178,9 @@ class History:
         return result
 
 
-def _merged_hist(start: int, last: int, res: int, fine: Sequence[Bucket], coarse: Sequence[Bucket]
-                 ) -> latency.Histogram:
+def _merged_hist(
+    start: int, last: int, res: int, fine: Sequence[Bucket], coarse: Sequence[Bucket]
+) -> latency.Histogram:
     """The merged histogram of the buckets in [start, last): a coarser bucket wherever one fits
     whole (a 90-day summary merges 90 day buckets, a 24-hour one some 24 hours), the fine ones
     elsewhere."""
@@ -161,8 +196,9 @@ def _merged_hist(start: int, last: int, res: int, fine: Sequence[Bucket], coarse
     return hist
 
 
-def closed_part(rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequence[Bucket],
-                coarse: Sequence[Bucket] = ()) -> Closed:
+def closed_part(
+    rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
+) -> Closed:
     """The closed buckets of the range ending with as_of's bucket. ``fine``: the stored buckets of
     the range's resolution between its start and its last bucket; ``coarse``: those of the next
     coarser resolution in the same span (the summary's histogram merges them where they fit)."""
@@ -173,23 +209,37 @@ def closed_part(rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequen
     inc_s = incident_seconds(spans, start, step, rng.buckets - 1, last)
     points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, last, step)]
     counted = rows.values()
-    return Closed(orjson.dumps(points).decode()[1:-1], Columns.of(points), sum(b.up for b in counted), sum(b.down for b in counted),
-                  sum(b.maintenance for b in counted), sum(b.excluded for b in counted), sum(inc_s),
-                  _merged_hist(start, last, step, list(counted), coarse))
+    return Closed(
+        orjson.dumps(points).decode()[1:-1],
+        Columns.of(points),
+        sum(b.up for b in counted),
+        sum(b.down for b in counted),
+        sum(b.maintenance for b in counted),
+        sum(b.excluded for b in counted),
+        sum(inc_s),
+        _merged_hist(start, last, step, list(counted), coarse),
+    )
 
 
-def summary(up: int, down: int, maintenance: int, excluded: int, hist: latency.Histogram,
-            incident_s: int) -> dict[str, Any]:
+def summary(
+    up: int, down: int, maintenance: int, excluded: int, hist: latency.Histogram, incident_s: int
+) -> dict[str, Any]:
     """The summary of a range from its buckets' sums and merged histogram."""
-    return {"availability": availability(up, down),
-            "latency_p50_ms": latency.percentile(hist, 0.50),
-            "latency_p95_ms": latency.percentile(hist, 0.95),
-            "checks": up + down, "failed": down, "maintenance": maintenance, "excluded": excluded,
-            "incident_minutes": round(incident_s / 60)}
+    return {
+        "availability": availability(up, down),
+        "latency_p50_ms": latency.percentile(hist, 0.50),
+        "latency_p95_ms": latency.percentile(hist, 0.95),
+        "checks": up + down,
+        "failed": down,
+        "maintenance": maintenance,
+        "excluded": excluded,
+        "incident_minutes": round(incident_s / 60),
+    }
 
 
-def history(slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], closed: Closed,
-            now: Bucket | None) -> History:
+def history(
+    slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], closed: Closed, now: Bucket | None
+) -> History:
     """The history of one service for one range: ``closed`` (``closed_part``) and the bucket in
     progress, ``now`` (None when nothing was measured in it yet)."""
     step = rng.resolution_s
@@ -204,8 +254,16 @@ def history(slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], close
             latency.merge(hist, latency.decode(now.hist))
     in_progress = point(last, now, now_s)
     points = "[" + ",".join([*([c.points] if c.points else []), orjson.dumps(in_progress).decode()]) + "]"
-    document = {"service": slug, "range": rng.name, "resolution": rng.resolution, "resolution_s": step,
-                "from": iso(from_epoch(start)), "to": iso(from_epoch(end)), "as_of": iso(as_of),
-                "summary": summary(up, down, maint, excl, hist, c.incident_s + now_s),
-                "count": rng.buckets, "points": orjson.Fragment(points)}
+    document = {
+        "service": slug,
+        "range": rng.name,
+        "resolution": rng.resolution,
+        "resolution_s": step,
+        "from": iso(from_epoch(start)),
+        "to": iso(from_epoch(end)),
+        "as_of": iso(as_of),
+        "summary": summary(up, down, maint, excl, hist, c.incident_s + now_s),
+        "count": rng.buckets,
+        "points": orjson.Fragment(points),
+    }
     return History(document, c.columns.then(Columns.of([in_progress])), points)

@@ -34,20 +34,33 @@ _T = TypeVar("_T")
 @dataclass(frozen=True)
 class IncidentUpdate:
     at: datetime
-    kind: str            # opened | severity | vendor | resolved | note
-    status: str          # the service status the update reports
+    kind: str  # opened | severity | vendor | resolved | note
+    status: str  # the service status the update reports
     message: str
-    link: str | None = None   # for "vendor": the vendor's incident page
-    ref: str | None = None    # for "vendor": the vendor's incident id
+    link: str | None = None  # for "vendor": the vendor's incident page
+    ref: str | None = None  # for "vendor": the vendor's incident id
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": iso(self.at), "kind": self.kind, "status": self.status, "message": self.message,
-                "link": self.link, "ref": self.ref}
+        return {
+            "at": iso(self.at),
+            "kind": self.kind,
+            "status": self.status,
+            "message": self.message,
+            "link": self.link,
+            "ref": self.ref,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> IncidentUpdate:
-        return _read(cls, at=parse_iso(d["at"]), kind=d["kind"], status=d["status"], message=d["message"],
-                     link=d.get("link"), ref=d.get("ref"))
+        return _read(
+            cls,
+            at=parse_iso(d["at"]),
+            kind=d["kind"],
+            status=d["status"],
+            message=d["message"],
+            link=d.get("link"),
+            ref=d.get("ref"),
+        )
 
 
 def _read(cls: type[_T], **fields: Any) -> _T:
@@ -82,24 +95,37 @@ class Incident:
         return int(((self.ended_at or now) - self.started_at).total_seconds())
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self._json)      # a copy: the record made once (a build asks for it several times)
+        return dict(self._json)  # a copy: the record made once (a build asks for it several times)
 
     @cached_property
     def _json(self) -> dict[str, Any]:
-        return {"id": self.id, "service": self.service, "title": self.title, "severity": self.severity,
-                "started_at": iso(self.started_at), "ended_at": iso(self.ended_at),
-                "updates": [u.to_json() for u in self.updates]}
+        return {
+            "id": self.id,
+            "service": self.service,
+            "title": self.title,
+            "severity": self.severity,
+            "started_at": iso(self.started_at),
+            "ended_at": iso(self.ended_at),
+            "updates": [u.to_json() for u in self.updates],
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Incident:
         """The incident of a record (as ``to_json`` made it); a record in that exact form is kept as
         the incident's own, so that ``to_json`` need not format its times again. (A build reads
         records without making incidents: ``sitedata.Incidents``.)"""
-        inc = _read(cls, id=d["id"], service=d["service"], title=d["title"], severity=d["severity"],
-                    started_at=parse_iso(d["started_at"]), ended_at=parse_iso(d["ended_at"]),
-                    updates=tuple([IncidentUpdate.from_json(u) for u in d["updates"]]))
+        inc = _read(
+            cls,
+            id=d["id"],
+            service=d["service"],
+            title=d["title"],
+            severity=d["severity"],
+            started_at=parse_iso(d["started_at"]),
+            ended_at=parse_iso(d["ended_at"]),
+            updates=tuple([IncidentUpdate.from_json(u) for u in d["updates"]]),
+        )
         if _as_made(d):
-            inc.__dict__["_json"] = d         # what the cached property would make
+            inc.__dict__["_json"] = d  # what the cached property would make
         return inc
 
 
@@ -119,10 +145,7 @@ def _as_made(d: dict[str, Any]) -> bool:
     written only from ``to_json``, whose times are ``iso``'s."""
     if d.keys() != _RECORD_KEYS:
         return False
-    for u in d["updates"]:
-        if u.keys() != _UPDATE_KEYS:
-            return False
-    return True
+    return all(u.keys() == _UPDATE_KEYS for u in d["updates"])
 
 
 def incident_id(service: str, started_at: datetime) -> str:
@@ -134,8 +157,7 @@ def title_for(service_name: str, status: Status) -> str:
     return f"{service_name}: {STATUS_WORDS[status]}"
 
 
-def advance(current: Incident | None, prev: ServiceState, new: ServiceState,
-            service: ServiceConfig) -> Incident | None:
+def advance(current: Incident | None, prev: ServiceState, new: ServiceState, service: ServiceConfig) -> Incident | None:
     """The incident after this decision; None when there is none (and was none)."""
     basis, before = new.incident_basis, prev.incident_basis
     if current is None:
@@ -152,12 +174,19 @@ def _open(new: ServiceState, service: ServiceConfig) -> Incident:
     assert start is not None
     basis = new.incident_basis
     update = IncidentUpdate(start, "opened", basis.value, opening_message(new, service))
-    return Incident(incident_id(service.slug, start), service.slug, title_for(service.name, basis),
-                    SEVERITY[basis], start, None, (update,))
+    return Incident(
+        incident_id(service.slug, start),
+        service.slug,
+        title_for(service.name, basis),
+        SEVERITY[basis],
+        start,
+        None,
+        (update,),
+    )
 
 
 def opening_message(new: ServiceState, service: ServiceConfig) -> str:
-    """"Opened after 3 failed cycles in a row: HTTPS GET check of ... timed out (10 s)." and the like."""
+    """ "Opened after 3 failed cycles in a row: HTTPS GET check of ... timed out (10 s)." and the like."""
     what = failures(new, service) if "checks" in new.sources else ""
     if what and new.fail_streak:
         return f"Opened after {new.fail_streak} failed cycles in a row: {what}."
@@ -170,16 +199,18 @@ def _escalate(current: Incident, new: ServiceState, service_name: str) -> Incide
     basis = new.incident_basis
     update = IncidentUpdate(at, "severity", basis.value, f"Now {STATUS_WORDS[basis]}: {new.reason}")
     worst = max(current.severity, SEVERITY[basis], key=SEVERITIES.index)
-    return replace(current, severity=worst, title=title_for(service_name, basis),
-                   updates=current.updates + (update,))
+    return replace(current, severity=worst, title=title_for(service_name, basis), updates=current.updates + (update,))
 
 
 def _resolve(current: Incident, new: ServiceState) -> Incident:
     end = new.since or new.observed_at
     assert end is not None
     lasted = human_duration(end - current.started_at)
-    message = (f"Closed after {lasted}: maintenance began." if new.incident_basis is Status.MAINTENANCE
-               else f"Recovered after {lasted}.")
+    message = (
+        f"Closed after {lasted}: maintenance began."
+        if new.incident_basis is Status.MAINTENANCE
+        else f"Recovered after {lasted}."
+    )
     update = IncidentUpdate(end, "resolved", new.incident_basis.value, message)
     return replace(current, ended_at=end, updates=current.updates + (update,))
 
@@ -187,7 +218,16 @@ def _resolve(current: Incident, new: ServiceState) -> Incident:
 def link_vendor(incident: Incident, view: VendorView, at: datetime) -> Incident:
     """Add a "vendor" update for each vendor incident not yet linked to our open incident."""
     linked = {u.ref for u in incident.updates if u.kind == "vendor"}
-    new = [IncidentUpdate(at, "vendor", incident.updates[-1].status,
-                          f"The vendor acknowledged it: {v.title} ({v.status}).", v.url, v.id)
-           for v in view.incidents if v.id not in linked]
+    new = [
+        IncidentUpdate(
+            at,
+            "vendor",
+            incident.updates[-1].status,
+            f"The vendor acknowledged it: {v.title} ({v.status}).",
+            v.url,
+            v.id,
+        )
+        for v in view.incidents
+        if v.id not in linked
+    ]
     return replace(incident, updates=incident.updates + tuple(new)) if new else incident

@@ -59,7 +59,8 @@ def _note(obs: VendorObservation, stale: bool) -> str:
     if obs.outcome is not Outcome.OK:
         what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else DESCRIPTIONS[obs.outcome]
         return f" The vendor status page could not be read ({what})" + (
-            "; its last view is too old and is set aside." if stale or obs.view is None else "; its last view is used.")
+            "; its last view is too old and is set aside." if stale or obs.view is None else "; its last view is used."
+        )
     return " The vendor's view is too old and is set aside." if stale else ""
 
 
@@ -69,8 +70,9 @@ def _since(prev: ServiceState, status: Status, candidate: datetime | None, now: 
     return candidate or now
 
 
-def merge(prev: ServiceState, own: ServiceState, svc: ServiceConfig, obs: VendorObservation | None,
-          now: datetime) -> ServiceState:
+def merge(
+    prev: ServiceState, own: ServiceState, svc: ServiceConfig, obs: VendorObservation | None, now: datetime
+) -> ServiceState:
     """The published state: ``own`` (our checks, just decided) merged with the vendor's view."""
     if obs is None or svc.vendor is None:
         return replace(own, incident_basis=own.status)
@@ -83,29 +85,52 @@ def merge(prev: ServiceState, own: ServiceState, svc: ServiceConfig, obs: Vendor
     said = vendor_says(view)
     if not svc.checks or svc.paused:
         status = vstatus
-        return replace(own, status=status, since=_since(prev, status, _vendor_start(view), now),
-                       reason=f"{said}.{note}", sources=("vendor",), incident_basis=status)
+        return replace(
+            own,
+            status=status,
+            since=_since(prev, status, _vendor_start(view), now),
+            reason=f"{said}.{note}",
+            sources=("vendor",),
+            incident_basis=status,
+        )
     if vstatus is Status.MAINTENANCE:
         reason = f"{said}." + (" Our checks fail, as expected during maintenance." if own.status in BAD else "")
-        return replace(own, status=Status.MAINTENANCE, since=_since(prev, Status.MAINTENANCE, _vendor_start(view), now),
-                       reason=reason + note, sources=("checks", "vendor"), incident_basis=Status.MAINTENANCE)
+        return replace(
+            own,
+            status=Status.MAINTENANCE,
+            since=_since(prev, Status.MAINTENANCE, _vendor_start(view), now),
+            reason=reason + note,
+            sources=("checks", "vendor"),
+            incident_basis=Status.MAINTENANCE,
+        )
     if own.status in BAD and vstatus is Status.OPERATIONAL:
-        return replace(own, reason=f"{own.reason} The vendor has not acknowledged a problem.{note}",
-                       sources=("checks", "vendor"), incident_basis=own.status)
+        return replace(
+            own,
+            reason=f"{own.reason} The vendor has not acknowledged a problem.{note}",
+            sources=("checks", "vendor"),
+            incident_basis=own.status,
+        )
     if vstatus in BAD and own.status not in BAD:
         basis = own.status
         status = vstatus if own.status is not Status.MAINTENANCE else own.status
-        return replace(own, status=status, since=_since(prev, status, _vendor_start(view), now),
-                       reason=f"{said}; our checks pass.{note}", sources=("checks", "vendor"),
-                       incident_basis=basis)
+        return replace(
+            own,
+            status=status,
+            since=_since(prev, status, _vendor_start(view), now),
+            reason=f"{said}; our checks pass.{note}",
+            sources=("checks", "vendor"),
+            incident_basis=basis,
+        )
     status = worse(own.status, vstatus)
     reason = own.reason if vstatus is Status.OPERATIONAL else f"{own.reason} {said}."
     since = own.since if status is own.status else _since(prev, status, _vendor_start(view), now)
-    return replace(own, status=status, since=since, reason=reason + note, sources=("checks", "vendor"),
-                   incident_basis=own.status)
+    return replace(
+        own, status=status, since=since, reason=reason + note, sources=("checks", "vendor"), incident_basis=own.status
+    )
 
 
 def _vendor_start(view: VendorView) -> datetime | None:
-    starts = [i.started_at for i in view.incidents if i.started_at] + \
-             [m.starts_at for m in view.maintenance_active if m.starts_at]
+    starts = [i.started_at for i in view.incidents if i.started_at] + [
+        m.starts_at for m in view.maintenance_active if m.starts_at
+    ]
     return min(starts) if starts else None

@@ -28,20 +28,25 @@ class StoredResult:
     """A result as read back, with the flag set on it by the decisions."""
 
     result: CheckResult
-    flag: str | None      # None | "maintenance" | "excluded"
+    flag: str | None  # None | "maintenance" | "excluded"
 
 
 @dataclass(frozen=True)
 class Decisions:
     states: dict[str, ServiceState]
-    incidents: list[Incident]          # incidents opened or changed this cycle
-    results: list[StoredResult]        # results with the flags the decisions set
+    incidents: list[Incident]  # incidents opened or changed this cycle
+    results: list[StoredResult]  # results with the flags the decisions set
 
 
-def decide_cycle(config: Config, prev_states: dict[str, ServiceState], open_incidents: dict[str, Incident],
-                 results: Sequence[CheckResult], now: datetime,
-                 vendors: Mapping[str, VendorObservation] | None = None,
-                 vantage: Vantage | None = None) -> Decisions:
+def decide_cycle(
+    config: Config,
+    prev_states: dict[str, ServiceState],
+    open_incidents: dict[str, Incident],
+    results: Sequence[CheckResult],
+    now: datetime,
+    vendors: Mapping[str, VendorObservation] | None = None,
+    vantage: Vantage | None = None,
+) -> Decisions:
     """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
 
     When the vantage point is suspect, failed results are set aside: flagged
@@ -81,13 +86,12 @@ def result_flag(r: CheckResult, svc: ServiceConfig, state: ServiceState, suspect
     return None
 
 
-def service_decision(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult],
-                     now: datetime) -> ServiceState:
+def service_decision(
+    prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult], now: datetime
+) -> ServiceState:
     if svc.paused:
         return paused(prev, now)
     window = svc.maintenance_at(now)
     if window is not None:
         return under_maintenance(prev, svc, window, results)
     return decide(prev, svc, results, now)
-
-

@@ -31,7 +31,7 @@ from statusgen.model import (
     Outcome,
     Status,
 )
-from statusgen.timeutil import iso, parse_iso
+from statusgen.timeutil import iso, parse_iso, parse_time
 
 
 class Verdict(StrEnum):
@@ -41,7 +41,7 @@ class Verdict(StrEnum):
     SLOW = "slow"
     PARTIAL = "partial"
     DOWN = "down"
-    NONE = "none"        # no check ran
+    NONE = "none"  # no check ran
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,29 @@ class Evidence:
     at: datetime
 
     def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "method": self.method, "url": self.url, "outcome": self.outcome,
-                "latency_ms": self.latency_ms, "http_status": self.http_status, "slow": self.slow,
-                "at": iso(self.at)}
+        return {
+            "check": self.check,
+            "method": self.method,
+            "url": self.url,
+            "outcome": self.outcome,
+            "latency_ms": self.latency_ms,
+            "http_status": self.http_status,
+            "slow": self.slow,
+            "at": iso(self.at),
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Evidence:
-        return cls(d["check"], d["method"], d["url"], d["outcome"], d["latency_ms"], d["http_status"],
-                   d["slow"], parse_iso(d["at"]))  # type: ignore[arg-type]
+        return cls(
+            d["check"],
+            d["method"],
+            d["url"],
+            d["outcome"],
+            d["latency_ms"],
+            d["http_status"],
+            d["slow"],
+            parse_time(d["at"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -82,36 +97,53 @@ class ServiceState:
     good_streak: int = 0
     streak_since: datetime | None = None
     own_status: Status = Status.UNKNOWN
-    own_since: datetime | None = None         # since when own_status holds
-    incident_basis: Status = Status.UNKNOWN   # the status our incidents follow (see merge.py)
-    history: str = ""                         # recent cycle verdicts, oldest first: o(k) s(low) f(ailed)
+    own_since: datetime | None = None  # since when own_status holds
+    incident_basis: Status = Status.UNKNOWN  # the status our incidents follow (see merge.py)
+    history: str = ""  # recent cycle verdicts, oldest first: o(k) s(low) f(ailed)
     flapping: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "status": self.status.value, "since": iso(self.since), "reason": self.reason,
-            "sources": list(self.sources), "evidence": [e.to_json() for e in self.evidence],
-            "observed_at": iso(self.observed_at), "fail_streak": self.fail_streak,
-            "slow_streak": self.slow_streak, "good_streak": self.good_streak,
-            "streak_since": iso(self.streak_since), "own_status": self.own_status.value,
-            "own_since": iso(self.own_since), "incident_basis": self.incident_basis.value,
-            "history": self.history, "flapping": self.flapping,
+            "status": self.status.value,
+            "since": iso(self.since),
+            "reason": self.reason,
+            "sources": list(self.sources),
+            "evidence": [e.to_json() for e in self.evidence],
+            "observed_at": iso(self.observed_at),
+            "fail_streak": self.fail_streak,
+            "slow_streak": self.slow_streak,
+            "good_streak": self.good_streak,
+            "streak_since": iso(self.streak_since),
+            "own_status": self.own_status.value,
+            "own_since": iso(self.own_since),
+            "incident_basis": self.incident_basis.value,
+            "history": self.history,
+            "flapping": self.flapping,
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ServiceState:
         return cls(
-            status=Status(d["status"]), since=parse_iso(d["since"]), reason=d["reason"],
-            sources=tuple(d["sources"]), evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
-            observed_at=parse_iso(d["observed_at"]), fail_streak=d["fail_streak"],
-            slow_streak=d["slow_streak"], good_streak=d["good_streak"],
-            streak_since=parse_iso(d["streak_since"]), own_status=Status(d["own_status"]),
-            own_since=parse_iso(d.get("own_since")), incident_basis=Status(d.get("incident_basis", d["status"])),
-            history=d.get("history", ""), flapping=d.get("flapping", False),
+            status=Status(d["status"]),
+            since=parse_iso(d["since"]),
+            reason=d["reason"],
+            sources=tuple(d["sources"]),
+            evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
+            observed_at=parse_iso(d["observed_at"]),
+            fail_streak=d["fail_streak"],
+            slow_streak=d["slow_streak"],
+            good_streak=d["good_streak"],
+            streak_since=parse_iso(d["streak_since"]),
+            own_status=Status(d["own_status"]),
+            own_since=parse_iso(d.get("own_since")),
+            incident_basis=Status(d.get("incident_basis", d["status"])),
+            history=d.get("history", ""),
+            flapping=d.get("flapping", False),
         )
 
 
 # -- one cycle ----------------------------------------------------------------
+
 
 def verdict(results: Sequence[CheckResult]) -> Verdict:
     if not results:
@@ -128,8 +160,11 @@ def evidence_for(service: ServiceConfig, results: Sequence[CheckResult]) -> tupl
     out = []
     for r in sorted(results, key=lambda r: r.check_index):
         check = service.checks[r.check_index]
-        out.append(Evidence(r.check_index + 1, check.method, check.url, r.outcome.value, r.latency_ms,
-                            r.http_status, r.slow, r.ts))
+        out.append(
+            Evidence(
+                r.check_index + 1, check.method, check.url, r.outcome.value, r.latency_ms, r.http_status, r.slow, r.ts
+            )
+        )
     return tuple(out)
 
 
@@ -170,10 +205,10 @@ def _good(v: Verdict) -> Status:
 
 # -- flapping -------------------------------------------------------------------
 
-FLAP_WINDOW = 30        # cycles of history kept
-FLAP_CHANGES = 6        # changes between failing and not failing, within the window, to call it flapping
+FLAP_WINDOW = 30  # cycles of history kept
+FLAP_CHANGES = 6  # changes between failing and not failing, within the window, to call it flapping
 FLAP_FAIL_SHARE = 0.25  # ...and at least this share of the window failed
-FLAP_CALM = 5           # good cycles in a row that end flapping
+FLAP_CALM = 5  # good cycles in a row that end flapping
 LETTERS = {Verdict.OK: "o", Verdict.SLOW: "s", Verdict.PARTIAL: "f", Verdict.DOWN: "f"}
 
 
@@ -198,14 +233,25 @@ def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult
     history = (prev.history + LETTERS[v])[-FLAP_WINDOW:]
     flapping = is_flapping(prev.flapping, history, streaks["good_streak"])
     if prev.flapping and not flapping:
-        history = history[-streaks["good_streak"]:]      # calm again: forget the bounces
+        history = history[-streaks["good_streak"] :]  # calm again: forget the bounces
     own = next_own_status(prev.own_status, v, streaks, svc)
     if flapping and own not in OUTAGES:
         own = Status.DEGRADED
     since = _since(prev, own, streaks, at)
-    state = replace(prev, status=own, own_status=own, own_since=since, incident_basis=own, since=since,
-                    evidence=evidence_for(svc, results), observed_at=max(r.ts for r in results),
-                    sources=("checks",), history=history, flapping=flapping, **streaks)
+    state = replace(
+        prev,
+        status=own,
+        own_status=own,
+        own_since=since,
+        incident_basis=own,
+        since=since,
+        evidence=evidence_for(svc, results),
+        observed_at=max(r.ts for r in results),
+        sources=("checks",),
+        history=history,
+        flapping=flapping,
+        **streaks,
+    )
     return replace(state, reason=explain(state, svc))
 
 
@@ -214,11 +260,13 @@ def _since(prev: ServiceState, own: Status, streaks: dict[str, Any], at: datetim
     if own is prev.own_status:
         return prev.own_since or prev.since or at
     if prev.own_status in OUTAGES and own in OUTAGES:
-        return at                      # a change of severity within one outage
-    return streaks["streak_since"]
+        return at  # a change of severity within one outage
+    since: datetime = streaks["streak_since"]
+    return since
 
 
 # -- the reason, in words ------------------------------------------------------
+
 
 def _target(check_method: str, url: str) -> str:
     parts = urlsplit(url)
@@ -263,35 +311,53 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
             return f"{what}; failing since {since}."
         return f"{what}, {state.fail_streak} of {svc.failures_to_open} failed cycles needed to declare an outage."
     if state.own_status in OUTAGES:
-        return (f"Recovering: checks answer again, {state.good_streak} of {svc.successes_to_resolve} "
-                f"good cycles needed to resolve.")
+        return (
+            f"Recovering: checks answer again, {state.good_streak} of {svc.successes_to_resolve} "
+            f"good cycles needed to resolve."
+        )
     if slow:
         e = slow[0]
-        what = f"{_target(e.method, e.url)} answers slower than its {svc.checks[e.check - 1].degraded_ms:.0f} ms threshold"
+        what = (
+            f"{_target(e.method, e.url)} answers slower than its {svc.checks[e.check - 1].degraded_ms:.0f} ms threshold"
+        )
         if state.own_status is Status.DEGRADED:
             return f"{what}, since {since}."
         return f"{what}, {state.slow_streak} of {svc.failures_to_open} slow cycles needed to declare it degraded."
     if state.own_status is Status.DEGRADED:
-        return (f"Latency back under the threshold, {state.good_streak} of {svc.successes_to_resolve} "
-                f"fast cycles needed to clear.")
+        return (
+            f"Latency back under the threshold, {state.good_streak} of {svc.successes_to_resolve} "
+            f"fast cycles needed to clear."
+        )
     n = len(state.evidence)
     return f"All {n} checks answer as expected." if n > 1 else "The check answers as expected."
 
 
 # -- states set by the operator -------------------------------------------------
 
-def under_maintenance(prev: ServiceState, svc: ServiceConfig, window: MaintenanceWindow,
-                      results: Sequence[CheckResult]) -> ServiceState:
+
+def under_maintenance(
+    prev: ServiceState, svc: ServiceConfig, window: MaintenanceWindow, results: Sequence[CheckResult]
+) -> ServiceState:
     """A maintenance window is open: status maintenance; the streaks start afresh after it."""
     since = prev.since if prev.status is Status.MAINTENANCE and prev.since else window.start
     observed = max((r.ts for r in results), default=prev.observed_at)
     return ServiceState(
-        status=Status.MAINTENANCE, since=since, sources=("schedule",), incident_basis=Status.MAINTENANCE,
+        status=Status.MAINTENANCE,
+        since=since,
+        sources=("schedule",),
+        incident_basis=Status.MAINTENANCE,
         reason=f"Scheduled maintenance: {window.title} (until {iso(window.end)}).",
-        evidence=evidence_for(svc, results) or prev.evidence, observed_at=observed)
+        evidence=evidence_for(svc, results) or prev.evidence,
+        observed_at=observed,
+    )
 
 
 def paused(prev: ServiceState, now: datetime) -> ServiceState:
     since = prev.since if prev.status is Status.UNKNOWN and prev.since else now
-    return ServiceState(status=Status.UNKNOWN, since=since, reason="Checks are paused by the operator.",
-                        evidence=prev.evidence, observed_at=prev.observed_at)
+    return ServiceState(
+        status=Status.UNKNOWN,
+        since=since,
+        reason="Checks are paused by the operator.",
+        evidence=prev.evidence,
+        observed_at=prev.observed_at,
+    )

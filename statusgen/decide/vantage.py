@@ -38,6 +38,8 @@ def judge_vantage(results: Sequence[CheckResult], canaries: Sequence[CheckResult
         why.append(f"{failed} of {len(results)} checks failed at once")
     if all_canaries:
         why.append(f"all {len(canaries)} canary checks failed")
-    reason = (f"Our own vantage point looks at fault: {' and '.join(why)}. "
-              f"{failed} failed results were set aside and no incident was opened for them.")
+    reason = (
+        f"Our own vantage point looks at fault: {' and '.join(why)}. "
+        f"{failed} failed results were set aside and no incident was opened for them."
+    )
     return Vantage(True, reason, len(canaries), canaries_failed)

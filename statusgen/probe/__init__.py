@@ -26,9 +26,13 @@ def targets(config: Config) -> list[CheckTarget]:
     return [CheckTarget(s.slug, i, c) for s in config.services for i, c in enumerate(s.checks)]
 
 
-async def probe_all(config: Config, todo: Sequence[CheckTarget] | None = None,
-                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
-                    first: Collection[CheckId] = frozenset()) -> list[CheckResult]:
+async def probe_all(
+    config: Config,
+    todo: Sequence[CheckTarget] | None = None,
+    clock: Callable[[], datetime] = utcnow,
+    spread_s: float = 0.0,
+    first: Collection[CheckId] = frozenset(),
+) -> list[CheckResult]:
     """Run ``todo`` (by default every check of the configuration), at most ``site.concurrency`` at a
     time, their starts spread over ``spread_s`` seconds with those in ``first`` first; the results
     in the checks' order."""

@@ -35,7 +35,7 @@ MAX_REDIRECTS = 5
 @dataclass(frozen=True)
 class CheckTarget:
     service: str
-    check_index: int          # 0-based position of the check in the service's config
+    check_index: int  # 0-based position of the check in the service's config
     check: CheckConfig
 
 
@@ -56,8 +56,13 @@ def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
     redirects followed (at most MAX_REDIRECTS), no timeouts of its own (each check's applies,
     ``probe_one``)."""
     transport = httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0))
-    return httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=MAX_REDIRECTS,
-                             timeout=httpx.Timeout(None), headers={"User-Agent": user_agent, "Accept": "*/*"})
+    return httpx.AsyncClient(
+        transport=transport,
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        timeout=httpx.Timeout(None),
+        headers={"User-Agent": user_agent, "Accept": "*/*"},
+    )
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
@@ -71,8 +76,9 @@ async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]
     return b"".join(chunks), False
 
 
-async def probe_one(client: httpx.AsyncClient, target: CheckTarget,
-                    clock: Callable[[], datetime] = utcnow) -> CheckResult:
+async def probe_one(
+    client: httpx.AsyncClient, target: CheckTarget, clock: Callable[[], datetime] = utcnow
+) -> CheckResult:
     """One check, within its timeout; every failure becomes an outcome."""
     check = target.check
     sent = clock()
@@ -83,7 +89,7 @@ async def probe_one(client: httpx.AsyncClient, target: CheckTarget,
                 body, too_large = await _read_capped(response, check.max_bytes)
                 elapsed_ms = (time.perf_counter() - start) * 1000.0
                 status = response.status_code
-    except Exception as exc:  # noqa: BLE001 -- every failure becomes an outcome, by design
+    except Exception as exc:
         return CheckResult(target.service, target.check_index, sent, outcome_of(exc), None, None, False)
     outcome = judge(check, status, body, too_large)
     slow = outcome is Outcome.OK and elapsed_ms > check.degraded_ms

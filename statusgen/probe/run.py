@@ -48,8 +48,8 @@ from statusgen.model import CheckId, CheckResult
 from statusgen.probe.check import CheckTarget, make_client, probe_one
 from statusgen.timeutil import utcnow
 
-TICK_S = 0.010          # the loop-lag ticker's sleep
-WARM_UP_CHECKS = 3      # checks a process makes to itself before its first real one
+TICK_S = 0.010  # the loop-lag ticker's sleep
+WARM_UP_CHECKS = 3  # checks a process makes to itself before its first real one
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,18 @@ class ProbeRun:
     """A run's results, in the order of its checks, and how late its event loop was."""
 
     results: list[CheckResult]
-    loop_lag: list[tuple[float, float]]   # (seconds after the start, ms late) of each tick
+    loop_lag: list[tuple[float, float]]  # (seconds after the start, ms late) of each tick
 
 
 def start_order(todo: Sequence[CheckTarget], first: Collection[CheckId] = frozenset()) -> list[int]:
     """Positions of the checks in the order they start: those in ``first`` (they timed out in the
     previous run), then the others; each group in a fixed shuffle, by a hash of each check's
     service and index, the same every run."""
+
     def key(i: int) -> tuple[bool, int, int]:
         ident = (todo[i].service, todo[i].check_index)
         return ident not in first, zlib.crc32(f"{ident[0]}/{ident[1]}".encode()), i
+
     return sorted(range(len(todo)), key=key)
 
 
@@ -95,14 +97,15 @@ class Clients:
 
 
 class _Warm:
-    done = False       # whether this process has warmed up
+    done = False  # whether this process has warmed up
 
 
 class _Answer(asyncio.Protocol):
     """The loopback server of the warm-up: answers each request as soon as its head is in, and closes."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
         self.head = b""
 
     def data_received(self, data: bytes) -> None:
@@ -139,9 +142,14 @@ async def _tick(lags: list[tuple[float, float]], start_at: float) -> None:
         lags.append((now - start_at, (now - before - TICK_S) * 1000.0))
 
 
-async def probe_run(todo: Sequence[CheckTarget], user_agent: str, concurrency: int,
-                    clock: Callable[[], datetime] = utcnow, spread_s: float = 0.0,
-                    first: Collection[CheckId] = frozenset()) -> ProbeRun:
+async def probe_run(
+    todo: Sequence[CheckTarget],
+    user_agent: str,
+    concurrency: int,
+    clock: Callable[[], datetime] = utcnow,
+    spread_s: float = 0.0,
+    first: Collection[CheckId] = frozenset(),
+) -> ProbeRun:
     """Run the checks ``todo``, at most ``concurrency`` at a time, the *s*-th of *n* to start
     starting ``s * spread_s / n`` seconds after the first (in ``start_order``); the results in
     the checks' order."""

@@ -47,7 +47,7 @@ from statusgen.render.feeds import SITE_FEED, feed
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
-from statusgen.render.templating import static_files, templates_digest_parts
+from statusgen.render.templating import environment, static_files, templates_digest_parts
 from statusgen.render.tree import (
     Placed,
     Placer,
@@ -84,14 +84,16 @@ def code_key() -> str:
 @dataclass(frozen=True)
 class BuildResult:
     stats: WriteStats
-    gather_ms: float      # reading what the whole site needs from the store
-    render_ms: float      # the rest: making, comparing and writing the files, swapping the tree in
+    gather_ms: float  # reading what the whole site needs from the store
+    render_ms: float  # the rest: making, comparing and writing the files, swapping the tree in
 
     def line(self) -> str:
         total = (self.gather_ms + self.render_ms) / 1000
-        return (f"{self.stats.files} files built in {total:.2f} s (store {self.gather_ms / 1000:.2f} s, "
-                f"render {self.render_ms / 1000:.2f} s), {self.stats.written} written, "
-                f"{len(self.stats.kept)} kept without rendering")
+        return (
+            f"{self.stats.files} files built in {total:.2f} s (store {self.gather_ms / 1000:.2f} s, "
+            f"render {self.render_ms / 1000:.2f} s), {self.stats.written} written, "
+            f"{len(self.stats.kept)} kept without rendering"
+        )
 
 
 def build(store: Store, config: Config, now: datetime, workers: int | None = None) -> BuildResult:
@@ -111,8 +113,9 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
     with TreeWriter(config.site.output) as tree:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        job = ServiceJob(data, store.path, digest(f"{code_key()}{config.site!r}{config.categories!r}".encode()),
-                         use_keys)
+        job = ServiceJob(
+            data, store.path, digest(f"{code_key()}{config.site!r}{config.categories!r}".encode()), use_keys
+        )
         with _Services(job, tree, workers) as services:
             docs = site_documents(data)
             _site_files(tree.main, data, docs)
@@ -137,11 +140,15 @@ class _Services:
     def __enter__(self) -> _Services:
         count = len(self.job.data.config.services)
         if self.workers > 1:
+            for name in ("service.html", "service-vendor.html", "macros.html", "base.html"):
+                environment().get_template(name)  # compiled once, here: the workers inherit them
             context = multiprocessing.get_context("fork")
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_set_worker,
-                                            initargs=(self.job, self.tree.placer()))
-            self.tasks = [self.pool.submit(_render_chunk, list(range(i, min(i + CHUNK, count))))
-                          for i in range(0, count, CHUNK)]
+            self.pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_set_worker, initargs=(self.job, self.tree.placer())
+            )
+            self.tasks = [
+                self.pool.submit(_render_chunk, list(range(i, min(i + CHUNK, count)))) for i in range(0, count, CHUNK)
+            ]
         return self
 
     def bars(self) -> dict[str, Document]:
@@ -155,8 +162,9 @@ class _Services:
                 self.tree.absorb(placed)
                 out.update(bars)
         except BrokenProcessPool:
-            raise RenderError("a process rendering the services ended unexpectedly; the last complete "
-                              "site is left in place") from None
+            raise RenderError(
+                "a process rendering the services ended unexpectedly; the last complete site is left in place"
+            ) from None
         return out
 
     def __exit__(self, *exc: object) -> None:
@@ -168,12 +176,16 @@ def workers_for(services: int) -> int:
     """How many processes render the services of a site this large: two on a large site, on more
     than one core, in a process of one thread (a lock another thread holds at the fork, a logging
     handler's say, would stay locked in a worker); else one, this process."""
-    usable = (services >= WORKER_SERVICES and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
-              and "fork" in multiprocessing.get_all_start_methods())
+    usable = (
+        services >= WORKER_SERVICES
+        and (os.cpu_count() or 1) > 1
+        and threading.active_count() == 1
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
     return WORKERS if usable else 1
 
 
-_worker: tuple[ServiceJob, Placer] | None = None     # a worker process's job, set as it starts
+_worker: tuple[ServiceJob, Placer] | None = None  # a worker process's job, set as it starts
 
 
 def _set_worker(job: ServiceJob, placer: Placer) -> None:

@@ -2,9 +2,9 @@
 
 Every value drawn is read from a history of the build (``decide.history.History``:
 its document and the columns of its points); only the drawing scale
-(positions, the round top of the latency axis) is derived here. The markup is in ``templates/macros.html`` (``chart``) and
-``templates/index.html`` (the front page's bars); this module gives them
-coordinates as text.
+(positions, the round top of the latency axis) is derived here. The markup
+is in ``templates/macros.html`` (``chart``) and ``templates/index.html`` (the
+front page's bars); this module gives them coordinates as text.
 
 A series is one SVG ``<path>`` (p50, p95, and one per availability band),
 never an element per bucket, and a bar is one cell per run of days in the
@@ -23,22 +23,21 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from functools import cache
 from typing import Any, NamedTuple
 
 from statusgen import routes
 from statusgen.decide.history import Columns, History
 from statusgen.render.words import LEGEND, RANGE_LABELS, band, bucket_time, day, number
-from statusgen.timeutil import iso, parse_iso
+from statusgen.timeutil import iso_epoch, parse_time, to_epoch
 
-Point = dict[str, Any]   # one point of a history document
+Point = dict[str, Any]  # one point of a history document
 
-W, H = 480, 170                      # viewBox
+W, H = 480, 170  # viewBox
 LEFT, RIGHT, TOP, BOTTOM = 62, 8, 10, 26
 PLOT_W, PLOT_H = W - LEFT - RIGHT, H - TOP - BOTTOM
-BASE = TOP + PLOT_H                  # the y of zero
-LOW = 1.5                            # the least height of a bar (0% is still seen)
+BASE = TOP + PLOT_H  # the y of zero
+LOW = 1.5  # the least height of a bar (0% is still seen)
 
 #: Every coordinate from 0 to W in tenths of a unit, as text (``14.4``, ``62``).
 TENTHS = tuple(f"{i / 10:.1f}".removesuffix(".0") for i in range(10 * W + 1))
@@ -53,7 +52,7 @@ def _c(value: float) -> str:
 class Axes:
     """The grid (0, half, top), its labels, and the times of the first and last buckets."""
 
-    labels: tuple[tuple[str, str], ...]    # (y, text) of each gridline's label
+    labels: tuple[tuple[str, str], ...]  # (y, text) of each gridline's label
     first: str
     last: str
     grid: str = "".join(f"M{LEFT},{_c(BASE - f * PLOT_H)}H{W - RIGHT}" for f in (0, 0.5, 1))
@@ -76,14 +75,14 @@ class Mark(NamedTuple):
 
 @dataclass(frozen=True)
 class Chart:
-    tell: str                 # which words the script tells of a bucket: latency or availability
-    label: str                # the chart in words, for assistive technology
-    src: str                  # the history the script reads
+    tell: str  # which words the script tells of a bucket: latency or availability
+    label: str  # the chart in words, for assistive technology
+    src: str  # the history the script reads
     axes: Axes
     marks: tuple[Mark, ...]
-    no_data: str | None       # said in the plot when no bucket of the range has a value
+    no_data: str | None  # said in the plot when no bucket of the range has a value
     view_box: str = f"0 0 {W} {H}"
-    plot: str = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"   # the plot area, for the script: x y width height
+    plot: str = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"  # the plot area, for the script: x y width height
 
 
 def nice_top(value: float) -> float:
@@ -91,15 +90,15 @@ def nice_top(value: float) -> float:
     if value <= 0:
         return 1.0
     power = 10 ** math.floor(math.log10(value))
-    return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
+    return float(next(step * power for step in (1, 2, 5, 10) if step * power >= value))
 
 
 def _axes(history: dict[str, Any], top: float, unit: str) -> Axes:
     """The axes of a history's chart: gridline labels up to ``top``, and its first and last buckets."""
     res = history["resolution_s"]
-    last = iso(parse_iso(history["to"]) - timedelta(seconds=res))       # type: ignore[operator]  # a time
+    last = iso_epoch(to_epoch(parse_time(history["to"])) - res)
     labels = tuple((_c(BASE - f * PLOT_H + 3.5), f"{number(v)}{unit}") for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
-    return Axes(labels, bucket_time(history["from"], res), bucket_time(last, res))  # type: ignore[arg-type]  # a time
+    return Axes(labels, bucket_time(history["from"], res), bucket_time(last, res))
 
 
 @cache
@@ -113,7 +112,7 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> Ite
     """One series: a path with a subpath per run of measured buckets, then a dot for each
     measured bucket alone between gaps. A y is rounded half up to a tenth."""
     base, scale, xs = BASE * 10 + 0.5, PLOT_H * 10 / top, _centres(len(values))
-    if None not in values:                   # the common case: every bucket measured, one path
+    if None not in values:  # the common case: every bucket measured, one path
         ys = [TENTHS[int(base - v * scale)] for v in values]  # type: ignore[operator]  # no None
         yield Mark(css, d="M" + " ".join(map(str.__add__, xs, ys)))
         return
@@ -138,11 +137,14 @@ def latency(history: History) -> Chart:
     doc, cols, s = history.document, history.columns, history.document["summary"]
     top = nice_top(max((v for v in (*cols.p50, *cols.p95) if v is not None), default=0.0))
     marks = (*_line(cols.p95, top, "p95", "dot95"), *_line(cols.p50, top, "p50", "dot50"))
-    label = (f"Latency, last {RANGE_LABELS[doc['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
-             f"p95 {number(s['latency_p95_ms'])} ms")
+    label = (
+        f"Latency, last {RANGE_LABELS[doc['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
+        f"p95 {number(s['latency_p95_ms'])} ms"
+    )
     no_data = None if any(v is not None for v in cols.p50) else "No latency measured in this range"
-    return Chart("latency", label, routes.history_url(doc["service"], doc["range"]), _axes(doc, top, " ms"),
-                 marks, no_data)
+    return Chart(
+        "latency", label, routes.history_url(doc["service"], doc["range"]), _axes(doc, top, " ms"), marks, no_data
+    )
 
 
 def _rects(cols: Columns) -> Iterator[tuple[str, str]]:
@@ -155,7 +157,7 @@ def _rects(cols: Columns) -> Iterator[tuple[str, str]]:
         n = len(list(group))
         if avail is None:
             first = i
-            for css, strip in itertools.groupby(cols.maintenance[i:i + n], key=lambda m: band(None, m)):
+            for css, strip in itertools.groupby(cols.maintenance[i : i + n], key=lambda m: band(None, m)):
                 end = first + len(list(strip))
                 yield css, f"M{_c(LEFT + first * step)},{BASE}v-3H{_c(LEFT + end * step)}v3z"
                 first = end
@@ -172,11 +174,14 @@ def availability(history: History) -> Chart:
     for css, d in _rects(cols):
         bands.setdefault(css, []).append(d)
     marks = tuple(Mark(css, d="".join(bands[css])) for css, _ in LEGEND if css in bands)
-    label = (f"Availability, last {RANGE_LABELS[doc['range']]}: {number(s['availability'])}%, "
-             f"{number(s['incident_minutes'])} min of incidents")
+    label = (
+        f"Availability, last {RANGE_LABELS[doc['range']]}: {number(s['availability'])}%, "
+        f"{number(s['incident_minutes'])} min of incidents"
+    )
     no_data = None if any(v is not None for v in cols.availability) else "No checks counted in this range"
-    return Chart("availability", label, routes.history_url(doc["service"], doc["range"]),
-                 _axes(doc, 100.0, "%"), marks, no_data)
+    return Chart(
+        "availability", label, routes.history_url(doc["service"], doc["range"]), _axes(doc, 100.0, "%"), marks, no_data
+    )
 
 
 #: The bar's cells name their band with one letter (``.bar .f`` is ``a-full``...): a front page has
@@ -219,6 +224,16 @@ def day_rows(points: Sequence[Point]) -> list[DayRow]:
             css, words = ("a-maint", "maintenance only") if p["maintenance"] else ("a-none", "no data")
         else:
             css, words = band(avail), f"{number(avail)}%"
-        rows.append(DayRow(day(p["start"]), css, words, number(p["incident_minutes"]), number(p["checks"]),
-                           number(p["failed"]), number(p["latency_p50_ms"]), number(p["latency_p95_ms"])))
+        rows.append(
+            DayRow(
+                day(p["start"]),
+                css,
+                words,
+                number(p["incident_minutes"]),
+                number(p["checks"]),
+                number(p["failed"]),
+                number(p["latency_p50_ms"]),
+                number(p["latency_p95_ms"]),
+            )
+        )
     return rows

@@ -22,20 +22,31 @@ from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
 
-Documents = dict[str, Any]   # tree path -> JSON-ready object
+Documents = dict[str, Any]  # tree path -> JSON-ready object
 
 
 def _links(slug: str) -> dict[str, str]:
-    return {"self": routes.service_url(slug), "history": routes.history_url(slug),
-            "feed": routes.service_feed_url(slug), "page": routes.service_page_url(slug)}
+    return {
+        "self": routes.service_url(slug),
+        "history": routes.history_url(slug),
+        "feed": routes.service_feed_url(slug),
+        "page": routes.service_page_url(slug),
+    }
 
 
 def service_summary(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
     st = data.state(svc.slug)
     return {
-        "slug": svc.slug, "name": svc.name, "category": svc.category, "description": svc.description,
-        "url": svc.url, "status": st.status.value, "since": iso(st.since), "reason": st.reason,
-        "sources": list(st.sources), "links": _links(svc.slug),
+        "slug": svc.slug,
+        "name": svc.name,
+        "category": svc.category,
+        "description": svc.description,
+        "url": svc.url,
+        "status": st.status.value,
+        "since": iso(st.since),
+        "reason": st.reason,
+        "sources": list(st.sources),
+        "links": _links(svc.slug),
     }
 
 
@@ -47,14 +58,25 @@ def configured_record(svc: ServiceConfig) -> dict[str, Any]:
     """The fields of a service's record (``service_document``) that its configuration alone
     makes: name, links, thresholds and checks, without their last results. The method page
     shows them, and is made before any service's record."""
-    return {"name": svc.name, "links": _links(svc.slug), "thresholds": _thresholds(svc),
-            "checks": [_check_doc(i, c) for i, c in enumerate(svc.checks)]}
+    return {
+        "name": svc.name,
+        "links": _links(svc.slug),
+        "thresholds": _thresholds(svc),
+        "checks": [_check_doc(i, c) for i, c in enumerate(svc.checks)],
+    }
 
 
 def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
-    return {"check": index + 1, "method": check.method, "url": check.url,
-            "expect_status": list(check.expect_status), "keyword": check.keyword,
-            "timeout_s": check.timeout, "degraded_ms": check.degraded_ms, "max_bytes": check.max_bytes}
+    return {
+        "check": index + 1,
+        "method": check.method,
+        "url": check.url,
+        "expect_status": list(check.expect_status),
+        "keyword": check.keyword,
+        "timeout_s": check.timeout,
+        "degraded_ms": check.degraded_ms,
+        "max_bytes": check.max_bytes,
+    }
 
 
 LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"]
@@ -73,18 +95,25 @@ def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
     return st.observed_at or data.time
 
 
-def service_document(data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any],
-                     last_day: tuple[int, str]) -> dict[str, Any]:
+def service_document(
+    data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any], last_day: tuple[int, str]
+) -> dict[str, Any]:
     """A service's record: its state, checks, vendor view, open incident and last day of results."""
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
     return {
         "as_of": iso(as_of_service(data, svc)),
-        "service": service_summary(data, svc) | {
-            "state": {"status": st.status.value, "since": iso(st.since), "reason": st.reason,
-                      "sources": list(st.sources), "own_checks": st.own_status.value,
-                      "evidence": [e.to_json() for e in st.evidence]},
+        "service": service_summary(data, svc)
+        | {
+            "state": {
+                "status": st.status.value,
+                "since": iso(st.since),
+                "reason": st.reason,
+                "sources": list(st.sources),
+                "own_checks": st.own_status.value,
+                "evidence": [e.to_json() for e in st.evidence],
+            },
             "thresholds": _thresholds(svc),
             "maintenance": [_window_doc(w) for w in svc.maintenance],
             "checks": checks,
@@ -102,18 +131,32 @@ def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
     row = data.vendors.get(svc.slug)
     if row is not None and row.url != svc.vendor.url:
         row = None
-    stale = row is None or row.last_ok_at is None or \
-        (data.now - row.last_ok_at).total_seconds() > svc.vendor.stale_after
-    return {"source": svc.vendor.url, "format": svc.vendor.format, "components": list(svc.vendor.components),
-            "timeout_s": svc.vendor.timeout, "stale_after_s": svc.vendor.stale_after,
-            "outcome": row.outcome if row else None, "detail": row.detail if row else None,
-            "fetched_at": iso(row.fetched_at) if row else None, "last_ok_at": iso(row.last_ok_at) if row else None,
-            "stale": stale, "view": orjson.loads(row.view_json) if row and row.view_json else None}
+    stale = (
+        row is None or row.last_ok_at is None or (data.now - row.last_ok_at).total_seconds() > svc.vendor.stale_after
+    )
+    return {
+        "source": svc.vendor.url,
+        "format": svc.vendor.format,
+        "components": list(svc.vendor.components),
+        "timeout_s": svc.vendor.timeout,
+        "stale_after_s": svc.vendor.stale_after,
+        "outcome": row.outcome if row else None,
+        "detail": row.detail if row else None,
+        "fetched_at": iso(row.fetched_at) if row else None,
+        "last_ok_at": iso(row.last_ok_at) if row else None,
+        "stale": stale,
+        "view": orjson.loads(row.view_json) if row and row.view_json else None,
+    }
 
 
 def _window_doc(w: MaintenanceWindow) -> dict[str, Any]:
-    return {"title": w.title, "start": iso(w.start), "end": iso(w.end), "schedule": w.schedule,
-            "duration_s": w.duration}
+    return {
+        "title": w.title,
+        "start": iso(w.start),
+        "end": iso(w.end),
+        "schedule": w.schedule,
+        "duration_s": w.duration,
+    }
 
 
 def _last_result(st: ServiceState, index: int) -> dict[str, Any] | None:
@@ -125,22 +168,34 @@ def _incident_ref(row: IncidentRow | None) -> dict[str, Any] | None:
     if row is None:
         return None
     record = orjson.loads(row.record)
-    return {"id": record["id"], "title": record["title"], "severity": record["severity"],
-            "started_at": record["started_at"], "page": routes.incident_page_url(row.service, record["id"])}
+    return {
+        "id": record["id"],
+        "title": record["title"],
+        "severity": record["severity"],
+        "started_at": record["started_at"],
+        "page": routes.incident_page_url(row.service, record["id"]),
+    }
 
 
 def _list_as_of(data: SiteData, services: list[ServiceConfig]) -> str | None:
-    times = [data.state(s.slug).since for s in services if data.state(s.slug).since]
-    return iso(max(times)) if times else None  # type: ignore[type-var]
+    times = [since for s in services if (since := data.state(s.slug).since) is not None]
+    return iso(max(times)) if times else None
 
 
-def services_document(data: SiteData, category: str | None, status: str | None,
-                      summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    chosen = [s for s in data.config.services
-              if (category is None or s.category == category)
-              and (status is None or summaries[s.slug]["status"] == status)]
-    return {"as_of": _list_as_of(data, chosen), "filters": {"category": category, "status": status},
-            "count": len(chosen), "services": [summaries[s.slug] for s in chosen]}
+def services_document(
+    data: SiteData, category: str | None, status: str | None, summaries: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    chosen = [
+        s
+        for s in data.config.services
+        if (category is None or s.category == category) and (status is None or summaries[s.slug]["status"] == status)
+    ]
+    return {
+        "as_of": _list_as_of(data, chosen),
+        "filters": {"category": category, "status": status},
+        "count": len(chosen),
+        "services": [summaries[s.slug] for s in chosen],
+    }
 
 
 def counts_by_status(data: SiteData) -> dict[str, int]:
@@ -179,11 +234,20 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
 
 
 def health_document(data: SiteData) -> dict[str, Any]:
-    counted = [s for s in data.config.services if data.state(s.slug).status in
-               (Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)]
-    return {"as_of": iso(data.time), "health_index": index_of(data), "formula": FORMULA,
-            "services_counted": len(counted), "services_total": len(data.config.services),
-            "collection": collection_state(data.last_run, data.config.site.interval, data.now)}
+    counted = [
+        s
+        for s in data.config.services
+        if data.state(s.slug).status
+        in (Status.OPERATIONAL, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)
+    ]
+    return {
+        "as_of": iso(data.time),
+        "health_index": index_of(data),
+        "formula": FORMULA,
+        "services_counted": len(counted),
+        "services_total": len(data.config.services),
+        "collection": collection_state(data.last_run, data.config.site.interval, data.now),
+    }
 
 
 def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
@@ -193,7 +257,8 @@ def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
     service, updates = row.service, record["updates"]
     svc = data.config.by_slug.get(service)
     return record | {
-        "service_name": svc.name if svc else service, "open": row.ended is None,
+        "service_name": svc.name if svc else service,
+        "open": row.ended is None,
         "updated_at": updates[-1]["at"] if updates else record["started_at"],
         "duration_s": None if row.ended is None else row.ended - row.started,
         "links": {"page": routes.incident_page_url(service, record["id"]), "service": routes.service_url(service)},
@@ -204,8 +269,12 @@ def incidents_document(made: list[dict[str, Any]], active: str | None) -> dict[s
     """The incidents list (all, open or closed) of the incident documents ``made``. Its time is
     that of the latest update (the texts compare as the times)."""
     chosen = [d for d in made if active is None or d["open"] == (active == "1")]
-    return {"as_of": max((d["updated_at"] for d in chosen), default=None), "filters": {"active": active},
-            "count": len(chosen), "incidents": chosen}
+    return {
+        "as_of": max((d["updated_at"] for d in chosen), default=None),
+        "filters": {"active": active},
+        "count": len(chosen),
+        "incidents": chosen,
+    }
 
 
 def site_documents(data: SiteData) -> Documents:

@@ -31,17 +31,25 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
     state = f"ongoing, severity {doc['severity']}" if is_open else "resolved"
     lasted = "ongoing" if is_open else human_duration(timedelta(seconds=doc["duration_s"]))
     return {
-        "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",    # the day it started, in UTC: never changes
+        "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",  # the day it started, in UTC: never changes
         "title": f"{doc['title']}{'' if is_open else ' (resolved)'}",
-        "published": started, "updated": doc["updated_at"], "url": base_url + doc["links"]["page"],
-        "severity": doc["severity"], "service": doc["service"], "service_name": doc["service_name"],
-        "summary": updates[-1]["message"] if updates else doc["title"], "state_words": state,
-        "ended": doc["ended_at"], "duration": lasted, "updates": updates,
+        "published": started,
+        "updated": doc["updated_at"],
+        "url": base_url + doc["links"]["page"],
+        "severity": doc["severity"],
+        "service": doc["service"],
+        "service_name": doc["service_name"],
+        "summary": updates[-1]["message"] if updates else doc["title"],
+        "state_words": state,
+        "ended": doc["ended_at"],
+        "duration": lasted,
+        "updates": updates,
     }
 
 
-def feed(config: Config, epoch: datetime, incidents: list[dict[str, Any]],
-         service: ServiceConfig | None = None) -> bytes:
+def feed(
+    config: Config, epoch: datetime, incidents: list[dict[str, Any]], service: ServiceConfig | None = None
+) -> bytes:
     """The feed of every incident (``service`` None) or of one service's, from their documents,
     newest first. Its ``updated`` is that of its latest incident, else the site's first run."""
     site, host, since = config.site, tag_authority(config), f"{epoch:%Y-%m-%d}"
@@ -51,8 +59,13 @@ def feed(config: Config, epoch: datetime, incidents: list[dict[str, Any]],
     else:
         path, title = routes.service_feed_file(service.slug), f"{service.name}: incidents ({site.title})"
         alternate, feed_id = routes.service_page_url(service.slug), f"tag:{host},{since}:feed/services/{service.slug}"
-    head = {"id": feed_id, "title": title, "subtitle": f"Incidents recorded by {site.title}",
-            "updated": max((d["updated_at"] for d in incidents), default=None) or iso(epoch),
-            "self_url": f"{site.base_url}/{path}", "alternate_url": site.base_url + alternate}
+    head = {
+        "id": feed_id,
+        "title": title,
+        "subtitle": f"Incidents recorded by {site.title}",
+        "updated": max((d["updated_at"] for d in incidents), default=None) or iso(epoch),
+        "self_url": f"{site.base_url}/{path}",
+        "alternate_url": site.base_url + alternate,
+    }
     entries = [feed_entry(site.base_url, d, host) for d in incidents]
     return render("feed.xml", feed=head, entries=entries, site=site, version=__version__)

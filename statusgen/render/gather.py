@@ -32,14 +32,14 @@ class IncidentRow(NamedTuple):
 @dataclass(frozen=True)
 class SiteData:
     config: Config
-    now: datetime                                  # used only to judge staleness
+    now: datetime  # used only to judge staleness
     states: dict[str, ServiceState]
-    incidents: list[IncidentRow]                   # newest first
-    last_run: RunRecord | None                     # the last finished run
-    epoch: datetime                                # when this site first ran; dates the feed ids
+    incidents: list[IncidentRow]  # newest first
+    last_run: RunRecord | None  # the last finished run
+    epoch: datetime  # when this site first ran; dates the feed ids
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
-    versions: dict[str, int] = field(default_factory=dict)       # service -> its measurements version
-    by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)   # each service's incidents
+    versions: dict[str, int] = field(default_factory=dict)  # service -> its measurements version
+    by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)  # each service's incidents
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -75,6 +75,14 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
     by_service: dict[str, list[IncidentRow]] = {}
     for row in incidents:
         by_service.setdefault(row.service, []).append(row)
-    return SiteData(config=config, now=now, states=store.states(), incidents=incidents,
-                    last_run=store.last_finished_run(), epoch=store.first_run_started() or now,
-                    vendors=store.vendor_rows(), versions=store.data_versions(), by_service=by_service)
+    return SiteData(
+        config=config,
+        now=now,
+        states=store.states(),
+        incidents=incidents,
+        last_run=store.last_finished_run(),
+        epoch=store.first_run_started() or now,
+        vendors=store.vendor_rows(),
+        versions=store.data_versions(),
+        by_service=by_service,
+    )

@@ -30,15 +30,16 @@ from statusgen import __version__
 from statusgen.decide.history import Closed, Span
 from statusgen.render.tree import digest
 
-FORMAT = 1      # of the entries: a change of how they are written makes every one again
+FORMAT = 1  # of the entries: a change of how they are written makes every one again
 
 
 def cache_path(store: Path) -> Path:
     return store.with_name(store.name + ".cache")
 
 
-def entry_key(slug: str, range_name: str, window: tuple[int, int], spans: Sequence[Span],
-              tally: tuple[int, int], schema: int) -> str:
+def entry_key(
+    slug: str, range_name: str, window: tuple[int, int], spans: Sequence[Span], tally: tuple[int, int], schema: int
+) -> str:
     """What a closed part is made from, as a short digest."""
     made_of = [FORMAT, __version__, schema, slug, range_name, *window, *tally, list(spans)]
     return digest(orjson.dumps(made_of))
@@ -54,8 +55,10 @@ class HistoryCache:
         try:
             self.db: sqlite3.Connection | None = sqlite3.connect(path, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("CREATE TABLE IF NOT EXISTS closed (service TEXT NOT NULL, range TEXT NOT NULL, "
-                            "key TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (service, range)) WITHOUT ROWID")
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS closed (service TEXT NOT NULL, range TEXT NOT NULL, "
+                "key TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (service, range)) WITHOUT ROWID"
+            )
         except sqlite3.Error:
             self.db = None
 
@@ -64,8 +67,10 @@ class HistoryCache:
         if self.db is None:
             return {}
         try:
-            return {name: (key, body) for name, key, body in
-                    self.db.execute("SELECT range, key, body FROM closed WHERE service = ?", (slug,))}
+            return {
+                name: (key, body)
+                for name, key, body in self.db.execute("SELECT range, key, body FROM closed WHERE service = ?", (slug,))
+            }
         except sqlite3.Error:
             return {}
 
@@ -74,7 +79,7 @@ class HistoryCache:
         """An entry's closed part; None for one that cannot be read."""
         try:
             return Closed.from_json(orjson.loads(isal_zlib.decompress(body)))
-        except (isal_zlib.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        except (isal_zlib.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):  # type: ignore[misc]  # isal's stubs declare error as an instance
             return None
 
     def put(self, slug: str, range_name: str, key: str, closed: Closed) -> None:

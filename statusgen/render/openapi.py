@@ -22,13 +22,18 @@ def _json(schema: str, description: str) -> dict[str, Any]:
 
 
 def _errors(*codes: int) -> dict[str, Any]:
-    texts = {400: "Invalid value of a known parameter; the body lists the allowed values.",
-             404: "Unknown slug or path.", 405: "Method other than GET or HEAD; see the Allow header."}
+    texts = {
+        400: "Invalid value of a known parameter; the body lists the allowed values.",
+        404: "Unknown slug or path.",
+        405: "Method other than GET or HEAD; see the Allow header.",
+    }
     out: dict[str, Any] = {str(c): _json("Error", texts[c]) for c in codes}
     out["304"] = {"description": "Not modified: If-None-Match matched the current ETag. No body."}
-    out["429"] = {"description": "More than 120 requests in a minute from one client.",
-                  "headers": {"Retry-After": {"description": "Whole seconds to wait.", "schema": {"type": "integer"}}},
-                  "content": {JSON: {"schema": ref("Error")}}}
+    out["429"] = {
+        "description": "More than 120 requests in a minute from one client.",
+        "headers": {"Retry-After": {"description": "Whole seconds to wait.", "schema": {"type": "integer"}}},
+        "content": {JSON: {"schema": ref("Error")}},
+    }
     return out
 
 
@@ -36,12 +41,23 @@ def _query(name: str, values: list[str], description: str, default: str | None =
     schema: dict[str, Any] = {"type": "string", "enum": values}
     if default:
         schema["default"] = default
-    return {"name": name, "in": "query", "required": False, "schema": schema, "allowEmptyValue": True,
-            "description": description + " An empty value counts as absent."}
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "allowEmptyValue": True,
+        "description": description + " An empty value counts as absent.",
+    }
 
 
-SLUG = {"name": "slug", "in": "path", "required": True, "description": "The service's slug.",
-        "schema": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"}}
+SLUG = {
+    "name": "slug",
+    "in": "path",
+    "required": True,
+    "description": "The service's slug.",
+    "schema": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"},
+}
 
 
 def _get(summary: str, ok: dict[str, Any], params: list[dict[str, Any]], errors: tuple[int, ...]) -> dict[str, Any]:
@@ -49,37 +65,65 @@ def _get(summary: str, ok: dict[str, Any], params: list[dict[str, Any]], errors:
 
 
 def _atom(description: str) -> dict[str, Any]:
-    return {"description": description, "headers": HEADERS,
-            "content": {"application/atom+xml": {"schema": {"type": "string"}}}}
+    return {
+        "description": description,
+        "headers": HEADERS,
+        "content": {"application/atom+xml": {"schema": {"type": "string"}}},
+    }
 
 
 def openapi_document(config: Config) -> dict[str, Any]:
     cats = list(config.categories)
     paths = {
-        "/api/v1/snapshot": _get("All services, the health index, counts by status and by category.",
-                                 _json("Snapshot", "The snapshot."), [], ()),
-        "/api/v1/services": _get("The list of services, optionally filtered.", _json("ServiceList", "Services."),
-                                 [_query("category", cats, "Only services of this category."),
-                                  _query("status", list(STATUSES), "Only services with this status.")], (400,)),
-        "/api/v1/services/{slug}": _get("One service: current state, reason, checks, the last day of measurements.",
-                                        _json("ServiceDetail", "The service."), [SLUG], (404,)),
+        "/api/v1/snapshot": _get(
+            "All services, the health index, counts by status and by category.",
+            _json("Snapshot", "The snapshot."),
+            [],
+            (),
+        ),
+        "/api/v1/services": _get(
+            "The list of services, optionally filtered.",
+            _json("ServiceList", "Services."),
+            [
+                _query("category", cats, "Only services of this category."),
+                _query("status", list(STATUSES), "Only services with this status."),
+            ],
+            (400,),
+        ),
+        "/api/v1/services/{slug}": _get(
+            "One service: current state, reason, checks, the last day of measurements.",
+            _json("ServiceDetail", "The service."),
+            [SLUG],
+            (404,),
+        ),
         "/api/v1/services/{slug}/history": _get(
-            "Availability and latency over time for one service.", _json("History", "The history."),
-            [SLUG, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)], (400, 404)),
-        "/api/v1/incidents": _get("statusgen's own incidents, newest first.", _json("IncidentList", "Incidents."),
-                                  [_query("active", ["1", "0"], "1: open incidents only; 0: closed only.")], (400,)),
-        "/api/v1/health": _get("The health index and the state of our own collection.",
-                               _json("Health", "Health."), [], ()),
+            "Availability and latency over time for one service.",
+            _json("History", "The history."),
+            [SLUG, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)],
+            (400, 404),
+        ),
+        "/api/v1/incidents": _get(
+            "statusgen's own incidents, newest first.",
+            _json("IncidentList", "Incidents."),
+            [_query("active", ["1", "0"], "1: open incidents only; 0: closed only.")],
+            (400,),
+        ),
+        "/api/v1/health": _get(
+            "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
+        ),
         "/feed/incidents.xml": _get("Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()),
         "/feed/services/{slug}.xml": _get("Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG], (404,)),
     }
     return {
         "openapi": "3.1.0",
-        "info": {"title": f"{config.site.title} API", "version": __version__,
-                 "description": "Public read-only API of a service-status monitor. No key, no cost. "
-                                "120 requests per minute per client; answers are fresh for 15 seconds. "
-                                "The data is not a guarantee and not an SLA. Data may be reused freely.",
-                 "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"}},
+        "info": {
+            "title": f"{config.site.title} API",
+            "version": __version__,
+            "description": "Public read-only API of a service-status monitor. No key, no cost. "
+            "120 requests per minute per client; answers are fresh for 15 seconds. "
+            "The data is not a guarantee and not an SLA. Data may be reused freely.",
+            "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"},
+        },
         "servers": [{"url": config.site.base_url}],
         "paths": paths,
         "components": {"schemas": SCHEMAS},

@@ -38,8 +38,8 @@ from statusgen.render.openapi import openapi_document
 from statusgen.render.templating import render
 from statusgen.render.words import LEGEND
 
-PAST_WITH_TIMELINES = 50   # the incidents page tells the newest past incidents in full, lists the older ones
-PAST_ON_SERVICE_PAGE = 5   # a service page lists its newest past incidents; its incidents page has them all
+PAST_WITH_TIMELINES = 50  # the incidents page tells the newest past incidents in full, lists the older ones
+PAST_ON_SERVICE_PAGE = 5  # a service page lists its newest past incidents; its incidents page has them all
 #: Failure outcomes of a check (the vendor-only ``parse`` is not one).
 CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (Outcome.OK, Outcome.PARSE))
 
@@ -51,35 +51,61 @@ def front_bar(summary: Document, columns: Columns) -> Document:
     return {"cells": charts.bar(columns), "summary": summary}
 
 
-def front_page(site: SiteConfig, snapshot: Document, health: Document, open_incidents: Document,
-               bars: dict[str, Document]) -> bytes:
+def front_page(
+    site: SiteConfig, snapshot: Document, health: Document, open_incidents: Document, bars: dict[str, Document]
+) -> bytes:
     """The health index, the counts, open incidents, and every service with its 90-day bar.
     ``bars``: each service's ``front_bar``."""
     categories = []
     for slug, counts in snapshot["counts"]["by_category"].items():
-        members = [{"summary": s, "cells": bars[s["slug"]]["cells"], "days": bars[s["slug"]]["summary"]}
-                   for s in snapshot["services"] if s["category"] == slug]
+        members = [
+            {"summary": s, "cells": bars[s["slug"]]["cells"], "days": bars[s["slug"]]["summary"]}
+            for s in snapshot["services"]
+            if s["category"] == slug
+        ]
         if members:
             categories.append({"slug": slug, "counts": counts, "services": members})
-    return render("index.html", site=site, nav="status", snapshot=snapshot, health=health,
-                  open_incidents=open_incidents["incidents"], categories=categories, legend=LEGEND,
-                  statuses=STATUSES)
+    return render(
+        "index.html",
+        site=site,
+        nav="status",
+        snapshot=snapshot,
+        health=health,
+        open_incidents=open_incidents["incidents"],
+        categories=categories,
+        legend=LEGEND,
+        statuses=STATUSES,
+    )
 
 
-def service_page(config: Config, record: Document, histories: dict[str, History],
-                 incidents: list[Document]) -> bytes:
+def service_page(config: Config, record: Document, histories: dict[str, History], incidents: list[Document]) -> bytes:
     """One service: its record, vendor view, checks, charts of every range, its days, incidents
     and links. Open incidents are told with their timelines; the newest past ones are listed,
     each linking its timeline on the service's incidents page, which tells them all."""
     s = record["service"]
-    panels = [{"name": name, "history": h.document, "url": routes.history_url(s["slug"], name),
-               "latency": charts.latency(h), "availability": charts.availability(h)} for name, h in histories.items()]
+    panels = [
+        {
+            "name": name,
+            "history": h.document,
+            "url": routes.history_url(s["slug"], name),
+            "latency": charts.latency(h),
+            "availability": charts.availability(h),
+        }
+        for name, h in histories.items()
+    ]
     past = [i for i in incidents if not i["open"]]
-    return render("service.html", site=config.site, nav="status", record=record, panels=panels,
-                  category_name=config.categories.get(s["category"]) or s["category"],
-                  days=charts.day_rows(histories["90d"].points()),
-                  open_incidents=[i for i in incidents if i["open"]], past_incidents=past,
-                  past_shown=past[:PAST_ON_SERVICE_PAGE])
+    return render(
+        "service.html",
+        site=config.site,
+        nav="status",
+        record=record,
+        panels=panels,
+        category_name=config.categories.get(s["category"]) or s["category"],
+        days=charts.day_rows(histories["90d"].points()),
+        open_incidents=[i for i in incidents if i["open"]],
+        past_incidents=past,
+        past_shown=past[:PAST_ON_SERVICE_PAGE],
+    )
 
 
 def service_incidents_page(site: SiteConfig, slug: str, name: str, incidents: list[Document]) -> bytes:
@@ -90,9 +116,15 @@ def service_incidents_page(site: SiteConfig, slug: str, name: str, incidents: li
 def incidents_page(site: SiteConfig, lists: dict[str, Document]) -> bytes:
     """Open incidents, then past ones with their timelines; the oldest listed, each linking its part
     of its service's incidents page."""
-    return render("incidents.html", site=site, nav="incidents", open_list=lists[routes.incidents_file("1")],
-                  past_list=lists[routes.incidents_file("0")], recent=PAST_WITH_TIMELINES,
-                  as_of=lists[routes.incidents_file()]["as_of"])
+    return render(
+        "incidents.html",
+        site=site,
+        nav="incidents",
+        open_list=lists[routes.incidents_file("1")],
+        past_list=lists[routes.incidents_file("0")],
+        recent=PAST_WITH_TIMELINES,
+        as_of=lists[routes.incidents_file()]["as_of"],
+    )
 
 
 def method_page(config: Config, health: Document) -> bytes:
@@ -101,15 +133,26 @@ def method_page(config: Config, health: Document) -> bytes:
     range's bucket count and size."""
     services = [{"record": configured_record(s), "config": s} for s in config.services]
     ranges = [{"name": name, "count": rng.buckets, "resolution_s": rng.resolution_s} for name, rng in RANGES.items()]
-    return render("method.html", site=config.site, nav="method", health=health, services=services,
-                  ranges=ranges, outcomes=CHECK_FAILURES, any_vendor=any(s.vendor for s in config.services),
-                  any_maintenance=any(s.maintenance for s in config.services))
+    return render(
+        "method.html",
+        site=config.site,
+        nav="method",
+        health=health,
+        services=services,
+        ranges=ranges,
+        outcomes=CHECK_FAILURES,
+        any_vendor=any(s.vendor for s in config.services),
+        any_maintenance=any(s.maintenance for s in config.services),
+    )
 
 
 def _example_url(path: str, operation: Document, slug: str) -> str:
     """A real URL of this site for an endpoint: the first service, the first value of each parameter."""
-    query = [f"{p['name']}={p['schema']['enum'][0]}" for p in operation["parameters"]
-             if p["in"] == "query" and p["schema"].get("enum")]
+    query = [
+        f"{p['name']}={p['schema']['enum'][0]}"
+        for p in operation["parameters"]
+        if p["in"] == "query" and p["schema"].get("enum")
+    ]
     url = path.replace("{slug}", slug)
     return url + ("?" + "&".join(query) if query else "")
 
@@ -117,12 +160,26 @@ def _example_url(path: str, operation: Document, slug: str) -> str:
 def api_page(config: Config, health: Document, error: Document) -> bytes:
     """Every endpoint of the OpenAPI document, with caching, limits and examples of this build."""
     slug = config.services[0].slug if config.services else "example"
-    endpoints = [{"path": path, "summary": item["get"]["summary"], "parameters": item["get"]["parameters"],
-                  "responses": sorted(item["get"]["responses"].items()),
-                  "example": _example_url(path, item["get"], slug)}
-                 for path, item in openapi_document(config)["paths"].items()]
-    return render("api.html", site=config.site, nav="api", endpoints=endpoints,
-                  example={"slug": slug, "base": config.site.base_url},
-                  health_json=json.dumps(health, indent=2, ensure_ascii=False),
-                  error_json=json.dumps(error, indent=2, ensure_ascii=False), max_age=policy.MAX_AGE,
-                  per_minute=policy.RATE_PER_MINUTE, statuses=STATUSES, ranges=list(RANGES))
+    endpoints = [
+        {
+            "path": path,
+            "summary": item["get"]["summary"],
+            "parameters": item["get"]["parameters"],
+            "responses": sorted(item["get"]["responses"].items()),
+            "example": _example_url(path, item["get"], slug),
+        }
+        for path, item in openapi_document(config)["paths"].items()
+    ]
+    return render(
+        "api.html",
+        site=config.site,
+        nav="api",
+        endpoints=endpoints,
+        example={"slug": slug, "base": config.site.base_url},
+        health_json=json.dumps(health, indent=2, ensure_ascii=False),
+        error_json=json.dumps(error, indent=2, ensure_ascii=False),
+        max_age=policy.MAX_AGE,
+        per_minute=policy.RATE_PER_MINUTE,
+        statuses=STATUSES,
+        ranges=list(RANGES),
+    )

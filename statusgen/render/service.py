@@ -37,8 +37,11 @@ Document = dict[str, Any]
 
 def service_paths(slug: str) -> list[str]:
     """A service's files: its record, its histories, its page."""
-    return [routes.service_file(slug), *(routes.history_file(slug, r) for r in RANGES),
-            routes.service_page_url(slug).lstrip("/") + "index.html"]
+    return [
+        routes.service_file(slug),
+        *(routes.history_file(slug, r) for r in RANGES),
+        routes.service_page_url(slug).lstrip("/") + "index.html",
+    ]
 
 
 def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_count: int) -> str:
@@ -46,9 +49,16 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_coun
     (their version moves with every write of its results or buckets), the results of its last day
     (with the same version, their count tells the same day: results leave it only from its old
     end), its vendor record and incidents, and the site's settings and code (``site_key``)."""
-    made_of = [site_key, repr(svc), data.state(svc.slug).to_json(), data.versions.get(svc.slug, 0),
-               last_day_count, iso(as_of_service(data, svc)), vendor_record(data, svc),
-               [i.record for i in data.incidents_of(svc.slug)]]
+    made_of = [
+        site_key,
+        repr(svc),
+        data.state(svc.slug).to_json(),
+        data.versions.get(svc.slug, 0),
+        last_day_count,
+        iso(as_of_service(data, svc)),
+        vendor_record(data, svc),
+        [i.record for i in data.incidents_of(svc.slug)],
+    ]
     return digest(jsonout.dump(made_of))
 
 
@@ -65,7 +75,7 @@ class ServiceJob:
 class ServiceRenderer:
     """Renders services into a generation with a store connection and history cache of its own."""
 
-    SAVE_EVERY = 100    # services: the cache's new entries are written in batches of this many
+    SAVE_EVERY = 100  # services: the cache's new entries are written in batches of this many
 
     def __init__(self, job: ServiceJob, placer: Placer):
         self.job, self.data, self.placer = job, job.data, placer
@@ -91,8 +101,12 @@ class ServiceRenderer:
                 ninety = orjson.loads(kept)
                 return pages.front_bar(ninety["summary"], Columns.of(ninety["points"]))
         histories = self.histories(svc)
-        record = service_document(self.data, svc, histories["24h"].document["summary"],
-                                  self.store.last_day_json(svc.slug, self.data.last_day_since))
+        record = service_document(
+            self.data,
+            svc,
+            histories["24h"].document["summary"],
+            self.store.last_day_json(svc.slug, self.data.last_day_since),
+        )
         incidents = [incident_document(self.data, row) for row in self.data.incidents_of(svc.slug)]
         self.placer.put(paths[0], jsonout.dump(record), key)
         for path, made in zip(paths[1:-1], histories.values(), strict=True):
@@ -107,10 +121,13 @@ class ServiceRenderer:
         build); then the bucket in progress."""
         slug, as_of, spans = svc.slug, as_of_service(self.data, svc), self.data.spans_of(svc.slug)
         windows = {name: window(rng, as_of) for name, rng in RANGES.items()}
-        lasts = {name: (rng.resolution_s, end - rng.resolution_s) for (name, rng), (_, end) in
-                 zip(RANGES.items(), windows.values(), strict=True)}
-        tallies = self.store.bucket_tallies(slug, [(res, windows[name][0], last) for name, (res, last) in
-                                                   lasts.items()])
+        lasts = {
+            name: (rng.resolution_s, end - rng.resolution_s)
+            for (name, rng), (_, end) in zip(RANGES.items(), windows.values(), strict=True)
+        }
+        tallies = self.store.bucket_tallies(
+            slug, [(res, windows[name][0], last) for name, (res, last) in lasts.items()]
+        )
         cached, now = self.cache.entries(slug), self.store.buckets_at(slug, list(lasts.values()))
         out = {}
         for (name, rng), tally in zip(RANGES.items(), tallies, strict=True):

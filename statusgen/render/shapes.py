@@ -34,124 +34,309 @@ def listing(key: str, item: Schema, filters: Schema) -> Schema:
     return obj({"as_of": OPT_TIME, "filters": filters, "count": INT, key: {"type": "array", "items": item}})
 
 
-LINKS = obj({"self": {"type": "string"}, "history": {"type": "string"}, "feed": {"type": "string"},
-             "page": {"type": "string"}})
+LINKS = obj(
+    {"self": {"type": "string"}, "history": {"type": "string"}, "feed": {"type": "string"}, "page": {"type": "string"}}
+)
 
-EVIDENCE = obj({"check": {"type": "integer", "minimum": 1}, "method": {"type": "string"},
-                "url": {"type": "string"}, "outcome": {"type": "string"}, "latency_ms": OPT_NUM,
-                "http_status": {"type": ["integer", "null"]}, "slow": {"type": "boolean"}, "at": TIME})
+EVIDENCE = obj(
+    {
+        "check": {"type": "integer", "minimum": 1},
+        "method": {"type": "string"},
+        "url": {"type": "string"},
+        "outcome": {"type": "string"},
+        "latency_ms": OPT_NUM,
+        "http_status": {"type": ["integer", "null"]},
+        "slow": {"type": "boolean"},
+        "at": TIME,
+    }
+)
 
-SERVICE_SUMMARY = obj({
-    "slug": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"}, "name": {"type": "string"},
-    "category": {"type": "string"}, "description": OPT_STR, "url": OPT_STR, "status": STATUS,
-    "since": OPT_TIME, "reason": {"type": "string"},
-    "sources": {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule"]}},
-    "links": LINKS,
-}, description="A service as listed: its status, since when, and the reason behind it.")
+SERVICE_SUMMARY = obj(
+    {
+        "slug": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"},
+        "name": {"type": "string"},
+        "category": {"type": "string"},
+        "description": OPT_STR,
+        "url": OPT_STR,
+        "status": STATUS,
+        "since": OPT_TIME,
+        "reason": {"type": "string"},
+        "sources": {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule"]}},
+        "links": LINKS,
+    },
+    description="A service as listed: its status, since when, and the reason behind it.",
+)
 
-HISTORY_SUMMARY = obj({"availability": OPT_NUM, "latency_p50_ms": OPT_NUM, "latency_p95_ms": OPT_NUM,
-                       "checks": INT, "failed": INT, "maintenance": INT, "excluded": INT,
-                       "incident_minutes": {"type": ["integer", "null"]}},
-                      description="Availability in % (0-100) over counted results; latency in ms.")
+HISTORY_SUMMARY = obj(
+    {
+        "availability": OPT_NUM,
+        "latency_p50_ms": OPT_NUM,
+        "latency_p95_ms": OPT_NUM,
+        "checks": INT,
+        "failed": INT,
+        "maintenance": INT,
+        "excluded": INT,
+        "incident_minutes": {"type": ["integer", "null"]},
+    },
+    description="Availability in % (0-100) over counted results; latency in ms.",
+)
 
-CHECK = obj({"check": {"type": "integer"}, "method": {"type": "string"}, "url": {"type": "string"},
-             "expect_status": {"type": "array", "items": {"type": "integer"}}, "keyword": OPT_STR,
-             "timeout_s": {"type": "number"}, "degraded_ms": {"type": "number"}, "max_bytes": INT,
-             "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]}})
+CHECK = obj(
+    {
+        "check": {"type": "integer"},
+        "method": {"type": "string"},
+        "url": {"type": "string"},
+        "expect_status": {"type": "array", "items": {"type": "integer"}},
+        "keyword": OPT_STR,
+        "timeout_s": {"type": "number"},
+        "degraded_ms": {"type": "number"},
+        "max_bytes": INT,
+        "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]},
+    }
+)
 
-VENDOR_VIEW = obj({
-    "format": {"type": "string"}, "status": STATUS, "description": OPT_STR,
-    "components": {"type": "array", "items": obj({"id": {"type": "string"}, "name": {"type": "string"},
-                                                  "status": STATUS, "group": OPT_STR})},
-    "incidents": {"type": "array", "items": obj({
-        "id": {"type": "string"}, "title": {"type": "string"},
-        "impact": {"type": "string", "enum": ["none", "degraded", "partial_outage", "major_outage"]},
-        "status": {"type": "string"}, "started_at": OPT_TIME, "updated_at": OPT_TIME, "url": OPT_STR,
-        "components": {"type": "array", "items": {"type": "string"}}})},
-    "maintenance_active": {"type": "array"}, "maintenance_upcoming": {"type": "array"},
-    "updated_at": OPT_TIME, "page_url": OPT_STR,
-}, description="What the vendor says, normalized to our status scale; open incidents only.")
+VENDOR_VIEW = obj(
+    {
+        "format": {"type": "string"},
+        "status": STATUS,
+        "description": OPT_STR,
+        "components": {
+            "type": "array",
+            "items": obj({"id": {"type": "string"}, "name": {"type": "string"}, "status": STATUS, "group": OPT_STR}),
+        },
+        "incidents": {
+            "type": "array",
+            "items": obj(
+                {
+                    "id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "impact": {"type": "string", "enum": ["none", "degraded", "partial_outage", "major_outage"]},
+                    "status": {"type": "string"},
+                    "started_at": OPT_TIME,
+                    "updated_at": OPT_TIME,
+                    "url": OPT_STR,
+                    "components": {"type": "array", "items": {"type": "string"}},
+                }
+            ),
+        },
+        "maintenance_active": {"type": "array"},
+        "maintenance_upcoming": {"type": "array"},
+        "updated_at": OPT_TIME,
+        "page_url": OPT_STR,
+    },
+    description="What the vendor says, normalized to our status scale; open incidents only.",
+)
 
-VENDOR = obj({
-    "source": {"type": "string"}, "format": {"type": "string"}, "components": {"type": "array"},
-    "timeout_s": {"type": "number"}, "stale_after_s": {"type": "number"},
-    "outcome": OPT_STR, "detail": OPT_STR, "fetched_at": OPT_TIME, "last_ok_at": OPT_TIME,
-    "stale": {"type": "boolean"}, "view": {"oneOf": [{"type": "null"}, VENDOR_VIEW]},
-}, description="A service's vendor source: the last fetch's outcome and the last good view. A stale view "
-               "(no successful fetch within stale_after) is set aside by the merge.")
+VENDOR = obj(
+    {
+        "source": {"type": "string"},
+        "format": {"type": "string"},
+        "components": {"type": "array"},
+        "timeout_s": {"type": "number"},
+        "stale_after_s": {"type": "number"},
+        "outcome": OPT_STR,
+        "detail": OPT_STR,
+        "fetched_at": OPT_TIME,
+        "last_ok_at": OPT_TIME,
+        "stale": {"type": "boolean"},
+        "view": {"oneOf": [{"type": "null"}, VENDOR_VIEW]},
+    },
+    description="A service's vendor source: the last fetch's outcome and the last good view. A stale view "
+    "(no successful fetch within stale_after) is set aside by the merge.",
+)
 
-INCIDENT_REF = {"oneOf": [{"type": "null"}, obj({"id": {"type": "string"}, "title": {"type": "string"},
-                                                  "severity": {"type": "string"}, "started_at": TIME,
-                                                  "page": {"type": "string"}})]}
+INCIDENT_REF = {
+    "oneOf": [
+        {"type": "null"},
+        obj(
+            {
+                "id": {"type": "string"},
+                "title": {"type": "string"},
+                "severity": {"type": "string"},
+                "started_at": TIME,
+                "page": {"type": "string"},
+            }
+        ),
+    ]
+}
 
-SERVICE_DETAIL = obj({"as_of": TIME, "service": {"allOf": [SERVICE_SUMMARY, obj({
-    "state": obj({"status": STATUS, "since": OPT_TIME, "reason": {"type": "string"},
-                  "sources": {"type": "array"}, "own_checks": STATUS, "evidence": {"type": "array", "items": EVIDENCE}}),
-    "thresholds": obj({"failures_to_open": INT, "successes_to_resolve": INT}),
-    "maintenance": {"type": "array", "items": obj({
-        "title": {"type": "string"}, "start": OPT_TIME, "end": OPT_TIME, "schedule": OPT_STR,
-        "duration_s": {"type": ["number", "null"]}}), "description": "Configured maintenance windows: "
-        "one-off (start, end) or recurring (schedule in cron form, UTC, and duration_s)."},
-    "checks": {"type": "array", "items": CHECK},
-    "vendor": {"oneOf": [{"type": "null"}, VENDOR]},
-    "open_incident": INCIDENT_REF,
-    "last_day": obj({"columns": {"type": "array", "items": {"type": "string"}}, "count": INT,
-                     "rows": {"type": "array", "items": {"type": "array", "minItems": 7, "maxItems": 7}},
-                     "summary": HISTORY_SUMMARY}),
-})]}}, description="One service: current state, the reason behind it, checks, and the last day of measurements "
-                   "(one row per result, in the order given by columns).")
+SERVICE_DETAIL = obj(
+    {
+        "as_of": TIME,
+        "service": {
+            "allOf": [
+                SERVICE_SUMMARY,
+                obj(
+                    {
+                        "state": obj(
+                            {
+                                "status": STATUS,
+                                "since": OPT_TIME,
+                                "reason": {"type": "string"},
+                                "sources": {"type": "array"},
+                                "own_checks": STATUS,
+                                "evidence": {"type": "array", "items": EVIDENCE},
+                            }
+                        ),
+                        "thresholds": obj({"failures_to_open": INT, "successes_to_resolve": INT}),
+                        "maintenance": {
+                            "type": "array",
+                            "items": obj(
+                                {
+                                    "title": {"type": "string"},
+                                    "start": OPT_TIME,
+                                    "end": OPT_TIME,
+                                    "schedule": OPT_STR,
+                                    "duration_s": {"type": ["number", "null"]},
+                                }
+                            ),
+                            "description": "Configured maintenance windows: "
+                            "one-off (start, end) or recurring (schedule in cron form, UTC, and duration_s).",
+                        },
+                        "checks": {"type": "array", "items": CHECK},
+                        "vendor": {"oneOf": [{"type": "null"}, VENDOR]},
+                        "open_incident": INCIDENT_REF,
+                        "last_day": obj(
+                            {
+                                "columns": {"type": "array", "items": {"type": "string"}},
+                                "count": INT,
+                                "rows": {"type": "array", "items": {"type": "array", "minItems": 7, "maxItems": 7}},
+                                "summary": HISTORY_SUMMARY,
+                            }
+                        ),
+                    }
+                ),
+            ]
+        },
+    },
+    description="One service: current state, the reason behind it, checks, and the last day of measurements "
+    "(one row per result, in the order given by columns).",
+)
 
-POINT = obj({"start": TIME, "availability": OPT_NUM, "latency_p50_ms": OPT_NUM, "latency_p95_ms": OPT_NUM,
-             "checks": INT, "failed": INT, "slow": INT, "maintenance": INT, "excluded": INT,
-             "incident_minutes": INT})
+POINT = obj(
+    {
+        "start": TIME,
+        "availability": OPT_NUM,
+        "latency_p50_ms": OPT_NUM,
+        "latency_p95_ms": OPT_NUM,
+        "checks": INT,
+        "failed": INT,
+        "slow": INT,
+        "maintenance": INT,
+        "excluded": INT,
+        "incident_minutes": INT,
+    }
+)
 
-HISTORY = obj({"service": {"type": "string"}, "range": {"type": "string", "enum": list(RANGES)},
-               "resolution": {"type": "string"}, "resolution_s": INT, "from": TIME, "to": TIME, "as_of": TIME,
-               "summary": HISTORY_SUMMARY, "count": INT, "points": {"type": "array", "items": POINT}},
-              description="Every bucket of the range, in order; null where nothing was measured. "
-                          "Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, 90d 1 day.")
+HISTORY = obj(
+    {
+        "service": {"type": "string"},
+        "range": {"type": "string", "enum": list(RANGES)},
+        "resolution": {"type": "string"},
+        "resolution_s": INT,
+        "from": TIME,
+        "to": TIME,
+        "as_of": TIME,
+        "summary": HISTORY_SUMMARY,
+        "count": INT,
+        "points": {"type": "array", "items": POINT},
+    },
+    description="Every bucket of the range, in order; null where nothing was measured. "
+    "Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, 90d 1 day.",
+)
 
-UPDATE = obj({"at": TIME, "kind": {"type": "string", "enum": ["opened", "severity", "vendor", "resolved", "note"]},
-              "status": STATUS, "message": {"type": "string"}, "link": OPT_STR, "ref": OPT_STR})
+UPDATE = obj(
+    {
+        "at": TIME,
+        "kind": {"type": "string", "enum": ["opened", "severity", "vendor", "resolved", "note"]},
+        "status": STATUS,
+        "message": {"type": "string"},
+        "link": OPT_STR,
+        "ref": OPT_STR,
+    }
+)
 
-INCIDENT = obj({"id": {"type": "string"}, "service": {"type": "string"}, "service_name": {"type": "string"},
-                "title": {"type": "string"}, "severity": {"type": "string", "enum": list(SEVERITIES)},
-                "started_at": TIME, "ended_at": OPT_TIME, "updated_at": TIME, "open": {"type": "boolean"},
-                "duration_s": {"type": ["integer", "null"], "description": "Seconds from start to end; null while open."},
-                "updates": {"type": "array", "items": UPDATE, "minItems": 1},
-                "links": obj({"page": {"type": "string"}, "service": {"type": "string"}})})
+INCIDENT = obj(
+    {
+        "id": {"type": "string"},
+        "service": {"type": "string"},
+        "service_name": {"type": "string"},
+        "title": {"type": "string"},
+        "severity": {"type": "string", "enum": list(SEVERITIES)},
+        "started_at": TIME,
+        "ended_at": OPT_TIME,
+        "updated_at": TIME,
+        "open": {"type": "boolean"},
+        "duration_s": {"type": ["integer", "null"], "description": "Seconds from start to end; null while open."},
+        "updates": {"type": "array", "items": UPDATE, "minItems": 1},
+        "links": obj({"page": {"type": "string"}, "service": {"type": "string"}}),
+    }
+)
 
-BY_STATUS = obj({s: INT for s in STATUSES})
+BY_STATUS = obj(dict.fromkeys(STATUSES, INT))
 
-SNAPSHOT = obj({
-    "as_of": TIME, "title": {"type": "string"},
-    "last_collection": {"type": ["object", "null"]},
-    "health_index": {"type": ["number", "null"], "minimum": 0, "maximum": 100},
-    "counts": obj({"by_status": BY_STATUS, "by_category": {"type": "object", "additionalProperties": obj(
-        {"name": {"type": "string"}, "total": INT, "by_status": BY_STATUS})}}),
-    "open_incidents": INT, "count": INT, "services": {"type": "array", "items": SERVICE_SUMMARY},
-}, description="All services, the health index, counts by status and by category.")
+SNAPSHOT = obj(
+    {
+        "as_of": TIME,
+        "title": {"type": "string"},
+        "last_collection": {"type": ["object", "null"]},
+        "health_index": {"type": ["number", "null"], "minimum": 0, "maximum": 100},
+        "counts": obj(
+            {
+                "by_status": BY_STATUS,
+                "by_category": {
+                    "type": "object",
+                    "additionalProperties": obj({"name": {"type": "string"}, "total": INT, "by_status": BY_STATUS}),
+                },
+            }
+        ),
+        "open_incidents": INT,
+        "count": INT,
+        "services": {"type": "array", "items": SERVICE_SUMMARY},
+    },
+    description="All services, the health index, counts by status and by category.",
+)
 
-SERVICES = listing("services", SERVICE_SUMMARY,
-                   obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}))
+SERVICES = listing("services", SERVICE_SUMMARY, obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}))
 INCIDENTS = listing("incidents", INCIDENT, obj({"active": {"type": ["string", "null"], "enum": [None, "0", "1"]}}))
 
-COLLECTION = obj({"state": {"type": "string", "enum": ["ok", "degraded", "stale"]}, "stale": {"type": "boolean"},
-                  "interval_s": {"type": "number"}, "reason": {"type": "string"},
-                  "last_run": {"type": ["object", "null"]}})
+COLLECTION = obj(
+    {
+        "state": {"type": "string", "enum": ["ok", "degraded", "stale"]},
+        "stale": {"type": "boolean"},
+        "interval_s": {"type": "number"},
+        "reason": {"type": "string"},
+        "last_run": {"type": ["object", "null"]},
+    }
+)
 
-HEALTH = obj({"as_of": TIME, "health_index": {"type": ["number", "null"]}, "formula": {"type": "string"},
-              "services_counted": INT, "services_total": INT, "collection": COLLECTION},
-             description="The health index (the number on the front page) and the state of our own collection.")
+HEALTH = obj(
+    {
+        "as_of": TIME,
+        "health_index": {"type": ["number", "null"]},
+        "formula": {"type": "string"},
+        "services_counted": INT,
+        "services_total": INT,
+        "collection": COLLECTION,
+    },
+    description="The health index (the number on the front page) and the state of our own collection.",
+)
 
-ERROR = obj({"error": obj({"status": {"type": "integer"}, "code": {"type": "string"},
-                           "message": {"type": "string"}})},
-            description="Every error: a machine code, a human message, and where it helps the allowed values.")
+ERROR = obj(
+    {"error": obj({"status": {"type": "integer"}, "code": {"type": "string"}, "message": {"type": "string"}})},
+    description="Every error: a machine code, a human message, and where it helps the allowed values.",
+)
 
 SCHEMAS: dict[str, Schema] = {
-    "Snapshot": SNAPSHOT, "ServiceList": SERVICES, "ServiceSummary": SERVICE_SUMMARY,
-    "ServiceDetail": SERVICE_DETAIL, "History": HISTORY, "IncidentList": INCIDENTS, "Incident": INCIDENT,
-    "Health": HEALTH, "Error": ERROR,
+    "Snapshot": SNAPSHOT,
+    "ServiceList": SERVICES,
+    "ServiceSummary": SERVICE_SUMMARY,
+    "ServiceDetail": SERVICE_DETAIL,
+    "History": HISTORY,
+    "IncidentList": INCIDENTS,
+    "Incident": INCIDENT,
+    "Health": HEALTH,
+    "Error": ERROR,
 }
 
 
@@ -161,9 +346,13 @@ def schema_for(tree_path: str) -> str | None:
         return "Error"
     if not tree_path.startswith("api/v1/") or tree_path.endswith("openapi.json"):
         return None
-    rest = tree_path[len("api/v1/"):]
-    fixed = {"snapshot.json": "Snapshot", "health.json": "Health", "services.json": "ServiceList",
-             "incidents.json": "IncidentList"}
+    rest = tree_path[len("api/v1/") :]
+    fixed = {
+        "snapshot.json": "Snapshot",
+        "health.json": "Health",
+        "services.json": "ServiceList",
+        "incidents.json": "IncidentList",
+    }
     if rest in fixed:
         return fixed[rest]
     if rest.startswith(("services/_filter/",)):

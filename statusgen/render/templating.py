@@ -23,12 +23,17 @@ PACKAGE = "statusgen.templates"
 @cache
 def environment() -> Environment:
     """The templates' environment, made once a process."""
-    env = Environment(loader=PackageLoader(PACKAGE, "."), autoescape=True, keep_trailing_newline=True,
-                      auto_reload=False)
+    env = Environment(
+        loader=PackageLoader(PACKAGE, "."), autoescape=True, keep_trailing_newline=True, auto_reload=False
+    )
     env.filters.update(FILTERS)
-    env.filters.update(service_page_url=routes.service_page_url, service_feed_url=routes.service_feed_url,
-                       service_url=routes.service_url, service_incidents_url=routes.service_incidents_url,
-                       incident_anchor=routes.incident_anchor)
+    env.filters.update(
+        service_page_url=routes.service_page_url,
+        service_feed_url=routes.service_feed_url,
+        service_url=routes.service_url,
+        service_incidents_url=routes.service_incidents_url,
+        incident_anchor=routes.incident_anchor,
+    )
     return env
 
 
@@ -40,8 +45,7 @@ def render(template: str, /, **context: object) -> bytes:
 def static_files() -> dict[str, bytes]:
     """The files of ``templates/static/``, as ``static/<name>``."""
     folder = files(PACKAGE) / "static"
-    return {f"static/{p.name}": p.read_bytes() for p in sorted(folder.iterdir(), key=lambda p: p.name)
-            if p.is_file()}
+    return {f"static/{p.name}": p.read_bytes() for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.is_file()}
 
 
 def templates_digest_parts() -> list[bytes]:

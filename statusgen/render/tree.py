@@ -51,7 +51,7 @@ from statusgen.policy import GZIP_MIN_BYTES, GZIP_SUFFIXES
 
 MANIFEST = ".manifest.json"
 MANIFEST_FORMAT = 5
-GZIP_LEVEL = 1        # ISA-L's fastest: every changed file of a build is compressed
+GZIP_LEVEL = 1  # ISA-L's fastest: every changed file of a build is compressed
 
 
 class StaleTree(Exception):
@@ -63,16 +63,16 @@ class Entry(NamedTuple):
 
     size: int
     mtime: int
-    gz: bool            # has a .gz copy
-    key: str | None     # the key of the inputs it was made from
-    crc: int            # CRC-32 of its bytes
+    gz: bool  # has a .gz copy
+    key: str | None  # the key of the inputs it was made from
+    crc: int  # CRC-32 of its bytes
 
 
 @dataclass(frozen=True)
 class WriteStats:
     files: int
-    written: int                 # files whose bytes changed
-    kept: frozenset[str]         # files not made again: their inputs had the served files' key
+    written: int  # files whose bytes changed
+    kept: frozenset[str]  # files not made again: their inputs had the served files' key
     bytes_written: int
     generation: str
 
@@ -107,7 +107,9 @@ def read_manifest(gen: Path | None) -> dict[str, Entry]:
 
 
 def _write_manifest(gen: Path, files: dict[str, Entry]) -> None:
-    (gen / MANIFEST).write_bytes(orjson.dumps({"format": MANIFEST_FORMAT, "files": {r: list(e) for r, e in files.items()}}))
+    (gen / MANIFEST).write_bytes(
+        orjson.dumps({"format": MANIFEST_FORMAT, "files": {r: list(e) for r, e in files.items()}})
+    )
 
 
 def _gzip(data: bytes) -> bytes:
@@ -118,8 +120,10 @@ def _gzip(data: bytes) -> bytes:
 def failure(output: Path, exc: OSError) -> RenderError:
     """An error of the file system (a full disk, a permission) as the tree's."""
     why = exc.strerror or str(exc)
-    return RenderError(f"{output}: cannot write the output tree ({why}); the last complete site is left in "
-                       f"place. Free space or fix permissions on {output.parent}.")
+    return RenderError(
+        f"{output}: cannot write the output tree ({why}); the last complete site is left in "
+        f"place. Free space or fix permissions on {output.parent}."
+    )
 
 
 def _write(path: Path, data: bytes, mtime: int) -> None:
@@ -128,7 +132,7 @@ def _write(path: Path, data: bytes, mtime: int) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.ftruncate(fd, len(data))
         os.utime(fd, (mtime, mtime))
     finally:
@@ -153,13 +157,12 @@ class Placer:
     served one; empty for a new folder). A file is written only when ``target`` does not hold
     it already as wanted. ``output`` names the tree in errors."""
 
-    def __init__(self, output: Path, served: Path | None, old: dict[str, Entry], target: Path,
-                 mine: dict[str, Entry]):
+    def __init__(self, output: Path, served: Path | None, old: dict[str, Entry], target: Path, mine: dict[str, Entry]):
         self.output, self.served, self.old, self.target, self.mine = output, served, old, target, mine
         self.placed: dict[str, Entry] = {}
         self.written = self.nbytes = 0
         self.kept: list[str] = []
-        self.folders: set[Path] = set()      # made (or found) by this placer
+        self.folders: set[Path] = set()  # made (or found) by this placer
 
     def previous_key(self, rel: str) -> str | None:
         """The key of the inputs the served file was made from."""
@@ -184,8 +187,11 @@ class Placer:
         before = self.old.get(rel)
         gz = rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES
         crc = zlib.crc32(data)
-        same = (before is not None and (before.size, before.crc, before.gz) == (len(data), crc, gz)
-                and self.read_served(rel) == data)
+        same = (
+            before is not None
+            and (before.size, before.crc, before.gz) == (len(data), crc, gz)
+            and self.read_served(rel) == data
+        )
         if same:
             assert before is not None
             wanted = before._replace(key=key)
@@ -250,9 +256,9 @@ class Placer:
 class TreeWriter:
     """One new generation, written as the files are made, then swapped in.
 
-        with TreeWriter(output) as tree:   # picks the generation to rewrite
-            tree.main.put(path, data, key) # or .keep(path, key); tree.placer() for another process
-        tree.stats                         # swapped in when the block ends without error
+    with TreeWriter(output) as tree:   # picks the generation to rewrite
+        tree.main.put(path, data, key) # or .keep(path, key); tree.placer() for another process
+    tree.stats                         # swapped in when the block ends without error
     """
 
     def __init__(self, output: Path):
@@ -262,10 +268,11 @@ class TreeWriter:
             served = current_generation(output)
             self.new = _target(output, served)
             mine = read_manifest(self.new)
-            (self.new / MANIFEST).unlink(missing_ok=True)      # from here on, it is being rewritten
+            (self.new / MANIFEST).unlink(missing_ok=True)  # from here on, it is being rewritten
             self.fresh = next(self.new.iterdir(), None) is None
-            self.main = Placer(output, served.resolve() if served else None, read_manifest(served),
-                               self.new.resolve(), mine)
+            self.main = Placer(
+                output, served.resolve() if served else None, read_manifest(served), self.new.resolve(), mine
+            )
         except OSError as exc:
             raise failure(output, exc) from None
 
@@ -285,7 +292,7 @@ class TreeWriter:
         return self
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        if exc is not None:          # the target has no manifest now: the next build starts it anew
+        if exc is not None:  # the target has no manifest now: the next build starts it anew
             return
         m = self.main
         try:
@@ -293,8 +300,8 @@ class TreeWriter:
                 _remove_unwanted(m.target, m.mine, m.placed)
             _write_manifest(m.target, m.placed)
             _swap(self.output, self.new)
-        except OSError as exc:
-            raise failure(self.output, exc) from None
+        except OSError as error:
+            raise failure(self.output, error) from None
         _prune(self.output, {self.new.resolve(), *([m.served] if m.served else [])})
         self.stats = WriteStats(len(m.placed), m.written, frozenset(m.kept), m.nbytes, self.new.name)
 
@@ -313,15 +320,18 @@ def _remove_unwanted(target: Path, mine: dict[str, Entry], placed: dict[str, Ent
     if mine:
         stale = sorted(_with_gz(mine) - wanted)
     else:
-        stale = sorted(p.relative_to(target).as_posix() for p in target.rglob("*")
-                       if not p.is_dir() and p.relative_to(target).as_posix() not in wanted)
+        stale = sorted(
+            p.relative_to(target).as_posix()
+            for p in target.rglob("*")
+            if not p.is_dir() and p.relative_to(target).as_posix() not in wanted
+        )
     for rel in stale:
         (target / rel).unlink(missing_ok=True)
     for folder in sorted({(target / rel).parent for rel in stale}, key=lambda p: len(p.parts), reverse=True):
         while folder != target:
             try:
                 folder.rmdir()
-            except OSError:       # not empty (or gone): its parents are not empty either
+            except OSError:  # not empty (or gone): its parents are not empty either
                 break
             folder = folder.parent
 
@@ -332,8 +342,9 @@ def _target(output: Path, served: Path | None) -> Path:
     gens = gens_dir(output)
     gens.mkdir(parents=True, exist_ok=True)
     keep = served.resolve() if served else None
-    others = sorted((g for g in gens.iterdir() if g.resolve() != keep and g.is_dir()),
-                    key=lambda g: g.stat().st_mtime, reverse=True)
+    others = sorted(
+        (g for g in gens.iterdir() if g.resolve() != keep and g.is_dir()), key=lambda g: g.stat().st_mtime, reverse=True
+    )
     chosen = next((g for g in others if (g / MANIFEST).is_file() and g.name.startswith("g")), None)
     for g in others:
         if g != chosen:

@@ -1,12 +1,14 @@
 """How numbers, times and codes read on the pages: the filters of the templates.
 
 Pure functions of the values in the JSON documents. Each returns plain text;
-the templates escape it (autoescape), so none of them needs to.
+the templates escape it (autoescape), so none of them needs to. The dates of
+buckets are remembered: every service of a build shows the same ones.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from statusgen.model import DESCRIPTIONS, STATUS_WORDS, Outcome, Status
@@ -15,8 +17,11 @@ from statusgen.timeutil import human_duration, iso, parse_iso
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 IMPACT_WORDS = {"none": "no visible impact"}
-SOURCE_WORDS = {"checks": "our own checks", "vendor": "the vendor's status page",
-                "schedule": "the maintenance schedule"}
+SOURCE_WORDS = {
+    "checks": "our own checks",
+    "vendor": "the vendor's status page",
+    "schedule": "the maintenance schedule",
+}
 
 #: Availability bands of the bars and charts: (css class, words for the legend).
 LEGEND: tuple[tuple[str, str], ...] = (
@@ -90,6 +95,7 @@ def moment(stamp: str | None) -> str:
     return "" if when is None else f"{when:%Y-%m-%d %H:%M} UTC"
 
 
+@lru_cache(maxsize=4096)
 def day(stamp: str) -> str:
     """``2026-11-22T00:00:00Z`` as ``22 Nov 2026``."""
     when = parse_iso(stamp)
@@ -97,6 +103,7 @@ def day(stamp: str) -> str:
     return f"{when.day} {MONTHS[when.month - 1]} {when.year}"
 
 
+@lru_cache(maxsize=4096)
 def bucket_time(stamp: str, resolution_s: int) -> str:
     """A bucket's start, as precise as its resolution needs."""
     when = parse_iso(stamp)
@@ -116,8 +123,15 @@ def band(availability: float | None, maintenance: int = 0) -> str:
 
 
 FILTERS = {
-    "number": number, "sentence": sentence, "status_word": status_word, "outcome_word": outcome_word,
-    "duration": duration, "bytes": byte_size, "outside_link": outside_link, "moment": moment, "day": day,
+    "number": number,
+    "sentence": sentence,
+    "status_word": status_word,
+    "outcome_word": outcome_word,
+    "duration": duration,
+    "bytes": byte_size,
+    "outside_link": outside_link,
+    "moment": moment,
+    "day": day,
     "iso": iso,
     "range_label": lambda name: RANGE_LABELS.get(name, name),
     "source_word": lambda source: SOURCE_WORDS.get(source, source),

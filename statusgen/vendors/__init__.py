@@ -46,9 +46,7 @@ PARSERS: MappingProxyType[str, Callable[[Any], VendorView]] = MappingProxyType(
 FORMATS: tuple[str, ...] = tuple(PARSERS)
 
 
-def parse_vendor(
-    body: bytes, fmt: str | None = None, components: Sequence[str] | None = None
-) -> VendorView:
+def parse_vendor(body: bytes, fmt: str | None = None, components: Sequence[str] | None = None) -> VendorView:
     """Read a vendor payload as ``fmt`` (guessed when None), narrowed to ``components``."""
     name = detect_format(body) if fmt is None else fmt
     if name not in PARSERS:

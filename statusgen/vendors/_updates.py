@@ -38,9 +38,7 @@ _LABEL = re.compile(r"<strong>\s*(" + _WORDS + r")\s*</strong>", re.IGNORECASE)
 _KEYWORD = re.compile(r"\b(" + _WORDS + r")\b", re.IGNORECASE)
 _SMALL = re.compile(r"<small>(.{0,300}?)</small>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^<>]{0,300}>")
-_STAMP = re.compile(
-    r"([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:(\d{4})\s*[,-]?\s*)?(\d{1,2}):(\d{2})\s*([A-Z]{2,5})$"
-)
+_STAMP = re.compile(r"([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:(\d{4})\s*[,-]?\s*)?(\d{1,2}):(\d{2})\s*([A-Z]{2,5})$")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _ZONES = {
     "UTC": 0, "GMT": 0, "Z": 0,

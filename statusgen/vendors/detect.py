@@ -44,9 +44,7 @@ def _is_statusio(value: Any) -> bool:
 
 
 def _is_slack(value: Any) -> bool:
-    return "active_incidents" in value or (
-        "date_updated" in value and isinstance(value.get("status"), str)
-    )
+    return "active_incidents" in value or ("date_updated" in value and isinstance(value.get("status"), str))
 
 
 def _is_heroku(value: Any) -> bool:

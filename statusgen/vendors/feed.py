@@ -92,8 +92,9 @@ def parse(data: Any) -> VendorView:
 def _channel(root: Element) -> Channel:
     if root.tag == f"{ATOM}feed":
         return _atom(root)
-    if root.tag == "rss" and root.find("channel") is not None:
-        return _rss(root.find("channel"))  # type: ignore[arg-type]
+    channel = root.find("channel") if root.tag == "rss" else None
+    if channel is not None:
+        return _rss(channel)
     fail(FORMAT, f"is not an Atom or RSS 2.0 feed (root element {clean_text(root.tag, 80)!r})")
 
 
@@ -145,9 +146,7 @@ def _text(parent: Element, tag: str) -> str | None:
     return clean_text("".join(child.itertext())) or None
 
 
-def _entry(
-    entry_id: str | None, title: str | None, link: str | None, updated: datetime | None, markup: str
-) -> Entry:
+def _entry(entry_id: str | None, title: str | None, link: str | None, updated: datetime | None, markup: str) -> Entry:
     key = entry_id or link or title
     if key is None:
         fail(FORMAT, "has an entry with no id, link or title")

@@ -86,9 +86,7 @@ def _incident(event: Node) -> VendorIncident:
     )
 
 
-def _components(
-    products: dict[str, str], incidents: Iterable[VendorIncident]
-) -> tuple[VendorComponent, ...]:
+def _components(products: dict[str, str], incidents: Iterable[VendorIncident]) -> tuple[VendorComponent, ...]:
     """Every product named in the history, by name, with the impacts of open incidents."""
     impacts: dict[str, list[str]] = {pid: [] for pid in products}
     for incident in incidents:

@@ -61,9 +61,7 @@ def parse(data: Any) -> VendorView:
 
 def _system(node: Node) -> VendorComponent:
     name = node["system"].text()
-    return VendorComponent(
-        id=name, name=name, status=COLOUR.get(node["status"].word(), "unknown"), group=None
-    )
+    return VendorComponent(id=name, name=name, status=COLOUR.get(node["status"].word(), "unknown"), group=None)
 
 
 def _is_open(event: Node) -> bool:

@@ -29,9 +29,7 @@ def _matches(component: VendorComponent, key: str) -> bool:
 
 def _available(view: VendorView) -> str:
     """The names to pick from, as many as fit in one readable line."""
-    names = sorted(
-        {c.name for c in view.components} | {c.group for c in view.components if c.group}
-    )
+    names = sorted({c.name for c in view.components} | {c.group for c in view.components if c.group})
     shown: list[str] = []
     while len(shown) < len(names) and sum(len(n) + 4 for n in shown) < LISTED_CHARS:
         shown.append(f'"{names[len(shown)]}"')
@@ -41,9 +39,7 @@ def _available(view: VendorView) -> str:
 
 def _unknown(view: VendorView, missing: Iterable[str]) -> VendorParseError:
     wanted = ", ".join(f'"{clean_text(m, 100)}"' for m in missing)
-    return VendorParseError(
-        f"{view.format} payload: no component {wanted}; available: {_available(view)}"
-    )
+    return VendorParseError(f"{view.format} payload: no component {wanted}; available: {_available(view)}")
 
 
 def select_components(view: VendorView, wanted: Sequence[str]) -> tuple[VendorComponent, ...]:

@@ -34,25 +34,23 @@ class VendorRow:
     url: str
     etag: str | None = None
     last_modified: str | None = None
-    body: bytes | None = None          # the last body that parsed
+    body: bytes | None = None  # the last body that parsed
     last_ok_at: datetime | None = None
     fetched_at: datetime | None = None
     outcome: str | None = None
     detail: str | None = None
-    view_json: str | None = None       # the last good view, as published
+    view_json: str | None = None  # the last good view, as published
 
 
 @dataclass(frozen=True)
 class VendorObservation:
-    view: VendorView | None          # the last view read successfully (None: never)
-    outcome: Outcome                 # this cycle's fetch (or parse) outcome
-    last_ok_at: datetime | None      # when a fetch last succeeded (200 or 304, and parsed)
-    detail: str | None = None        # a parse error's message, for the note
+    view: VendorView | None  # the last view read successfully (None: never)
+    outcome: Outcome  # this cycle's fetch (or parse) outcome
+    last_ok_at: datetime | None  # when a fetch last succeeded (200 or 304, and parsed)
+    detail: str | None = None  # a parse error's message, for the note
 
     def stale(self, now: datetime, stale_after_s: float) -> bool:
         return self.last_ok_at is None or now - self.last_ok_at > timedelta(seconds=stale_after_s)
-
-
 
 
 def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:
@@ -74,7 +72,9 @@ def _last_view(prev: VendorRow, source: VendorConfig) -> VendorView | None:
         return None
 
 
-def settle(prev: VendorRow, source: VendorConfig, got: FetchResult, now: datetime) -> tuple[VendorRow, VendorObservation]:
+def settle(
+    prev: VendorRow, source: VendorConfig, got: FetchResult, now: datetime
+) -> tuple[VendorRow, VendorObservation]:
     """The stored row and the observation after one fetch. Pure but for parsing."""
     row = replace(prev, fetched_at=now, outcome=got.outcome.value, detail=None)
     if got.outcome is not Outcome.OK:
@@ -86,18 +86,30 @@ def settle(prev: VendorRow, source: VendorConfig, got: FetchResult, now: datetim
         detail = _safe_detail(str(exc))
         row = replace(row, outcome=Outcome.PARSE.value, detail=detail)
         return row, VendorObservation(_last_view(prev, source), Outcome.PARSE, prev.last_ok_at, detail)
-    if view is None:   # a 304 with nothing stored: ask again without validators next time
+    if view is None:  # a 304 with nothing stored: ask again without validators next time
         row = replace(row, etag=None, last_modified=None, outcome=Outcome.PARSE.value, detail="no body kept")
         return row, VendorObservation(None, Outcome.PARSE, prev.last_ok_at, "no body kept")
-    row = replace(row, body=body, etag=got.etag or prev.etag, last_modified=got.last_modified or prev.last_modified,
-                  last_ok_at=now, view_json=dump(view.to_json()).decode())
+    row = replace(
+        row,
+        body=body,
+        etag=got.etag or prev.etag,
+        last_modified=got.last_modified or prev.last_modified,
+        last_ok_at=now,
+        view_json=dump(view.to_json()).decode(),
+    )
     return row, VendorObservation(view, Outcome.OK, now)
 
 
 async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfig, max_bytes: int) -> FetchResult:
     if source.url.startswith(("http://", "https://")):
-        return await fetch_source(client, source.url, etag=prev.etag, last_modified=prev.last_modified,
-                                  timeout=source.timeout, max_bytes=max_bytes)
+        return await fetch_source(
+            client,
+            source.url,
+            etag=prev.etag,
+            last_modified=prev.last_modified,
+            timeout=source.timeout,
+            max_bytes=max_bytes,
+        )
     try:
         body = await asyncio.to_thread(read_local, source.url, max_bytes=max_bytes)
     except StatusgenError:
@@ -105,14 +117,16 @@ async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfi
     return FetchResult(Outcome.OK, None, body, None, None, False, 0.0)
 
 
-async def fetch_vendors(config: Config, previous: dict[str, VendorRow], clock: Callable[[], datetime]
-                        ) -> dict[str, tuple[VendorRow, VendorObservation]]:
+async def fetch_vendors(
+    config: Config, previous: dict[str, VendorRow], clock: Callable[[], datetime]
+) -> dict[str, tuple[VendorRow, VendorObservation]]:
     """Fetch every vendor source of the configuration concurrently."""
     sourced = [s for s in config.services if s.vendor is not None]
     if not sourced:
         return {}
     headers = {"User-Agent": config.site.user_agent, "Accept": "application/json, application/atom+xml, */*"}
     async with httpx.AsyncClient(headers=headers, max_redirects=5) as client:
+
         async def one(svc: ServiceConfig) -> tuple[str, tuple[VendorRow, VendorObservation]]:
             assert svc.vendor is not None
             prev = previous.get(svc.slug)
@@ -120,17 +134,22 @@ async def fetch_vendors(config: Config, previous: dict[str, VendorRow], clock: C
                 prev = VendorRow(svc.slug, svc.vendor.url)
             got = await _fetch(client, prev, svc.vendor, config.site.max_bytes)
             return svc.slug, settle(prev, svc.vendor, got, clock())
+
         return dict(await asyncio.gather(*(one(s) for s in sourced)))
 
 
-def read_vendor_source(source: str, fmt: str | None, components: list[str] | None, timeout: float,
-                       max_bytes: int = 5 * 1_048_576) -> VendorView:
+def read_vendor_source(
+    source: str, fmt: str | None, components: list[str] | None, timeout: float, max_bytes: int = 5 * 1_048_576
+) -> VendorView:
     """One source read once, for ``statusgen vendor``: a URL or a local file."""
     if source.startswith(("http://", "https://")):
+
         async def get() -> FetchResult:
             async with httpx.AsyncClient(max_redirects=5) as client:
-                return await fetch_source(client, source, etag=None, last_modified=None, timeout=timeout,
-                                          max_bytes=max_bytes)
+                return await fetch_source(
+                    client, source, etag=None, last_modified=None, timeout=timeout, max_bytes=max_bytes
+                )
+
         got = asyncio.run(get())
         if got.outcome is not Outcome.OK or got.body is None:
             code = f" (HTTP {got.status_code})" if got.status_code else ""

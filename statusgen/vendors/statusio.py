@@ -89,10 +89,7 @@ def _affected(event: Node) -> tuple[str, ...]:
 
 def _latest_message(event: Node) -> tuple[Node | None, datetime | None]:
     """The newest message of an event and its time (ties and undated: the later one listed)."""
-    dated = [
-        (m.get("datetime").time_or_none(), i, m)
-        for i, m in enumerate(event.get("messages").items_or_none())
-    ]
+    dated = [(m.get("datetime").time_or_none(), i, m) for i, m in enumerate(event.get("messages").items_or_none())]
     if not dated:
         return None, None
     when, _, message = max(dated, key=lambda d: (d[0] or LONG_AGO, d[1]))

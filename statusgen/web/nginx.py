@@ -42,14 +42,14 @@ from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
 
 ZONE = "statusgen"
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
-RETRY_AFTER = 1   # seconds: after a refusal, the bucket lets one request through every 0.5 s
+RETRY_AFTER = 1  # seconds: after a refusal, the bucket lets one request through every 0.5 s
 SLUG = routes.SLUG_RE.pattern.strip("^$")
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:\[\]*~-]+$")
 CIDR_RE = re.compile(r"^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$|^unix:$")
 HEADER_RE = re.compile(r"^[A-Za-z0-9-]+$")
-PATH_FORBIDDEN = set('"\'\\$;{}#\n\r\t ')
+PATH_FORBIDDEN = set("\"'\\$;{}#\n\r\t ")
 TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-CONTENT_TYPES = {   # a charset written into the type itself: nginx's charset filter skips gzip_static answers
+CONTENT_TYPES = {  # a charset written into the type itself: nginx's charset filter skips gzip_static answers
     "json": "application/json; charset=utf-8",
     "html": "text/html; charset=utf-8",
     "xml": "application/xml; charset=utf-8",
@@ -98,41 +98,52 @@ class Vocabulary:
 
 # -- reading and checking the inputs -------------------------------------------------
 
+
 def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
     path = site / routes.error_file(ERROR_NAMES[parameter])
     try:
         values = json.loads(path.read_bytes())["error"]["allowed"]
     except FileNotFoundError:
-        raise NginxConfError(f"{path}: not found; {site} is not a statusgen tree. Run `statusgen run` or "
-                             f"`statusgen build` first, or pass --site.") from None
+        raise NginxConfError(
+            f"{path}: not found; {site} is not a statusgen tree. Run `statusgen run` or "
+            f"`statusgen build` first, or pass --site."
+        ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise NginxConfError(f"{path}: cannot read its \"allowed\" list ({exc})") from None
+        raise NginxConfError(f'{path}: cannot read its "allowed" list ({exc})') from None
     bad = [v for v in values if not isinstance(v, str) or not routes.VALUE_RE.match(v)]
     if bad or not values:
-        raise NginxConfError(f"{path}: \"allowed\" must be a non-empty list of values matching "
-                             f"{routes.VALUE_RE.pattern}, got {values!r}")
+        raise NginxConfError(
+            f'{path}: "allowed" must be a non-empty list of values matching {routes.VALUE_RE.pattern}, got {values!r}'
+        )
     return tuple(values)
 
 
 def read_vocabulary(site: Path) -> Vocabulary:
     """The whitelists of the query maps, from the tree's ``_errors/400-*.json``."""
-    return Vocabulary(*(_allowed(site, p) for p in ("category", "status", "range", "active")))
+    category, status, range_, active = (_allowed(site, p) for p in ("category", "status", "range", "active"))
+    return Vocabulary(category, status, range_, active)
 
 
 def _check(options: NginxOptions) -> None:
     problems = []
     if PATH_FORBIDDEN & set(str(options.site.absolute())):
-        problems.append(f"--site {options.site}: the path may not hold quotes, spaces, $, ;, #, braces or "
-                        f"backslashes (nginx would read them as syntax)")
+        problems.append(
+            f"--site {options.site}: the path may not hold quotes, spaces, $, ;, #, braces or "
+            f"backslashes (nginx would read them as syntax)"
+        )
     if not TOKEN_RE.match(options.listen):
         problems.append(f"--listen {options.listen!r}: expected one word such as 80, 127.0.0.1:8080 or [::]:80")
-    if options.user is not None and not (0 < len(options.user.split()) <= 2
-                                         and all(TOKEN_RE.match(w) for w in options.user.split())):
-        problems.append(f"--user {options.user!r}: expected a user, or a user and a group (\"nobody nogroup\")")
+    if options.user is not None and not (
+        0 < len(options.user.split()) <= 2 and all(TOKEN_RE.match(w) for w in options.user.split())
+    ):
+        problems.append(f'--user {options.user!r}: expected a user, or a user and a group ("nobody nogroup")')
     if not all(TOKEN_RE.match(n) for n in options.server_name.split()) or not options.server_name.strip():
         problems.append(f"--server-name {options.server_name!r}: expected host names separated by spaces")
-    problems += [f"--real-ip-from {c!r}: expected an address or CIDR such as 10.0.0.0/8"
-                 for c in options.real_ip_from if not CIDR_RE.match(c)]
+    problems += [
+        f"--real-ip-from {c!r}: expected an address or CIDR such as 10.0.0.0/8"
+        for c in options.real_ip_from
+        if not CIDR_RE.match(c)
+    ]
     if not HEADER_RE.match(options.real_ip_header):
         problems.append(f"--real-ip-header {options.real_ip_header!r}: expected a header name")
     if options.access_log != "off" and PATH_FORBIDDEN & set(options.access_log):
@@ -142,6 +153,7 @@ def _check(options: NginxOptions) -> None:
 
 
 # -- small writers -------------------------------------------------------------
+
 
 def _block(head: str, lines: Iterable[str], indent: str = "    ") -> list[str]:
     """``head { lines }`` with each line indented."""
@@ -154,9 +166,13 @@ def _exact(value: str) -> str:
 
 
 def _headers(cache: str = f"public, max-age={MAX_AGE}", extra: dict[str, str] | None = None) -> list[str]:
-    pairs = {"Cache-Control": cache, "Access-Control-Allow-Origin": "*",
-             "Access-Control-Expose-Headers": "ETag, Retry-After", "X-Content-Type-Options": "nosniff",
-             **(extra or {})}
+    pairs = {
+        "Cache-Control": cache,
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Expose-Headers": "ETag, Retry-After",
+        "X-Content-Type-Options": "nosniff",
+        **(extra or {}),
+    }
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
 
 
@@ -176,10 +192,14 @@ def _error_pages(**special: str) -> list[str]:
 
 # -- http level: the rate-limit zone and the query maps ------------------------
 
+
 def _query_map(parameter: str) -> list[str]:
-    return [f'map $args $statusgen_arg_{parameter} {{',
-            f'    "~(?:^|&){parameter}=(?<statusgen_raw_{parameter}>[^&]*)" $statusgen_raw_{parameter};',
-            '    default "";', "}"]
+    return [
+        f"map $args $statusgen_arg_{parameter} {{",
+        f'    "~(?:^|&){parameter}=(?<statusgen_raw_{parameter}>[^&]*)" $statusgen_raw_{parameter};',
+        '    default "";',
+        "}",
+    ]
 
 
 def _whitelist(parameter: str, values: Iterable[str], absent: str) -> list[str]:
@@ -191,88 +211,136 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
     """The lines that belong in the http block: the rate-limit zone and the maps."""
     out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
     if rate_limit:
-        out += ["# Rate limit: 120 requests per minute per client address (the real one, see real_ip",
-                "# below), kept in a 10 MB zone (about 80,000 addresses).",
-                f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;", ""]
+        out += [
+            "# Rate limit: 120 requests per minute per client address (the real one, see real_ip",
+            "# below), kept in a 10 MB zone (about 80,000 addresses).",
+            f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
+            "",
+        ]
     else:
         out += [NO_RATE_LIMIT_NOTE, ""]
-    out += ["# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
-            "# in the query string (names are case-sensitive; other parameters are ignored, in any",
-            "# order; an empty value counts as absent). Values are compared as sent, not",
-            "# percent-decoded: the allowed values need no escaping.", ""]
+    out += [
+        "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
+        "# in the query string (names are case-sensitive; other parameters are ignored, in any",
+        "# order; an empty value counts as absent). Values are compared as sent, not",
+        "# percent-decoded: the allowed values need no escaping.",
+        "",
+    ]
     for parameter in ("category", "status", "range", "active"):
         out += _query_map(parameter)
-    out += ["", "# Whitelists, from the tree's _errors/400-*.json \"allowed\" lists: an allowed value",
-            "# maps to itself, absence to its default, anything else to \"!\" (invalid). Only these",
-            "# values ever reach a file name.", ""]
+    out += [
+        "",
+        '# Whitelists, from the tree\'s _errors/400-*.json "allowed" lists: an allowed value',
+        '# maps to itself, absence to its default, anything else to "!" (invalid). Only these',
+        "# values ever reach a file name.",
+        "",
+    ]
     out += _whitelist("category", vocab.category, "_all") + _whitelist("status", vocab.status, "_all")
     out += _whitelist("range", vocab.range, vocab.default_range)
-    out += _block("map $statusgen_arg_active $statusgen_incidents_file",
-                  ['""  /api/v1/incidents.json;'] +
-                  [f"{_exact(v)}  /{routes.incidents_file(v)};" for v in vocab.active] + ['default  "";'])
+    out += _block(
+        "map $statusgen_arg_active $statusgen_incidents_file",
+        ['""  /api/v1/incidents.json;']
+        + [f"{_exact(v)}  /{routes.incidents_file(v)};" for v in vocab.active]
+        + ['default  "";'],
+    )
     out += ["", "# /api/v1/services: which parameter is invalid (category first), and the file to serve."]
-    out += _block('map "$statusgen_category/$statusgen_status" $statusgen_services_invalid',
-                  ['"~^!/"  category;', '"~/!$"  status;', 'default  "";'])
-    out += _block('map "$statusgen_category/$statusgen_status" $statusgen_services_file',
-                  [f'"_all/_all"  /{routes.services_file()};',
-                   'default  "/api/v1/services/_filter/$statusgen_category/$statusgen_status.json";'])
+    out += _block(
+        'map "$statusgen_category/$statusgen_status" $statusgen_services_invalid',
+        ['"~^!/"  category;', '"~/!$"  status;', 'default  "";'],
+    )
+    out += _block(
+        'map "$statusgen_category/$statusgen_status" $statusgen_services_file',
+        [
+            f'"_all/_all"  /{routes.services_file()};',
+            'default  "/api/v1/services/_filter/$statusgen_category/$statusgen_status.json";',
+        ],
+    )
     return out + [""]
 
 
 # -- the server block ----------------------------------------------------------
 
+
 def _server_settings(options: NginxOptions) -> list[str]:
     root = str(options.site.absolute())
-    out = [f"listen {options.listen};", f"server_name {options.server_name};", "",
-           "# The output link, not a generation: each request resolves it, so the atomic swap of",
-           "# a new generation (one rename) is seen at once. No open_file_cache: it would keep",
-           "# answering from the previous generation's files.",
-           f'root "{root}";', "disable_symlinks off;", "open_file_cache off;", "",
-           "# Files: sendfile; ETag from mtime and size (the generator leaves unchanged files",
-           "# untouched and moves a changed file's mtime to a new second); the precompressed .gz",
-           "# copies for clients that accept gzip (never compressed on the fly); no listings.",
-           "sendfile on;", "etag on;", "if_modified_since exact;", "gzip off;", "gzip_static on;",
-           "gzip_vary on;", "autoindex off;", "server_tokens off;", "absolute_redirect off;", "",
-           "# Content types with their charset (set in the type itself, because nginx's charset",
-           "# filter skips gzip_static answers). /feed/*.xml is Atom, see its location.",
-           *_block("types", [f'"{ctype}"  {ext};' for ext, ctype in CONTENT_TYPES.items()]),
-           "default_type application/octet-stream;", "charset off;", ""]
+    out = [
+        f"listen {options.listen};",
+        f"server_name {options.server_name};",
+        "",
+        "# The output link, not a generation: each request resolves it, so the atomic swap of",
+        "# a new generation (one rename) is seen at once. No open_file_cache: it would keep",
+        "# answering from the previous generation's files.",
+        f'root "{root}";',
+        "disable_symlinks off;",
+        "open_file_cache off;",
+        "",
+        "# Files: sendfile; ETag from mtime and size (the generator leaves unchanged files",
+        "# untouched and moves a changed file's mtime to a new second); the precompressed .gz",
+        "# copies for clients that accept gzip (never compressed on the fly); no listings.",
+        "sendfile on;",
+        "etag on;",
+        "if_modified_since exact;",
+        "gzip off;",
+        "gzip_static on;",
+        "gzip_vary on;",
+        "autoindex off;",
+        "server_tokens off;",
+        "absolute_redirect off;",
+        "",
+        "# Content types with their charset (set in the type itself, because nginx's charset",
+        "# filter skips gzip_static answers). /feed/*.xml is Atom, see its location.",
+        *_block("types", [f'"{ctype}"  {ext};' for ext, ctype in CONTENT_TYPES.items()]),
+        "default_type application/octet-stream;",
+        "charset off;",
+        "",
+    ]
     return out
 
 
 def _real_ip(options: NginxOptions) -> list[str]:
     if not options.real_ip_from:
         return ["# The client is the connection's address (no trusted proxy: --real-ip-from).", ""]
-    return ["# The client address comes from the trusted proxies' header; the rate limit counts it.",
-            *[f"set_real_ip_from {cidr};" for cidr in options.real_ip_from],
-            f"real_ip_header {options.real_ip_header};", "real_ip_recursive on;", ""]
+    return [
+        "# The client address comes from the trusted proxies' header; the rate limit counts it.",
+        *[f"set_real_ip_from {cidr};" for cidr in options.real_ip_from],
+        f"real_ip_header {options.real_ip_header};",
+        "real_ip_recursive on;",
+        "",
+    ]
 
 
 def _rate_limit(options: NginxOptions) -> list[str]:
     if not options.rate_limit:
         return [NO_RATE_LIMIT_NOTE, ""]
-    return ["# 120 at once are answered (the first plus a burst of 119, without delay); the 121st",
-            "# is refused with 429. Then one request every 0.5 s is let through, hence Retry-After: 1.",
-            f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;", "limit_req_status 429;",
-            "limit_req_log_level warn;   # a refusal is expected: logged as a warning, not an error", ""]
+    return [
+        "# 120 at once are answered (the first plus a burst of 119, without delay); the 121st",
+        "# is refused with 429. Then one request every 0.5 s is let through, hence Retry-After: 1.",
+        f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;",
+        "limit_req_status 429;",
+        "limit_req_log_level warn;   # a refusal is expected: logged as a warning, not an error",
+        "",
+    ]
 
 
 def _common(options: NginxOptions) -> list[str]:
     return [
         "# Every answer: fresh for 15 s, readable by scripts on any origin, ETag and Retry-After",
-        "# exposed. \"always\" puts them on errors too. A location with an add_header of its own",
+        '# exposed. "always" puts them on errors too. A location with an add_header of its own',
         "# loses these (nginx 1.22 has no inheritance of add_header), so the two error locations",
         "# that add headers repeat them.",
-        *_headers(), "",
+        *_headers(),
+        "",
         "# Errors are answered with the tree's JSON error files, with their status and an ETag.",
         "# recursive_error_pages: an error answer is counted by the rate limit too, and a client",
         "# over the limit gets the 429 file. A request nginx itself refuses as malformed (such as",
         "# a path climbing above the root with ..) gets the 404 file, like any path outside the tree,",
         "# and so does a file nginx may not read (403).",
         "recursive_error_pages on;",
-        *_error_pages(), "",
+        *_error_pages(),
+        "",
         "# GET and HEAD only; anything else is 405 (with Allow, see the 405 location).",
-        *_block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]), "",
+        *_block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]),
+        "",
     ]
 
 
@@ -280,10 +348,11 @@ def _error_locations() -> list[str]:
     return [
         "# The error files: never requested directly, only by error_page.",
         *_block(f"location ^~ /{routes.ERROR_DIR}/", ["internal;"]),
-        *_block(f"location = /{routes.error_file('405')}",
-                ["internal;", *_headers(extra={"Allow": routes.ALLOW})]),
-        *_block(f"location = /{routes.error_file('429')}",
-                ["internal;", *_headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})]),
+        *_block(f"location = /{routes.error_file('405')}", ["internal;", *_headers(extra={"Allow": routes.ALLOW})]),
+        *_block(
+            f"location = /{routes.error_file('429')}",
+            ["internal;", *_headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})],
+        ),
         "",
     ]
 
@@ -294,33 +363,48 @@ def _api_locations() -> list[str]:
     return [
         "# -- the API: each URL onto its pre-rendered file (a trailing slash is allowed) --------",
         "# A location with an error_page of its own inherits none from the server: each repeats them all.",
-        *_block(rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"',
-                [f"try_files {api}/$statusgen_doc.json =404;"]),
+        *_block(
+            rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"', [f"try_files {api}/$statusgen_doc.json =404;"]
+        ),
         "",
         "# ?category=C&status=S: 400 names the first invalid parameter (its file lists the allowed values).",
-        *_block(rf'location ~ "^{api}/services/?$"',
-                [*_error_pages(**{"400": "400-$statusgen_services_invalid"}),
-                 *_block("if ($statusgen_services_invalid)", ["return 400;"]),
-                 "try_files $statusgen_services_file =404;"]),
+        *_block(
+            rf'location ~ "^{api}/services/?$"',
+            [
+                *_error_pages(**{"400": "400-$statusgen_services_invalid"}),
+                *_block("if ($statusgen_services_invalid)", ["return 400;"]),
+                "try_files $statusgen_services_file =404;",
+            ],
+        ),
         "",
         "# One service: a slug of the pattern that names a file of the tree, else 404 unknown_service.",
-        *_block(rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/?$"',
-                [*service_errors, f"try_files {api}/services/$statusgen_slug.json =404;"]),
+        *_block(
+            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/?$"',
+            [*service_errors, f"try_files {api}/services/$statusgen_slug.json =404;"],
+        ),
         *_block(rf'location ~ "^{api}/services/[^/]+/?$"', [*service_errors, "return 404;"]),
         "",
         "# History: an unknown service is 404 before an invalid range is 400; range defaults to 24h.",
-        *_block(rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?$"',
-                [*_error_pages(**{"404": "404-service", "400": "400-range"}),
-                 *_block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
-                 *_block('if ($statusgen_range = "!")', ["return 400;"]),
-                 f"try_files {api}/services/$statusgen_slug/history/$statusgen_range.json =404;"]),
+        *_block(
+            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?$"',
+            [
+                *_error_pages(**{"404": "404-service", "400": "400-range"}),
+                *_block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
+                *_block('if ($statusgen_range = "!")', ["return 400;"]),
+                f"try_files {api}/services/$statusgen_slug/history/$statusgen_range.json =404;",
+            ],
+        ),
         *_block(rf'location ~ "^{api}/services/[^/]+/history/?$"', [*service_errors, "return 404;"]),
         "",
         "# ?active=1 open incidents only, ?active=0 closed only, absent all, anything else 400.",
-        *_block(rf'location ~ "^{api}/incidents/?$"',
-                [*_error_pages(**{"400": "400-active"}),
-                 *_block('if ($statusgen_incidents_file = "")', ["return 400;"]),
-                 "try_files $statusgen_incidents_file =404;"]),
+        *_block(
+            rf'location ~ "^{api}/incidents/?$"',
+            [
+                *_error_pages(**{"400": "400-active"}),
+                *_block('if ($statusgen_incidents_file = "")', ["return 400;"]),
+                "try_files $statusgen_incidents_file =404;",
+            ],
+        ),
         "",
     ]
 
@@ -331,10 +415,16 @@ def _static_locations() -> list[str]:
         "# Names starting with a dot (such as .manifest.json) are never served.",
         *_block(r"location ~ /\.", ["return 404;"]),
         "# An incident's own page in earlier versions: sent on to its part of its service's incidents page.",
-        *_block(rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html$"',
-                [*_block("if (-f $document_root/services/$statusgen_of/incidents/index.html)",
-                         ['return 301 "/services/$statusgen_of/incidents/#inc-$statusgen_was";']),
-                 "return 404;"]),
+        *_block(
+            rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html$"',
+            [
+                *_block(
+                    "if (-f $document_root/services/$statusgen_of/incidents/index.html)",
+                    ['return 301 "/services/$statusgen_of/incidents/#inc-$statusgen_was";'],
+                ),
+                "return 404;",
+            ],
+        ),
         "# Feeds are Atom.",
         *_block(r"location ~ ^/feed/.+\.xml$", [*_block("types", [f'"{ATOM}"  xml;']), "try_files $uri =404;"]),
         "# A directory is its index.html (never a listing).",
@@ -342,38 +432,72 @@ def _static_locations() -> list[str]:
         "# A file; a directory named without its slash is redirected to it when it has an index.html",
         "# ($uri reaches Location only for such a directory of the tree, never for an outside value).",
         *_block("location /", ["try_files $uri @statusgen_directory;"]),
-        *_block("location @statusgen_directory",
-                [*_block("if (-f $request_filename/index.html)", ["return 301 $uri/;"]), "return 404;"]),
+        *_block(
+            "location @statusgen_directory",
+            [*_block("if (-f $request_filename/index.html)", ["return 301 $uri/;"]), "return 404;"],
+        ),
     ]
 
 
 def server_block(options: NginxOptions) -> list[str]:
     """The server block: every HTTP rule of the API."""
-    body = (_server_settings(options) + _real_ip(options) + _rate_limit(options) + _common(options)
-            + _error_locations() + _api_locations() + _static_locations())
-    return ["# -- statusgen: the server --------------------------------------------------------------",
-            *_block("server", body)]
+    body = (
+        _server_settings(options)
+        + _real_ip(options)
+        + _rate_limit(options)
+        + _common(options)
+        + _error_locations()
+        + _api_locations()
+        + _static_locations()
+    )
+    return [
+        "# -- statusgen: the server --------------------------------------------------------------",
+        *_block("server", body),
+    ]
 
 
 def _main_context(options: NginxOptions, inner: list[str]) -> list[str]:
-    user = [f"user {options.user};"] if options.user else \
-        ["# No user directive: run as root, workers run as nobody, who must be able to read the tree", 
-         "# (or pass --user)."]
+    user = (
+        [f"user {options.user};"]
+        if options.user
+        else [
+            "# No user directive: run as root, workers run as nobody, who must be able to read the tree",
+            "# (or pass --user).",
+        ]
+    )
     temps = [f"{name}_temp_path {name}_temp;" for name in TEMP_PATHS]
     log = "access_log off;" if options.access_log == "off" else f"access_log {options.access_log};"
-    http = ["# Temporary files, pid and logs live in the prefix (nginx -p PREFIX), so that any user",
-            "# can run this file; this site never needs a temporary file.", *temps, log,
-            "tcp_nopush on;", "keepalive_timeout 65;", "", *inner]
-    return [*user, "worker_processes auto;", "pid nginx.pid;", "error_log error.log;", "",
-            *_block("events", ["worker_connections 1024;"]), "", *_block("http", http)]
+    http = [
+        "# Temporary files, pid and logs live in the prefix (nginx -p PREFIX), so that any user",
+        "# can run this file; this site never needs a temporary file.",
+        *temps,
+        log,
+        "tcp_nopush on;",
+        "keepalive_timeout 65;",
+        "",
+        *inner,
+    ]
+    return [
+        *user,
+        "worker_processes auto;",
+        "pid nginx.pid;",
+        "error_log error.log;",
+        "",
+        *_block("events", ["worker_connections 1024;"]),
+        "",
+        *_block("http", http),
+    ]
 
 
 def _header(options: NginxOptions, vocab: Vocabulary) -> list[str]:
     what = "the parts to include in an existing http block" if options.server_block else "a complete nginx.conf"
-    return [f"# statusgen: {what} serving the tree at {options.site.absolute()}",
-            "# (written by `statusgen nginx-conf`; see docs/deploy.md).",
-            f"# Categories {', '.join(vocab.category)}: when they change, write this file again and reload nginx.",
-            *([] if options.server_block else ["# Run: nginx -p PREFIX -c PREFIX/nginx.conf -e error.log"]), ""]
+    return [
+        f"# statusgen: {what} serving the tree at {options.site.absolute()}",
+        "# (written by `statusgen nginx-conf`; see docs/deploy.md).",
+        f"# Categories {', '.join(vocab.category)}: when they change, write this file again and reload nginx.",
+        *([] if options.server_block else ["# Run: nginx -p PREFIX -c PREFIX/nginx.conf -e error.log"]),
+        "",
+    ]
 
 
 def nginx_config(options: NginxOptions) -> str:

@@ -63,10 +63,10 @@ from statusgen.policy import MAX_AGE, content_type
 from statusgen.render.tree import current_generation
 
 CACHE_CONTROL = f"public, max-age={MAX_AGE}"
-MODTIME_NOT_SUPPORTED = 3153600000000000000   # rclone's "precision" for a remote without mtimes (100 years in ns)
-LISTING_NOT_FOUND = 3                          # rclone's exit status for "directory not found"
+MODTIME_NOT_SUPPORTED = 3153600000000000000  # rclone's "precision" for a remote without mtimes (100 years in ns)
+LISTING_NOT_FOUND = 3  # rclone's exit status for "directory not found"
 COMMON_FLAGS = ("--use-json-log", "--verbose", "--stats", "0")
-TIMESTAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")      # rclone's plain log prefix
+TIMESTAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")  # rclone's plain log prefix
 
 
 class PublishError(StatusgenError):
@@ -94,12 +94,15 @@ class Tier(enum.IntEnum):
 
 
 # Checked in this order, first match wins; anything unmatched is a leaf.
-TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple((re.compile(p), t) for p, t in (
-    (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
-    (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
-    (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
-    (r".+\.html", Tier.PAGES),                                 # the front page, incidents, method, API
-))
+TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
+    (re.compile(p), t)
+    for p, t in (
+        (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
+        (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
+        (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
+        (r".+\.html", Tier.PAGES),  # the front page, incidents, method, API
+    )
+)
 
 
 def tier_of(rel: str) -> Tier:
@@ -138,8 +141,9 @@ class Step:
             return "deletions" if self.action == "delete" else "empty folders"
         return f"{self.tier.label} ({self.content_type})"
 
-    def argv(self, rclone: str, source: Path, remote: str, files_from: Path, compare: Sequence[str],
-             dry_run: bool = False) -> list[str]:
+    def argv(
+        self, rclone: str, source: Path, remote: str, files_from: Path, compare: Sequence[str], dry_run: bool = False
+    ) -> list[str]:
         """The rclone command line; ``files_from`` is a file holding ``self.files``, one a line."""
         tail = [*COMMON_FLAGS, *(["--dry-run"] if dry_run else [])]
         if self.action == "rmdirs":
@@ -147,9 +151,18 @@ class Step:
         listed = ["--files-from-raw", str(files_from), *tail]
         if self.action == "delete":
             return [rclone, "delete", remote, *listed]
-        return [rclone, "copy", str(source), remote, *compare,
-                "--header-upload", f"Content-Type: {self.content_type}",
-                "--header-upload", f"Cache-Control: {CACHE_CONTROL}", *listed]
+        return [
+            rclone,
+            "copy",
+            str(source),
+            remote,
+            *compare,
+            "--header-upload",
+            f"Content-Type: {self.content_type}",
+            "--header-upload",
+            f"Cache-Control: {CACHE_CONTROL}",
+            *listed,
+        ]
 
 
 def plan_uploads(files: Iterable[str]) -> list[Step]:
@@ -194,6 +207,7 @@ def tree_files(root: Path) -> list[str]:
 
 # -- running rclone ------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class StepResult:
     """What one step changed on the remote (or would have, in a dry run)."""
@@ -222,9 +236,13 @@ class PublishReport:
         total = sum(len(r.step.files) for r in self.results if r.step.action == "copy")
         up, gone = self.changed("copy"), self.changed("delete")
         compare = " ".join(self.compare) or "size and modification time"
-        summary = (f"{verb} {self.source} to {self.remote}: {len(up)} of {total} files uploaded, "
-                   f"{len(gone)} deleted (compared by {compare})")
-        return [f"  {r.step.label}: {len(r.changed)} of {len(r.step.files)}" for r in self.results if r.changed] + [summary]
+        summary = (
+            f"{verb} {self.source} to {self.remote}: {len(up)} of {total} files uploaded, "
+            f"{len(gone)} deleted (compared by {compare})"
+        )
+        return [f"  {r.step.label}: {len(r.changed)} of {len(r.step.files)}" for r in self.results if r.changed] + [
+            summary
+        ]
 
 
 def _rclone_error(stderr: str, returncode: int) -> str:
@@ -274,11 +292,14 @@ class Rclone:
         try:
             done = subprocess.run([self.binary, *argv], capture_output=True, text=True, check=False)
         except OSError as exc:
-            raise PublishError(f"cannot run rclone ({self.binary}: {exc.strerror or exc}); install it "
-                               f"(https://rclone.org/install/) or pass --rclone PATH") from None
+            raise PublishError(
+                f"cannot run rclone ({self.binary}: {exc.strerror or exc}); install it "
+                f"(https://rclone.org/install/) or pass --rclone PATH"
+            ) from None
         if done.returncode not in ok:
-            raise PublishError(f"publish to {self.remote} failed: rclone {what}: "
-                               f"{_rclone_error(done.stderr, done.returncode)}")
+            raise PublishError(
+                f"publish to {self.remote} failed: rclone {what}: {_rclone_error(done.stderr, done.returncode)}"
+            )
         return done
 
     def compare_flags(self) -> tuple[str, ...]:
@@ -287,13 +308,16 @@ class Rclone:
         features = _json_line(out)
         hashes = features.get("Hashes")
         precision = features.get("Precision")
-        return comparison_flags(hashes if isinstance(hashes, list) else [],
-                                precision if isinstance(precision, int) else MODTIME_NOT_SUPPORTED)
+        return comparison_flags(
+            hashes if isinstance(hashes, list) else [],
+            precision if isinstance(precision, int) else MODTIME_NOT_SUPPORTED,
+        )
 
     def listing(self) -> list[str]:
         """Every file under the remote path; none when the path does not exist yet."""
-        done = self.run(["lsf", "--recursive", "--files-only", "--fast-list", self.remote], "lsf",
-                        ok=(0, LISTING_NOT_FOUND))
+        done = self.run(
+            ["lsf", "--recursive", "--files-only", "--fast-list", self.remote], "lsf", ok=(0, LISTING_NOT_FOUND)
+        )
         return [] if done.returncode == LISTING_NOT_FOUND else [n for n in done.stdout.splitlines() if n]
 
     def step(self, step: Step, source: Path, compare: Sequence[str], workdir: Path, dry_run: bool) -> StepResult:
@@ -308,17 +332,20 @@ class Rclone:
 def check_remote(remote: str) -> None:
     """An rclone remote is ``NAME:PATH`` or ``:BACKEND:PATH``; a bare word would be a local folder."""
     if ":" not in remote or remote.startswith("/"):
-        raise PublishUsageError(f"--remote {remote!r}: expected an rclone remote as REMOTE:PATH "
-                                f"(e.g. s3:my-bucket/status), configured in rclone's config or "
-                                f"RCLONE_CONFIG_* variables")
+        raise PublishUsageError(
+            f"--remote {remote!r}: expected an rclone remote as REMOTE:PATH "
+            f"(e.g. s3:my-bucket/status), configured in rclone's config or "
+            f"RCLONE_CONFIG_* variables"
+        )
 
 
 def source_generation(site: Path) -> Path:
     """The generation the site link points at now: the whole publish reads that one, even if a run swaps."""
     gen = current_generation(site)
     if gen is None:
-        raise PublishUsageError(f"{site}: no output tree here; run `statusgen run` or `statusgen build` first, "
-                                f"or pass --site")
+        raise PublishUsageError(
+            f"{site}: no output tree here; run `statusgen run` or `statusgen build` first, or pass --site"
+        )
     return gen
 
 

@@ -83,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "statusgen"
     sys_version = ""
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body go out at once, no 40 ms delayed-ACK stall
+    disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
 
     # -- dispatch --------------------------------------------------------------
 
@@ -94,7 +94,7 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(head=True)
 
     def _not_allowed(self) -> None:
-        self.root = Path(os.path.realpath(self.server.site))   # this request's generation
+        self.root = Path(os.path.realpath(self.server.site))  # this request's generation
         if self._limited():
             return
         self._send_file(405, routes.error_file("405"), head=False, extra={"Allow": routes.ALLOW})
@@ -108,7 +108,7 @@ class Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def _answer(self, head: bool) -> None:
-        self.root = Path(os.path.realpath(self.server.site))   # this request's generation
+        self.root = Path(os.path.realpath(self.server.site))  # this request's generation
         if self._limited():
             return
         url = urlsplit(self.path)
@@ -132,7 +132,7 @@ class Handler(BaseHTTPRequestHandler):
         return full
 
     def _exists(self, rel: str) -> bool:
-        if rel.split("/", 1)[0] == routes.ERROR_DIR:   # error bodies are sent as errors, never as a page
+        if rel.split("/", 1)[0] == routes.ERROR_DIR:  # error bodies are sent as errors, never as a page
             return False
         full = self._inside(rel)
         return full is not None and full.is_file()
@@ -142,8 +142,9 @@ class Handler(BaseHTTPRequestHandler):
         if wait <= 0:
             return False
         retry = str(max(1, math.ceil(wait)))
-        self._send_file(429, routes.error_file("429"), head=self.command == "HEAD",
-                        extra={"Retry-After": retry}, cache="no-store")
+        self._send_file(
+            429, routes.error_file("429"), head=self.command == "HEAD", extra={"Retry-After": retry}, cache="no-store"
+        )
         return True
 
     def _common_headers(self, cache: str) -> None:
@@ -164,12 +165,21 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             return None
 
-    def _send_file(self, status: int, rel: str, head: bool, extra: dict[str, str] | None = None,
-                   cache: str = f"public, max-age={MAX_AGE}") -> None:
+    def _send_file(
+        self,
+        status: int,
+        rel: str,
+        head: bool,
+        extra: dict[str, str] | None = None,
+        cache: str = f"public, max-age={MAX_AGE}",
+    ) -> None:
         got = self._read(rel)
-        if got is None:   # the tree lacks even its error file: answer plainly
-            status, rel, got = 404, "404.json", (b'{"error":{"status":404,"code":"not_found",'
-                                                  b'"message":"No resource at this path."}}\n', False)
+        if got is None:  # the tree lacks even its error file: answer plainly
+            status, rel, got = (
+                404,
+                "404.json",
+                (b'{"error":{"status":404,"code":"not_found","message":"No resource at this path."}}\n', False),
+            )
         body, gzipped = got
         etag = etag_of(body)
         if status == 200 and etag_matches(self.headers.get("If-None-Match"), etag):
@@ -199,7 +209,7 @@ class Handler(BaseHTTPRequestHandler):
         self._common_headers(f"public, max-age={MAX_AGE}")
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib signature)
+    def log_message(self, format: str, *args: object) -> None:
         if self.server.quiet:
             return
         line = format % args
@@ -218,8 +228,14 @@ class PreviewServer(ThreadingHTTPServer):
         if not self.quiet:
             sys.stderr.write(f"statusgen serve: error answering {client_address}: {safe_log_text(repr(exc))}\n")
 
-    def __init__(self, site: Path, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
-                 per_minute: int = RATE_PER_MINUTE):
+    def __init__(
+        self,
+        site: Path,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        quiet: bool = False,
+        per_minute: int = RATE_PER_MINUTE,
+    ):
         self.site = site
         self.quiet = quiet
         self.limiter = RateLimiter(per_minute)

@@ -1,0 +1,184 @@
+"""The package's shape: stages that import only downward, no import circle, no private name
+of another library, no markup in Python strings."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "statusgen"
+
+#: The stages, in the order data flows through them: a module may import from its own stage and
+#: from the stages before it, never from one after it.
+LAYERS: list[set[str]] = [
+    {
+        "statusgen",
+        "statusgen.errors",
+        "statusgen.timeutil",
+        "statusgen.model",
+        "statusgen.latency",
+        "statusgen.cron",
+        "statusgen.config",
+        "statusgen.routes",
+        "statusgen.policy",
+        "statusgen.jsonout",
+        "statusgen.neterrors",
+    },
+    {"statusgen.probe", "statusgen.vendors"},
+    {"statusgen.decide"},
+    {"statusgen.store"},
+    {"statusgen.render"},
+    {"statusgen.web"},
+    {
+        "statusgen.cycle",
+        "statusgen.loop",
+        "statusgen.lock",
+        "statusgen.logs",
+        "statusgen.simulate",
+        "statusgen.demo",
+        "statusgen.cli",
+        "statusgen.__main__",
+    },
+]
+
+
+def modules() -> dict[str, ast.Module]:
+    """Every module of the package, by dotted name, parsed."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return out
+
+
+def imported(tree: ast.Module) -> set[str]:
+    """The statusgen modules a module imports, wherever in it (a name imported from a package is
+    the package's own module unless it names a module)."""
+    names = set(modules_cache)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "statusgen"}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "statusgen":
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if sub in names else node.module)
+    return out
+
+
+modules_cache = modules()
+
+
+def layer(module: str) -> int:
+    for n, members in enumerate(LAYERS):
+        if module in members or any(module.startswith(m + ".") for m in members if m != "statusgen"):
+            return n
+    raise AssertionError(f"{module} is in no stage of LAYERS: place it")
+
+
+def test_every_module_is_in_a_stage_and_imports_none_after_its_own() -> None:
+    upward = [(m, i) for m, tree in modules_cache.items() for i in imported(tree) if layer(i) > layer(m)]
+    assert upward == []
+
+
+def test_no_import_circle() -> None:
+    graph = {m: imported(tree) - {m} for m, tree in modules_cache.items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import circle: " + " -> ".join([*path[path.index(module) :], module]))
+        if module in done:
+            return
+        for other in sorted(graph.get(module, ())):
+            visit(other, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_the_checks_can_fail() -> None:
+    tree = ast.parse("from statusgen.cli import main\nimport markupsafe._speedups\nfrom jinja2 import _identifier\n")
+    assert layer("statusgen.render.pages") < layer("statusgen.cli")
+    assert imported(tree) == {"statusgen.cli"}
+    assert private_uses(tree) == ["markupsafe._speedups", "jinja2._identifier"]
+    assert markup_in(ast.parse("x = f'<p>{y}</p>'\n")) == ["<p>{y}</p>"]
+
+
+def private_uses(tree: ast.Module) -> list[str]:
+    """Names of other libraries that are private (a part starting with one underscore)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.split(".")[0] != "statusgen" and _private(a.name)]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] != "statusgen"
+        ):
+            out += [f"{node.module}.{a.name}" for a in node.names if _private(f"{node.module}.{a.name}")]
+    return out
+
+
+def _private(dotted: str) -> bool:
+    return any(p.startswith("_") and not p.startswith("__") for p in dotted.split("."))
+
+
+def test_no_private_name_of_another_library() -> None:
+    found = {m: private_uses(tree) for m, tree in modules_cache.items()}
+    assert {m: uses for m, uses in found.items() if uses} == {}
+
+
+MARKUP = re.compile(
+    r"<(?:p|a|li|ul|ol|tr|td|th|div|span|section|table|svg|path|rect|text|g|title|entry|feed|"
+    r"h[1-6]|i|time|article|dl|dt|dd)[\s>/]"
+)
+
+
+def markup_in(tree: ast.Module) -> list[str]:
+    """Strings that hold markup, but docstrings and regular expressions (markup read, not made)."""
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    patterns = {
+        id(a)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "re"
+        for a in ast.walk(n)
+    }
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and id(node) not in patterns:
+            text = "".join(
+                v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                for v in node.values
+                if isinstance(v, ast.Constant | ast.FormattedValue)
+            )
+            if MARKUP.search(text):
+                out.append(text)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and MARKUP.search(node.value)
+            and not {id(node)} & (docstrings | patterns | parts)
+        ):
+            out.append(node.value)
+    return out
+
+
+def test_no_markup_is_made_in_python() -> None:
+    found = {m: markup_in(tree) for m, tree in modules_cache.items()}
+    assert {m: strings for m, strings in found.items() if strings} == {}
