@@ -74,8 +74,8 @@ SPREAD_PAST_TIMEOUT_S = 1.0  # ...or until this long after the timeout of the ch
 
 def run_spread(config: Config, first: Collection[CheckId] = frozenset()) -> float:
     """How long a single run spreads its check starts: site.spread, by default 4 s per 1,000
-    checks (at most 10 s), which keeps the event loop under half busy (a check costs it about
-    2 ms of CPU on a small machine, and an answer that waits for a busy loop is timed late).
+    checks (at most 10 s), which keeps the event loop of a small machine well under busy (an
+    answer that waits for a busy loop is timed late; docs/performance.md has the figures).
     When checks that timed out last time start first (``first``), the run lasts about their
     timeout anyway: the others are then spread until SPREAD_PAST_TIMEOUT_S after it, which makes
     the run little longer and the starts less bunched."""

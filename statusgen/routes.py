@@ -85,8 +85,8 @@ def service_page_url(slug: str) -> str:
 
 def service_incidents_file(slug: str) -> str:
     """A service's incidents page: each of its incidents told in full. One page a service, not
-    one an incident: a site keeps every incident (7,000 after 90 days of 1,000 services), and
-    the files of a full build then follow the services, not the history."""
+    one an incident: a site keeps every incident it ever recorded, and the files of a full build
+    then grow with the services, not with the site's age."""
     return f"services/{slug}/incidents/index.html"
 
 

@@ -14,7 +14,7 @@ def iso(dt: datetime | None) -> str | None:
     """RFC 3339 in UTC with Z, whole seconds (``2026-11-22T20:02:00Z``)."""
     if dt is None:
         return None
-    return dt.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"  # 2x strftime's speed
+    return dt.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 @lru_cache(maxsize=65536)

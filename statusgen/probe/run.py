@@ -1,7 +1,7 @@
 """A run of checks: every check of a cycle, concurrently, on one event loop, timed honestly.
 
-A check costs about a millisecond of CPU in httpx, so a thousand checks
-started at once would keep the event loop busy for a second, and every answer
+Making a request and reading its answer costs httpx some CPU, so a thousand
+checks started at once would keep the event loop busy, and every answer
 arriving meanwhile would wait: that wait would be counted as the services'
 latency. What keeps the figures honest, each done once, here:
 
