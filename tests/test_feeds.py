@@ -8,6 +8,7 @@ import feedparser
 import lxml.etree as et
 import pytest
 import rnc2rng
+from markupsafe import Markup
 
 from statusgen.config import SiteConfig
 from statusgen.demo import main as demo
@@ -106,7 +107,8 @@ def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
         "self_url": f"https://status.example.com/feed/?{HOSTILE}",
         "alternate_url": "https://status.example.com/",
     }
-    text = render("feed.xml", feed=head, entries=[e], site=SiteConfig(title=HOSTILE), version="0")
+    entry = Markup(render("feed-entry.xml", e=e).decode("utf-8"))
+    text = render("feed.xml", feed=head, entries=[entry], site=SiteConfig(title=HOSTILE), version="0")
     assert b"<script" not in text and b"<b>" not in text
     feed = et.fromstring(text)
     assert feed.findtext(f"{ATOM}title") == feed.findtext(f"{ATOM}author/{ATOM}name") == HOSTILE

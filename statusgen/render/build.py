@@ -24,6 +24,7 @@ this process makes the site-wide files; a small site is rendered here alone.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -33,9 +34,11 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 from typing import Any
+
+from markupsafe import Markup
 
 from statusgen import __version__, jsonout, routes
 from statusgen.config import Config
@@ -43,7 +46,7 @@ from statusgen.errors import RenderError
 from statusgen.render import pages
 from statusgen.render.badges import badge_files
 from statusgen.render.documents import incident_document, incident_lists, site_documents
-from statusgen.render.feeds import SITE_FEED, feed
+from statusgen.render.feeds import SITE_FEED, feed, feed_entries
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
@@ -142,6 +145,7 @@ class _Services:
         if self.workers > 1:
             for name in ("service.html", "service-vendor.html", "macros.html", "base.html"):
                 environment().get_template(name)  # compiled once, here: the workers inherit them
+            gc.freeze()  # the collector of a worker then leaves what it inherited alone, unwritten, shared
             context = multiprocessing.get_context("fork")
             self.pool = ProcessPoolExecutor(
                 self.workers, mp_context=context, initializer=_set_worker, initargs=(self.job, self.tree.placer())
@@ -170,6 +174,7 @@ class _Services:
     def __exit__(self, *exc: object) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
+            gc.unfreeze()
 
 
 def workers_for(services: int) -> int:
@@ -231,7 +236,7 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
         lists = incident_lists(every.documents())
         for path, doc in lists.items():
             placer.put(path, jsonout.dump(doc), key)
-        placer.put(SITE_FEED, feed(config, data.epoch, every.documents()), key)
+        placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries), key)
         placer.put("incidents/index.html", pages.incidents_page(config.site, lists), key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
@@ -243,7 +248,7 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
         told = every.of(slug)
         placer.put(paths[0], pages.service_incidents_page(config.site, slug, name, told), key)
         if svc is not None:
-            placer.put(paths[1], feed(config, data.epoch, told, svc), key)
+            placer.put(paths[1], feed(config, data.epoch, told, every.entries, svc), key)
 
 
 def _kept(placer: Placer, job: ServiceJob, paths: list[str], key: str) -> bool:
@@ -284,3 +289,8 @@ class _Incidents:
     def of(self, slug: str) -> list[Document]:
         self.documents()
         return self.by_service.get(slug, [])
+
+    @cached_property
+    def entries(self) -> dict[str, Markup]:
+        """Every incident's feed entry, made once for the site feed and each service's."""
+        return feed_entries(self.data.config, self.documents())

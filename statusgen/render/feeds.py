@@ -2,8 +2,9 @@
 
 One entry per incident, newest first, whose ``updated`` moves when the
 incident changes; ``tag:`` ids that never change; the whole timeline as
-XHTML content. The feed is a template (``feed.xml``, autoescaped); this
-module gives it each entry's words, from the incident documents of the API.
+XHTML content. The feed is a template (``feed.xml``, autoescaped) of entries
+(``feed-entry.xml``), each made once a build; this module gives them their
+words, from the incident documents of the API.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
+
+from markupsafe import Markup
 
 from statusgen import __version__, routes
 from statusgen.config import Config, ServiceConfig
@@ -47,11 +50,26 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
     }
 
 
+def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, Markup]:
+    """Each incident's entry (``feed-entry.xml``), by incident id: made once a build, for the site
+    feed and its service's feed alike."""
+    site, host = config.site, tag_authority(config)
+    return {
+        d["id"]: Markup(render("feed-entry.xml", e=feed_entry(site.base_url, d, host)).decode("utf-8"))
+        for d in incidents
+    }
+
+
 def feed(
-    config: Config, epoch: datetime, incidents: list[dict[str, Any]], service: ServiceConfig | None = None
+    config: Config,
+    epoch: datetime,
+    incidents: list[dict[str, Any]],
+    entries: dict[str, Markup],
+    service: ServiceConfig | None = None,
 ) -> bytes:
     """The feed of every incident (``service`` None) or of one service's, from their documents,
-    newest first. Its ``updated`` is that of its latest incident, else the site's first run."""
+    newest first, and their entries (``feed_entries``). Its ``updated`` is that of its latest
+    incident, else the site's first run."""
     site, host, since = config.site, tag_authority(config), f"{epoch:%Y-%m-%d}"
     if service is None:
         path, title, alternate = SITE_FEED, f"{site.title}: incidents", "/incidents/"
@@ -67,5 +85,5 @@ def feed(
         "self_url": f"{site.base_url}/{path}",
         "alternate_url": site.base_url + alternate,
     }
-    entries = [feed_entry(site.base_url, d, host) for d in incidents]
-    return render("feed.xml", feed=head, entries=entries, site=site, version=__version__)
+    told = [entries[d["id"]] for d in incidents]
+    return render("feed.xml", feed=head, entries=told, site=site, version=__version__)

@@ -89,6 +89,7 @@ def outside_link(url: str | None) -> str | None:
     return url if parts.scheme in ("http", "https") and parts.netloc else None
 
 
+@lru_cache(maxsize=65536)
 def moment(stamp: str | None) -> str:
     """``2026-11-22T20:21:31Z`` as ``2026-11-22 20:21 UTC``."""
     when = parse_iso(stamp)
