@@ -1,27 +1,38 @@
 """The HTTP policy: what every way of serving the tree says alike.
 
 Read by the preview server (``web.serve``), the nginx configuration
-(``web.nginx``), publishing (``web.publish``) and the API page. Change a
-rule here and every one of them follows.
+(``web.nginx``), publishing (``web.publish``), the OpenAPI document, the
+error bodies and the API page. Change a rule here and every one of them
+follows.
 """
 
 from __future__ import annotations
 
 import os
 
-RATE_PER_MINUTE = 120
-MAX_AGE = 15
-CONTENT_TYPES = {
-    ".json": "application/json; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".txt": "text/plain; charset=utf-8",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
+RATE_PER_MINUTE = 120  # requests a client (one address) may make in any minute; a burst of as many at once
+MAX_AGE = 15  # seconds an answer stays fresh
+CACHE_CONTROL = f"public, max-age={MAX_AGE}"
+#: Headers every answer carries, whatever serves it.
+COMMON_HEADERS = {
+    "Access-Control-Allow-Origin": "*",  # the data may be reused freely
+    "Access-Control-Expose-Headers": "ETag, Retry-After",
+    "X-Content-Type-Options": "nosniff",
 }
-ATOM = "application/atom+xml; charset=utf-8"
+#: Content types by extension, each with its charset written into the type itself (nginx's charset
+#: filter skips the answers gzip_static makes).
+CONTENT_TYPES = {
+    "json": "application/json; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "xml": "application/xml; charset=utf-8",
+    "css": "text/css; charset=utf-8",
+    "js": "text/javascript; charset=utf-8",
+    "txt": "text/plain; charset=utf-8",
+    "svg": "image/svg+xml",
+    "png": "image/png",
+    "ico": "image/x-icon",
+}
+ATOM = "application/atom+xml; charset=utf-8"  # the feeds' (/feed/*.xml)
 
 
 #: Files of these kinds, of a disk block or more, get a .gz copy that gzip_static and the preview
@@ -32,6 +43,7 @@ GZIP_MIN_BYTES = 4096
 
 
 def content_type(rel: str) -> str:
-    if rel.endswith(".xml"):
-        return ATOM if rel.startswith("feed/") else "application/xml; charset=utf-8"
-    return CONTENT_TYPES.get(os.path.splitext(rel)[1], "application/octet-stream")
+    """The content type of a file of the tree."""
+    if rel.endswith(".xml") and rel.startswith("feed/"):
+        return ATOM
+    return CONTENT_TYPES.get(os.path.splitext(rel)[1].lstrip("."), "application/octet-stream")

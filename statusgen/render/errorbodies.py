@@ -12,6 +12,7 @@ from typing import Any
 from statusgen import routes
 from statusgen.config import Config
 from statusgen.model import RANGES, STATUSES
+from statusgen.policy import RATE_PER_MINUTE
 
 
 def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def error_documents(config: Config) -> dict[str, Any]:
         routes.error_file("429"): error_body(
             429,
             "rate_limited",
-            f"More than 120 requests in a minute from your address. Wait for the "
+            f"More than {RATE_PER_MINUTE} requests in a minute from your address. Wait for the "
             f"number of seconds in Retry-After. For a higher limit, contact {config.site.contact}.",
         ),
     }

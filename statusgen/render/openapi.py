@@ -7,11 +7,12 @@ from typing import Any
 from statusgen import __version__
 from statusgen.config import Config
 from statusgen.model import DEFAULT_RANGE, RANGES, STATUSES
+from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
 from statusgen.render.shapes import SCHEMAS, ref
 
 HEADERS = {
     "ETag": {"description": "Changes exactly when the bytes of the answer change.", "schema": {"type": "string"}},
-    "Cache-Control": {"description": "max-age=15", "schema": {"type": "string"}},
+    "Cache-Control": {"description": f"max-age={MAX_AGE}", "schema": {"type": "string"}},
     "Access-Control-Allow-Origin": {"description": "*", "schema": {"type": "string"}},
 }
 JSON = "application/json"
@@ -30,7 +31,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     out: dict[str, Any] = {str(c): _json("Error", texts[c]) for c in codes}
     out["304"] = {"description": "Not modified: If-None-Match matched the current ETag. No body."}
     out["429"] = {
-        "description": "More than 120 requests in a minute from one client.",
+        "description": f"More than {RATE_PER_MINUTE} requests in a minute from one client.",
         "headers": {"Retry-After": {"description": "Whole seconds to wait.", "schema": {"type": "integer"}}},
         "content": {JSON: {"schema": ref("Error")}},
     }
@@ -120,7 +121,7 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "title": f"{config.site.title} API",
             "version": __version__,
             "description": "Public read-only API of a service-status monitor. No key, no cost. "
-            "120 requests per minute per client; answers are fresh for 15 seconds. "
+            f"{RATE_PER_MINUTE} requests per minute per client; answers are fresh for {MAX_AGE} seconds. "
             "The data is not a guarantee and not an SLA. Data may be reused freely.",
             "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"},
         },

@@ -38,7 +38,7 @@ from pathlib import Path
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE
-from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
+from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, RATE_PER_MINUTE
 
 ZONE = "statusgen"
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
@@ -49,18 +49,6 @@ CIDR_RE = re.compile(r"^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$|^unix:$")
 HEADER_RE = re.compile(r"^[A-Za-z0-9-]+$")
 PATH_FORBIDDEN = set("\"'\\$;{}#\n\r\t ")
 TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-CONTENT_TYPES = {  # a charset written into the type itself: nginx's charset filter skips gzip_static answers
-    "json": "application/json; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "xml": "application/xml; charset=utf-8",
-    "css": "text/css; charset=utf-8",
-    "js": "text/javascript; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "svg": "image/svg+xml",
-    "png": "image/png",
-    "ico": "image/x-icon",
-}
-ATOM = "application/atom+xml; charset=utf-8"
 ERROR_NAMES = {"category": "400-category", "status": "400-status", "range": "400-range", "active": "400-active"}
 
 
@@ -165,14 +153,8 @@ def _exact(value: str) -> str:
     return f'"~^{re.escape(value)}$"'
 
 
-def _headers(cache: str = f"public, max-age={MAX_AGE}", extra: dict[str, str] | None = None) -> list[str]:
-    pairs = {
-        "Cache-Control": cache,
-        "Access-Control-Allow-Origin": "*",
-        "Access-Control-Expose-Headers": "ETag, Retry-After",
-        "X-Content-Type-Options": "nosniff",
-        **(extra or {}),
-    }
+def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) -> list[str]:
+    pairs = {"Cache-Control": cache, **COMMON_HEADERS, **(extra or {})}
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
 
 

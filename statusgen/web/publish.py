@@ -59,10 +59,9 @@ from pathlib import Path
 from typing import Literal
 
 from statusgen.errors import StatusgenError
-from statusgen.policy import MAX_AGE, content_type
+from statusgen.policy import CACHE_CONTROL, content_type
 from statusgen.render.tree import current_generation
 
-CACHE_CONTROL = f"public, max-age={MAX_AGE}"
 MODTIME_NOT_SUPPORTED = 3153600000000000000  # rclone's "precision" for a remote without mtimes (100 years in ns)
 LISTING_NOT_FOUND = 3  # rclone's exit status for "directory not found"
 COMMON_FLAGS = ("--use-json-log", "--verbose", "--stats", "0")

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from statusgen import routes
-from statusgen.policy import MAX_AGE, RATE_PER_MINUTE, content_type
+from statusgen.policy import CACHE_CONTROL, COMMON_HEADERS, RATE_PER_MINUTE, content_type
 
 
 def etag_of(data: bytes) -> str:
@@ -149,9 +149,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _common_headers(self, cache: str) -> None:
         self.send_header("Cache-Control", cache)
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Expose-Headers", "ETag, Retry-After")
-        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in COMMON_HEADERS.items():
+            self.send_header(name, value)
 
     def _read(self, rel: str) -> tuple[bytes, bool] | None:
         full = self._inside(rel)
@@ -171,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
         rel: str,
         head: bool,
         extra: dict[str, str] | None = None,
-        cache: str = f"public, max-age={MAX_AGE}",
+        cache: str = CACHE_CONTROL,
     ) -> None:
         got = self._read(rel)
         if got is None:  # the tree lacks even its error file: answer plainly
@@ -206,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(301)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
-        self._common_headers(f"public, max-age={MAX_AGE}")
+        self._common_headers(CACHE_CONTROL)
         self.end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
