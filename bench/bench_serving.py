@@ -165,7 +165,7 @@ def start_servers(site: Path, work: Path) -> Servers:
     process = start_nginx(work / "bare", ("user root;\n" if user else "") + BARE.format(port=port, root=site), port)
     servers.stops.append(lambda p=process: stop(p))
     servers.bases[BARE_NAME] = f"http://127.0.0.1:{port}"
-    preview = QuietPreviewServer(site, "127.0.0.1", 0, quiet=True, per_minute=10**12)
+    preview = QuietPreviewServer(site, "127.0.0.1", 0, quiet=True, per_minute=10**12, pages_per_minute=10**12)
     threading.Thread(target=preview.serve_forever, daemon=True).start()
     servers.stops.append(lambda: (preview.shutdown(), preview.server_close()))
     servers.bases[PREVIEW] = f"http://127.0.0.1:{preview.server_address[1]}"

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import os
 
-RATE_PER_MINUTE = 120  # requests a client (one address) may make in any minute; a burst of as many at once
+#: The interface (the JSON under /api/ and the feeds under /feed/): requests a client (one address)
+#: may make in any minute; a burst of as many at once is answered.
+RATE_PER_MINUTE = 120
+#: Pages and static files, for people: a limit of their own, so that a person browsing never meets
+#: the interface's. A page is some five requests (itself, its stylesheet, script and icons): this is
+#: 240 pages a minute from one address, a few dozen people behind one office address each
+#: reloading every few seconds.
+PAGES_PER_MINUTE = 1200
 MAX_AGE = 15  # seconds an answer stays fresh
 CACHE_CONTROL = f"public, max-age={MAX_AGE}"
 #: Headers every answer carries, whatever serves it.

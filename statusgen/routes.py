@@ -18,6 +18,13 @@ must match a strict pattern and name a file that the build wrote.
                                              (an incident's own page in earlier versions: ``OLD_INCIDENT``)
     error bodies                             _errors/{400-category,400-status,400-range,400-active,
                                                       404,404-service,405,429}.json
+    error pages (for people)                 _errors/{404,429}.html
+
+The interface (``is_interface``) is the JSON under /api/ and the feeds under
+/feed/: its errors are the JSON bodies, and it has the rate limit of the
+interface. Every other path is a page for people: its 404 and 429 are HTML
+pages in the site's layout, and it has a limit of its own
+(``policy.PAGES_PER_MINUTE``).
 """
 
 from __future__ import annotations
@@ -66,6 +73,31 @@ def service_feed_file(slug: str) -> str:
 
 def error_file(name: str) -> str:
     return f"{ERROR_DIR}/{name}.json"
+
+
+def error_page_file(name: str) -> str:
+    """An error told to people: an HTML page of the site (``404``, ``429``)."""
+    return f"{ERROR_DIR}/{name}.html"
+
+
+def is_interface(path: str) -> bool:
+    """Whether a request path (percent-decoded) is the interface (/api/ and /feed/) rather than
+    a page; the API's page itself, /api/, is a page. The path is read as nginx reads it: runs of
+    slashes are one, dot segments are resolved, and a path that climbs above the root or holds a
+    NUL is refused before any location is chosen, as a page is."""
+    if "\x00" in path:
+        return False
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if not parts:
+                return False
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    if not parts or parts[0] not in ("api", "feed"):
+        return False
+    return len(parts) > 1 or (parts[0] == "feed" and path.endswith(("/", "/.")))
 
 
 # -- URLs, as the site links them ----------------------------------------------
@@ -162,7 +194,7 @@ def _service(slug: str, exists: Callable[[str], bool]) -> Resolved:
 def _old_incident(slug: str, at: str, exists: Callable[[str], bool]) -> Resolved:
     if exists(service_incidents_file(slug)):
         return Resolved(301, incident_page_url(slug, f"{slug}-{at}").lstrip("/"))
-    return Resolved(404, error_file("404"))
+    return Resolved(404, error_page_file("404"))
 
 
 def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
@@ -170,13 +202,14 @@ def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
     if rel == "" or rel.endswith("/"):
         rel += "index.html"
     parts = rel.split("/")
+    not_found = Resolved(404, error_file("404") if is_interface(path) else error_page_file("404"))
     if any(p.startswith(".") or p == "" for p in parts) or posixpath.normpath(rel) != rel:
-        return Resolved(404, error_file("404"))
+        return not_found
     if exists(rel):
         return Resolved(200, rel)
     if exists(rel + "/index.html"):
         return Resolved(301, rel + "/")
-    return Resolved(404, error_file("404"))
+    return not_found
 
 
 def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:

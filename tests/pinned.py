@@ -1,10 +1,10 @@
 """The pinned site: a simulated 7-day store, three real cycles on top, built at a fixed time.
 
 ``tests/test_pinned_output.py`` builds it and compares every file with the
-tree in ``tests/fixtures/pinned/site-7d.tar.xz``, which was made by the code
-before the renderer was rebuilt. When an output change is intended (a new
-field, a new page), pin the tree again from the new code, and say so in the
-commit::
+tree in ``tests/fixtures/pinned/site-7d.tar.xz``, which was first made by the
+code before the renderer was rebuilt. When an output change is intended (a
+new field, a new page), pin the tree again from the new code, and say so in
+the commit::
 
     .venv/bin/python -m tests.pinned write
 

@@ -24,12 +24,14 @@ from schemathesis import GenerationMode
 
 from statusgen import routes
 from statusgen.model import RANGES, STATUSES
+from statusgen.policy import PAGES_PER_MINUTE
 from statusgen.render.tree import GZIP_MIN_BYTES
 from tests.conformance import Server, fresh_address, rewrite, scenario, served
 
 CATEGORIES = ("apis", "web", "payments")
 SLUGS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf")
 JSON = "application/json; charset=utf-8"
+HTML = "text/html; charset=utf-8"
 ATOM = "application/atom+xml; charset=utf-8"
 MAX_AGE = "public, max-age=15"
 IDENTITY = {"Accept-Encoding": "identity"}
@@ -59,10 +61,21 @@ def assert_common_headers(r: httpx.Response, cache: str = MAX_AGE) -> None:
 
 
 def assert_error(server: Server, r: httpx.Response, status: int, name: str) -> None:
+    """The interface's error ``name``: its JSON body."""
     assert r.status_code == status, (r.url, r.status_code, r.text[:200])
     assert r.headers["content-type"] == JSON
     assert r.content == server.file(routes.error_file(name)), r.url
     assert r.json()["error"]["status"] == status
+    assert r.headers["etag"]
+    assert_common_headers(r, "no-store" if status == 429 else MAX_AGE)
+
+
+def assert_page_error(server: Server, r: httpx.Response, status: int) -> None:
+    """An error told to people: the HTML page of that status, in the site's layout."""
+    assert r.status_code == status, (r.url, r.status_code, r.text[:200])
+    assert r.headers["content-type"] == HTML
+    assert r.content == server.file(routes.error_page_file(str(status))), r.url
+    assert r.text.startswith("<!doctype html>") and '<a class="brand" href="/">' in r.text
     assert r.headers["etag"]
     assert_common_headers(r, "no-store" if status == 429 else MAX_AGE)
 
@@ -203,8 +216,11 @@ INVALID = [
     ("/api/v1/services/alpha/history/1y.json", 404, "404"),
     ("/feed/services/nope.xml", 404, "404"),
     ("/feed/", 404, "404"),
-    ("/nothing.html", 404, "404"),
+    ("/feed/nothing", 404, "404"),
+    ("/api/index.html/x", 404, "404"),
 ]
+#: Paths of no page: a browser is told so in an HTML page.
+MISSING_PAGES = ["/nothing.html", "/services/nope/", "/services/nope", "/incidents/nope/", "/feed", "/x/y/z"]
 
 
 def test_invalid_values_unknown_slugs_and_paths_get_their_error_file(server, http):
@@ -214,6 +230,22 @@ def test_invalid_values_unknown_slugs_and_paths_get_their_error_file(server, htt
         assert head.status_code == status and head.content == b"" and head.headers["etag"]
 
 
+def test_a_missing_page_is_an_html_page_in_the_sites_layout(server, http):
+    for url in MISSING_PAGES:
+        r = http.get(url, follow_redirects=True)
+        assert_page_error(server, r, 404)
+        assert "Page not found" in r.text and 'href="/static/site.css"' in r.text
+        head = http.head(url, follow_redirects=True)
+        assert head.status_code == 404 and head.content == b"" and head.headers["etag"]
+    assert http.get("/api/", follow_redirects=False).content == server.file("api/index.html")  # the API's page
+
+
+def test_the_favicon_is_where_browsers_look(server, http):
+    r = http.get("/favicon.ico")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/x-icon"
+    assert r.content == server.file("favicon.ico") and r.content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+
+
 def test_allowed_values_are_listed_in_400s(server, http):
     assert http.get("/api/v1/services?category=x").json()["error"]["allowed"] == list(CATEGORIES)
     assert http.get("/api/v1/services?status=x").json()["error"]["allowed"] == list(STATUSES)
@@ -221,6 +253,8 @@ def test_allowed_values_are_listed_in_400s(server, http):
     assert http.get("/api/v1/incidents?active=x").json()["error"]["allowed"] == ["0", "1"]
 
 
+#: Paths that try to leave the tree or read its private files. nginx refuses most of them
+#: before it reads the path, as a page; the few it reads as the interface's (/api/...) are JSON.
 TRAVERSAL = [
     "/../../../etc/passwd",
     "/%2e%2e/%2e%2e/etc/passwd",
@@ -232,8 +266,8 @@ TRAVERSAL = [
     "/api/v1/services/%00",
     "/api/v1/%00/snapshot",
     "/.manifest.json",
-    "/api/v1/.manifest.json",
     "/_errors/404.json",
+    "/_errors/404.html",
     "/_errors/429.json",
     "/%",
     "/..",
@@ -245,13 +279,24 @@ TRAVERSAL = [
 ]
 
 
+TRAVERSAL_OF_THE_INTERFACE = [
+    "/api/v1/.manifest.json",
+    "/api/v1/services/alpha/../../.manifest.json",
+    "/feed/../api/v1/.x",
+    "/api/v1/services/_filter/../../../v1/.x",
+]
+
+
 def test_no_path_reaches_outside_the_tree_or_its_private_files(server):
-    not_found = server.file(routes.error_file("404"))
-    for path in TRAVERSAL:
-        status, headers, body = server.raw(path)
-        assert (status, body) == (404, not_found), (path, status, body[:100])
-        assert headers["content-type"] == JSON and headers["etag"]
-        assert "set-cookie" not in headers and "x-injected" not in headers
+    for paths, file, ctype in (
+        (TRAVERSAL, routes.error_page_file("404"), HTML),
+        (TRAVERSAL_OF_THE_INTERFACE, routes.error_file("404"), JSON),
+    ):
+        for path in paths:
+            status, headers, body = server.raw(path)
+            assert (status, body) == (404, server.file(file)), (path, status, body[:100])
+            assert headers["content-type"] == ctype and headers["etag"]
+            assert "set-cookie" not in headers and "x-injected" not in headers
 
 
 def test_raw_query_values_never_reach_a_path(server):
@@ -367,7 +412,7 @@ def test_directories_are_their_index_never_a_listing(server, http):
         assert_error(server, http.get("/feed/services"), 404, "404")
     finally:
         rewrite(server.site, {"guide/index.html": None})
-    assert_error(server, http.get("/guide/"), 404, "404")
+    assert_page_error(server, http.get("/guide/"), 404)
 
 
 def test_an_incidents_page_of_earlier_versions_is_sent_on_to_where_it_is_told(server, http):
@@ -381,8 +426,8 @@ def test_an_incidents_page_of_earlier_versions_is_sent_on_to_where_it_is_told(se
         assert_common_headers(r)
         page = http.get(incident["links"]["page"])
         assert page.status_code == 200 and f'id="{routes.incident_anchor(incident["id"])}"' in page.text
-    assert_error(server, http.get("/incidents/nosuch-20250101t000000.html", follow_redirects=False), 404, "404")
-    assert_error(server, http.get("/incidents/alpha.html", follow_redirects=False), 404, "404")
+    assert_page_error(server, http.get("/incidents/nosuch-20250101t000000.html", follow_redirects=False), 404)
+    assert_page_error(server, http.get("/incidents/alpha.html", follow_redirects=False), 404)
 
 
 # -- rate limit ----------------------------------------------------------------
@@ -400,14 +445,50 @@ def test_rate_limit_answers_a_burst_of_120_then_429_with_retry_after(server):
             assert extra <= 2 * (time.monotonic() - started) + 1
         assert_error(server, r, 429, "429")
         assert int(r.headers["retry-after"]) >= 1
-        for url in ("/api/v1/services?category=bad", "/nothing-here", "/api/v1/services/nope"):
-            assert_error(server, client.get(url), 429, "429")  # a limited client is refused everything
-        status, headers, _ = server.raw("/api/v1/snapshot", "POST", address=first)
-        assert status == 429 and headers["retry-after"]
+        for url in ("/api/v1/services?category=bad", "/feed/incidents.xml", "/api/v1/services/nope", "/feed/x"):
+            assert_error(server, client.get(url), 429, "429")  # the whole interface is refused to it
+        status, headers, _ = server.raw("/", "POST", address=first)
+        assert status == 429 and headers["retry-after"]  # 405, a JSON answer, counts as the interface's
     with server.client() as second:  # another client is still served
         assert second.get("/api/v1/health").status_code == 200
     with server.client(first) as again:
         assert again.get("/api/v1/snapshot").status_code == 429
+
+
+def test_past_the_interfaces_limit_a_browser_still_gets_every_page(server):
+    """Pages are for people and count apart: a client that used up the interface's limit (130
+    requests) still reads the pages, their files and the API's page, and gets the HTML 404."""
+    address = fresh_address()
+    with server.client(address) as client:
+        codes = [client.get("/api/v1/snapshot").status_code for _ in range(130)]
+        assert codes[:120] == [200] * 120 and 429 in codes[120:]
+        for url, rel in (
+            ("/", "index.html"),
+            ("/services/alpha/", "services/alpha/index.html"),
+            ("/static/site.css", "static/site.css"),
+            ("/static/site.js", "static/site.js"),
+            ("/favicon.ico", "favicon.ico"),
+            ("/api/", "api/index.html"),
+        ):
+            r = client.get(url)
+            assert r.status_code == 200 and r.content == server.file(rel), url
+        assert r.headers["content-type"] == HTML
+        assert_page_error(server, client.get("/services/nope/"), 404)
+
+
+def test_pages_have_a_generous_limit_of_their_own_then_an_html_429(server):
+    address = fresh_address()
+    with server.client(address) as client:
+        started = time.monotonic()
+        codes = [client.get("/static/site.css").status_code for _ in range(PAGES_PER_MINUTE)]
+        assert codes == [200] * PAGES_PER_MINUTE
+        extra, rate = 0, PAGES_PER_MINUTE / 60  # nginx's bucket lets more through as it drains
+        while (r := client.get("/")).status_code == 200:
+            extra += 1
+            assert extra <= rate * (time.monotonic() - started) + 1
+        assert_page_error(server, r, 429)
+        assert int(r.headers["retry-after"]) >= 1 and "Too many requests" in r.text
+        assert client.get("/api/v1/health").status_code == 200  # the interface counts apart
 
 
 def test_a_burst_of_120_at_once_is_answered(server):

@@ -197,12 +197,14 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     snapshot = demo.json("api/v1/snapshot.json")
     incidents = demo.json("api/v1/incidents.json")["incidents"]
     expected = {"index.html", "incidents/index.html", "method/index.html", "api/index.html"}
+    expected |= {routes.error_page_file("404"), routes.error_page_file("429")}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
     expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
     told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}
     assert told and told <= expected  # a page where the JSON links each incident
     assert set(demo.pages()) == expected
     assert (demo.root / "static/site.css").is_file() and (demo.root / "static/icon.svg").is_file()
+    assert (demo.root / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"  # an ICO, where browsers look
     assert {i["open"] for i in incidents} == {True, False}, "the demo has open and closed incidents"
 
 

@@ -1,5 +1,6 @@
 """The output is pinned: the simulated 7-day site (``tests/pinned.py``) builds, file for file,
-the tree the code before the renderer's rebuild built.
+the tree the code before the renderer's rebuild built, changed since only
+by intended changes (each pinned again in the commit that makes it, see tests/pinned.py).
 
 JSON files are compared parsed (a change of form, such as key order or spacing, is allowed;
 a change of a value is not); every other file byte for byte, but HTML pages, which are

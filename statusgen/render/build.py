@@ -221,6 +221,8 @@ def _site_files(placer: Placer, data: SiteData, docs: dict[str, Document]) -> No
     health = docs[f"{routes.API}/health.json"]
     placer.put("api/index.html", pages.api_page(config, health, docs[routes.error_file("400-range")]))
     placer.put("method/index.html", pages.method_page(config, health))
+    for path, page in pages.error_pages(config.site).items():
+        placer.put(path, page)
 
 
 def _incident_files(placer: Placer, job: ServiceJob) -> None:

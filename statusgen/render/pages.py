@@ -10,6 +10,7 @@
     incidents/index.html         open and past incidents with their timelines
     method/index.html            how the checks are made, from the configuration
     api/index.html               every endpoint: parameters, caching, limits, examples
+    _errors/404.html, 429.html   a missing page, and a browser that asked too often
 
 One source of truth: every number a page shows is read from the JSON
 documents of the build, never recomputed, so the pages and the API cannot
@@ -146,6 +147,22 @@ def method_page(config: Config, health: Document) -> bytes:
     )
 
 
+def error_pages(site: SiteConfig) -> dict[str, bytes]:
+    """The errors told to people (a browser that asks for a missing page, or asks too often): HTML
+    pages in the site's layout. The interface's errors are the JSON bodies (``errorbodies``)."""
+    return {
+        routes.error_page_file("404"): render("error.html", site=site, nav=None, status=404, heading="Page not found"),
+        routes.error_page_file("429"): render(
+            "error.html",
+            site=site,
+            nav=None,
+            status=429,
+            heading="Too many requests",
+            per_minute=policy.PAGES_PER_MINUTE,
+        ),
+    }
+
+
 def _example_url(path: str, operation: Document, slug: str) -> str:
     """A real URL of this site for an endpoint: the first service, the first value of each parameter."""
     query = [
@@ -180,6 +197,7 @@ def api_page(config: Config, health: Document, error: Document) -> bytes:
         error_json=json.dumps(error, indent=2, ensure_ascii=False),
         max_age=policy.MAX_AGE,
         per_minute=policy.RATE_PER_MINUTE,
+        pages_per_minute=policy.PAGES_PER_MINUTE,
         statuses=STATUSES,
         ranges=list(RANGES),
     )

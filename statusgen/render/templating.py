@@ -43,9 +43,14 @@ def render(template: str, /, **context: object) -> bytes:
 
 
 def static_files() -> dict[str, bytes]:
-    """The files of ``templates/static/``, as ``static/<name>``."""
-    folder = files(PACKAGE) / "static"
-    return {f"static/{p.name}": p.read_bytes() for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.is_file()}
+    """The files copied into the tree as they are: ``templates/static/`` as ``static/<name>``, and
+    ``templates/root/`` at the root of the tree (the favicon, where browsers look for it)."""
+    out = {}
+    for folder, prefix in (("static", "static/"), ("root", "")):
+        for p in sorted((files(PACKAGE) / folder).iterdir(), key=lambda p: p.name):
+            if p.is_file():
+                out[prefix + p.name] = p.read_bytes()
+    return out
 
 
 def templates_digest_parts() -> list[bytes]:

@@ -11,16 +11,20 @@ include in an existing configuration). It applies the HTTP rules of the API
   itself: the ``allowed`` lists of ``_errors/400-*.json``. When categories
   change, generate the file again and reload nginx;
 - slugs in paths must match the slug pattern and name a file of the tree;
-- 400, 404, 405 and 429 are answered with the tree's ``_errors/*.json``
-  (so they carry an ETag), 405 with ``Allow``, 429 with ``Retry-After`` and
-  ``no-store``;
+- the interface (/api/ and /feed/) answers 400, 404, 405 and 429 with the
+  tree's ``_errors/*.json`` (so they carry an ETag), 405 with ``Allow``, 429
+  with ``Retry-After`` and ``no-store``; pages answer 404 and 429 with the
+  tree's HTML error pages, ``_errors/*.html``;
 - ``Cache-Control: public, max-age=15``, CORS, charsets, Atom for /feed/*.xml,
   ``gzip_static`` for the precompressed copies, no directory listings;
-- 120 requests per client address: ``limit_req`` with rate 120r/m and
-  burst 119 (nodelay) answers 120 at once and refuses the 121st. It is a
-  leaky bucket, not the preview server's sliding window: after a burst a
-  client gets one more request every 0.5 s, so over a whole minute it may
-  get more than 120 (up to 239 when the bucket starts empty).
+- 120 requests to the interface per client address: ``limit_req`` with rate
+  120r/m and burst 119 (nodelay) answers 120 at once and refuses the 121st.
+  It is a leaky bucket, not the preview server's sliding window: after a
+  burst a client gets one more request every 0.5 s, so over a whole minute
+  it may get more than 120 (up to 239 when the bucket starts empty). Pages
+  and static files count in a zone of their own, with a limit of their own
+  (``policy.PAGES_PER_MINUTE``), so a person browsing never uses up the
+  interface's, nor the other way round.
 
 ``root`` points at the output link, not at a generation, and there is no
 ``open_file_cache``: every request resolves the link, so the atomic swap of
@@ -38,11 +42,12 @@ from pathlib import Path
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE
-from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, RATE_PER_MINUTE
+from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, PAGES_PER_MINUTE, RATE_PER_MINUTE
 
-ZONE = "statusgen"
+ZONE = "statusgen"  # the interface's
+PAGES_ZONE = "statusgen_pages"
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
-RETRY_AFTER = 1  # seconds: after a refusal, the bucket lets one request through every 0.5 s
+RETRY_AFTER = 1  # seconds: after a refusal, either bucket lets a request through within the second
 SLUG = routes.SLUG_RE.pattern.strip("^$")
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:\[\]*~-]+$")
 CIDR_RE = re.compile(r"^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$|^unix:$")
@@ -158,17 +163,22 @@ def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) ->
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
 
 
-def _error_pages(**special: str) -> list[str]:
-    """The error_page lines of one level: each status to its error file.
+PEOPLE = ("404", "429", "400", "403")  # what a page tells people in HTML; 405 is always the JSON body
+
+
+def _error_pages(special: dict[str, str] | None = None, html: tuple[str, ...] = ()) -> list[str]:
+    """The error_page lines of one level: each status to its error file, the interface's JSON
+    body, or the HTML page for the statuses in ``html``.
 
     A level with any error_page line inherits none from above, so every
     location that changes one repeats them all.
     """
-    pages = {"404": "404", "405": "405", "429": "429", "400": "=404 404", "403": "=404 404", **special}
+    pages = {"404": "404", "405": "405", "429": "429", "400": "=404 404", "403": "=404 404", **(special or {})}
     lines = []
     for code, target in pages.items():
         status, _, name = target.rpartition(" ")
-        lines.append(f"error_page {code} {status + ' ' if status else ''}/{routes.ERROR_DIR}/{name}.json;")
+        file = routes.error_page_file(name) if code in html else routes.error_file(name)
+        lines.append(f"error_page {code} {status + ' ' if status else ''}/{file};")
     return lines
 
 
@@ -194,9 +204,11 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
     out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
     if rate_limit:
         out += [
-            "# Rate limit: 120 requests per minute per client address (the real one, see real_ip",
-            "# below), kept in a 10 MB zone (about 80,000 addresses).",
+            "# Rate limits per client address (the real one, see real_ip below), each kept in a 10 MB",
+            f"# zone (about 80,000 addresses): {RATE_PER_MINUTE} requests a minute to the interface (/api/,",
+            f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart.",
             f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
+            f"limit_req_zone $binary_remote_addr zone={PAGES_ZONE}:10m rate={PAGES_PER_MINUTE}r/m;",
             "",
         ]
     else:
@@ -295,12 +307,27 @@ def _rate_limit(options: NginxOptions) -> list[str]:
     if not options.rate_limit:
         return [NO_RATE_LIMIT_NOTE, ""]
     return [
-        "# 120 at once are answered (the first plus a burst of 119, without delay); the 121st",
-        "# is refused with 429. Then one request every 0.5 s is let through, hence Retry-After: 1.",
-        f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;",
+        f"# Pages and their files: {PAGES_PER_MINUTE} at once are answered, then one every",
+        f"# {60 / PAGES_PER_MINUTE:g} s. The interface's locations (/api/, /feed/) count in their zone instead.",
+        f"limit_req zone={PAGES_ZONE} burst={PAGES_PER_MINUTE - 1} nodelay;",
         "limit_req_status 429;",
         "limit_req_log_level warn;   # a refusal is expected: logged as a warning, not an error",
         "",
+    ]
+
+
+def _interface_limit(options: NginxOptions, explain: bool = False) -> list[str]:
+    """The interface's limit, in each of its locations (a location's limit_req replaces the server's)."""
+    if not options.rate_limit:
+        return []
+    line = f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;"
+    if not explain:
+        return [line]
+    return [
+        f"# {RATE_PER_MINUTE} at once are answered (the first plus a burst of {RATE_PER_MINUTE - 1}, "
+        "without delay); the next is",
+        f"# refused with 429. Then one request every {60 / RATE_PER_MINUTE:g} s is let through, hence Retry-After: 1.",
+        line,
     ]
 
 
@@ -312,13 +339,14 @@ def _common(options: NginxOptions) -> list[str]:
         "# that add headers repeat them.",
         *_headers(),
         "",
-        "# Errors are answered with the tree's JSON error files, with their status and an ETag.",
+        "# Errors are answered with the tree's error files, with their status and an ETag: here",
+        "# (pages) the HTML pages, in the interface's locations the JSON bodies.",
         "# recursive_error_pages: an error answer is counted by the rate limit too, and a client",
         "# over the limit gets the 429 file. A request nginx itself refuses as malformed (such as",
-        "# a path climbing above the root with ..) gets the 404 file, like any path outside the tree,",
+        "# a path climbing above the root with ..) gets the 404 page, like any path outside the tree,",
         "# and so does a file nginx may not read (403).",
         "recursive_error_pages on;",
-        *_error_pages(),
+        *_error_pages(html=PEOPLE),
         "",
         "# GET and HEAD only; anything else is 405 (with Allow, see the 405 location).",
         *_block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]),
@@ -326,25 +354,35 @@ def _common(options: NginxOptions) -> list[str]:
     ]
 
 
-def _error_locations() -> list[str]:
+def _error_locations(options: NginxOptions) -> list[str]:
+    """The error files' locations. A request is counted by the rate limit once, where it is first
+    checked: most errors are found after that, but one refused before (a 400 or 405 answered by
+    ``return``) is counted here, so the JSON bodies count in the interface's zone, the pages'
+    in theirs."""
+    # A refusal here is the JSON 429; a request for an error file itself is a missing page.
+    interface = [*_interface_limit(options), *_error_pages(html=("404", "400", "403"))]
+    retry = _headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})
     return [
         "# The error files: never requested directly, only by error_page.",
-        *_block(f"location ^~ /{routes.ERROR_DIR}/", ["internal;"]),
-        *_block(f"location = /{routes.error_file('405')}", ["internal;", *_headers(extra={"Allow": routes.ALLOW})]),
+        *_block(f"location ^~ /{routes.ERROR_DIR}/", ["internal;", *_block(r"location ~ \.json$", interface)]),
         *_block(
-            f"location = /{routes.error_file('429')}",
-            ["internal;", *_headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})],
+            f"location = /{routes.error_file('405')}",
+            ["internal;", *interface, *_headers(extra={"Allow": routes.ALLOW})],
         ),
+        *_block(f"location = /{routes.error_file('429')}", ["internal;", *interface, *retry]),
+        *_block(f"location = /{routes.error_page_file('429')}", ["internal;", *retry]),
         "",
     ]
 
 
-def _api_locations() -> list[str]:
-    service_errors = _error_pages(**{"404": "404-service"})
+def _api_routes() -> list[str]:
+    """The API's locations, nested in /api/: each URL onto its pre-rendered file (a trailing
+    slash is allowed)."""
+    service_errors = _error_pages({"404": "404-service"})
     api = "/" + routes.API
     return [
-        "# -- the API: each URL onto its pre-rendered file (a trailing slash is allowed) --------",
-        "# A location with an error_page of its own inherits none from the server: each repeats them all.",
+        "# Names starting with a dot are never served.",
+        *_block(r"location ~ /\.", ["return 404;"]),
         *_block(
             rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"', [f"try_files {api}/$statusgen_doc.json =404;"]
         ),
@@ -353,7 +391,7 @@ def _api_locations() -> list[str]:
         *_block(
             rf'location ~ "^{api}/services/?$"',
             [
-                *_error_pages(**{"400": "400-$statusgen_services_invalid"}),
+                *_error_pages({"400": "400-$statusgen_services_invalid"}),
                 *_block("if ($statusgen_services_invalid)", ["return 400;"]),
                 "try_files $statusgen_services_file =404;",
             ],
@@ -370,7 +408,7 @@ def _api_locations() -> list[str]:
         *_block(
             rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?$"',
             [
-                *_error_pages(**{"404": "404-service", "400": "400-range"}),
+                *_error_pages({"404": "404-service", "400": "400-range"}),
                 *_block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
                 *_block('if ($statusgen_range = "!")', ["return 400;"]),
                 f"try_files {api}/services/$statusgen_slug/history/$statusgen_range.json =404;",
@@ -382,7 +420,7 @@ def _api_locations() -> list[str]:
         *_block(
             rf'location ~ "^{api}/incidents/?$"',
             [
-                *_error_pages(**{"400": "400-active"}),
+                *_error_pages({"400": "400-active"}),
                 *_block('if ($statusgen_incidents_file = "")', ["return 400;"]),
                 "try_files $statusgen_incidents_file =404;",
             ],
@@ -391,9 +429,36 @@ def _api_locations() -> list[str]:
     ]
 
 
+def _interface_locations(options: NginxOptions) -> list[str]:
+    return [
+        "# -- the interface: the API and the feeds, for programs -------------------------------",
+        "# Its own rate limit and JSON errors. ^~: no location outside these two is ever chosen for",
+        "# their paths. A location with an error_page of its own inherits none from above: each",
+        "# repeats them all.",
+        *_block(
+            "location ^~ /api/",
+            [*_interface_limit(options, explain=True), *_error_pages(), "", *_api_routes(), "try_files $uri =404;"],
+        ),
+        "# The API's own page is a page, for people.",
+        *_block("location = /api/", ["try_files /api/index.html =404;"]),
+        "# Feeds are Atom.",
+        *_block(
+            "location ^~ /feed/",
+            [
+                *_interface_limit(options),
+                *_error_pages(),
+                *_block("types", [f'"{ATOM}"  xml;']),
+                *_block(r"location ~ /\.", ["return 404;"]),
+                "try_files $uri =404;",
+            ],
+        ),
+        "",
+    ]
+
+
 def _static_locations() -> list[str]:
     return [
-        "# -- everything else: the files of the tree -------------------------------------------",
+        "# -- everything else: the pages and their files, for people ---------------------------",
         "# Names starting with a dot (such as .manifest.json) are never served.",
         *_block(r"location ~ /\.", ["return 404;"]),
         "# An incident's own page in earlier versions: sent on to its part of its service's incidents page.",
@@ -407,8 +472,6 @@ def _static_locations() -> list[str]:
                 "return 404;",
             ],
         ),
-        "# Feeds are Atom.",
-        *_block(r"location ~ ^/feed/.+\.xml$", [*_block("types", [f'"{ATOM}"  xml;']), "try_files $uri =404;"]),
         "# A directory is its index.html (never a listing).",
         *_block(r"location ~ /$", ["try_files ${uri}index.html =404;"]),
         "# A file; a directory named without its slash is redirected to it when it has an index.html",
@@ -428,8 +491,8 @@ def server_block(options: NginxOptions) -> list[str]:
         + _real_ip(options)
         + _rate_limit(options)
         + _common(options)
-        + _error_locations()
-        + _api_locations()
+        + _error_locations(options)
+        + _interface_locations(options)
         + _static_locations()
     )
     return [

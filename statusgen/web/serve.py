@@ -4,8 +4,10 @@ It maps public URLs (query strings included) onto the pre-rendered files
 through ``routes.resolve``, and applies the same rules as the generated nginx
 configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
 ``Cache-Control: max-age=15``, GET and HEAD only (405 with Allow), 120
-requests in any minute per client address (past it 429 with Retry-After), JSON
-error bodies, CORS, and precompressed ``.gz`` copies. It never serves a file
+requests to the interface (/api/, /feed/) in any minute per client address and
+a limit of its own for pages (past either, 429 with Retry-After), JSON error
+bodies for the interface and HTML error pages for people, CORS, and
+precompressed ``.gz`` copies. It never serves a file
 outside the tree: names are built from validated parts, and the resolved
 path must stay inside the current generation.
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from statusgen import routes
-from statusgen.policy import CACHE_CONTROL, COMMON_HEADERS, RATE_PER_MINUTE, content_type
+from statusgen.policy import CACHE_CONTROL, COMMON_HEADERS, PAGES_PER_MINUTE, RATE_PER_MINUTE, content_type
 
 
 def etag_of(data: bytes) -> str:
@@ -94,8 +96,10 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(head=True)
 
     def _not_allowed(self) -> None:
+        """Refused before its path is read, with the interface's JSON body: counted as the
+        interface's, as nginx counts it."""
         self.root = Path(os.path.realpath(self.server.site))  # this request's generation
-        if self._limited():
+        if self._limited(interface=True):
             return
         self._send_file(405, routes.error_file("405"), head=False, extra={"Allow": routes.ALLOW})
 
@@ -109,12 +113,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, head: bool) -> None:
         self.root = Path(os.path.realpath(self.server.site))  # this request's generation
-        if self._limited():
-            return
         url = urlsplit(self.path)
         path = unquote(url.path)
+        if self._limited(routes.is_interface(path)):
+            return
         if "\x00" in path or not path.startswith("/"):
-            self._send_file(404, routes.error_file("404"), head)
+            self._send_file(404, routes.error_page_file("404"), head)
             return
         found = routes.resolve(path, parse_qs(url.query, keep_blank_values=True), self._exists)
         if found.status == 301:
@@ -137,14 +141,15 @@ class Handler(BaseHTTPRequestHandler):
         full = self._inside(rel)
         return full is not None and full.is_file()
 
-    def _limited(self) -> bool:
-        wait = self.server.limiter.take(self.client_address[0])
+    def _limited(self, interface: bool) -> bool:
+        """Whether the client is over its limit (the interface's or the pages'); if so, refused."""
+        limiter = self.server.limiter if interface else self.server.pages_limiter
+        wait = limiter.take(self.client_address[0])
         if wait <= 0:
             return False
+        body = routes.error_file("429") if interface else routes.error_page_file("429")
         retry = str(max(1, math.ceil(wait)))
-        self._send_file(
-            429, routes.error_file("429"), head=self.command == "HEAD", extra={"Retry-After": retry}, cache="no-store"
-        )
+        self._send_file(429, body, head=self.command == "HEAD", extra={"Retry-After": retry}, cache="no-store")
         return True
 
     def _common_headers(self, cache: str) -> None:
@@ -234,10 +239,12 @@ class PreviewServer(ThreadingHTTPServer):
         port: int = 8080,
         quiet: bool = False,
         per_minute: int = RATE_PER_MINUTE,
+        pages_per_minute: int = PAGES_PER_MINUTE,
     ):
         self.site = site
         self.quiet = quiet
         self.limiter = RateLimiter(per_minute)
+        self.pages_limiter = RateLimiter(pages_per_minute)
         super().__init__((host, port), Handler)
 
 
