@@ -1,5 +1,6 @@
 """The bundled demo: loopback targets that behave like real services, a config
-pointing at them, a few quick cycles, then the preview server and a live loop.
+pointing at them, 90 days of simulated past, a few quick cycles, then the
+preview server and a live loop.
 
     make run            # or: python -m statusgen.demo [--port 8080] [--cycles 8]
 
@@ -7,7 +8,11 @@ Targets (all on 127.0.0.1, a free port): one service up, one with two checks
 up, one slow (degraded), one half failing (partial outage), one failing
 (major outage, an open incident), one that fails four cycles then recovers
 (a closed incident), one in a maintenance window, one paused (unknown).
-Works offline.
+Before the first cycle, the store is given 90 days of simulated history for
+the services that are not paused (``statusgen.simulate``), with a few past
+incidents, so the bars and charts have a past. The site's ``base_url`` is
+the address it is served at. Works offline; writes ``demo-data/`` and
+``site/`` in the current folder.
 """
 
 from __future__ import annotations
@@ -18,17 +23,20 @@ import shutil
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
+from statusgen.simulate import Simulated, fill
 from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer
 
-ROOT = Path(__file__).resolve().parent.parent
 RECOVER_AFTER = 4  # the "search" target fails its first four requests
+HISTORY_DAYS = 90
+OUTAGES_PER_DAY = 1 / 45  # two or so a service in 90 days: a past with a few incidents, not a disaster
 
 
 class DemoTargets(BaseHTTPRequestHandler):
@@ -74,40 +82,69 @@ class DemoServer(ThreadingHTTPServer):
             return self.hits[path]
 
 
-def demo_config(port: int, workdir: Path, output: Path, interval: int) -> str:
-    base = f"http://127.0.0.1:{port}"
+@dataclass(frozen=True)
+class DemoService:
+    slug: str
+    name: str
+    category: str
+    paths: tuple[str, ...]
+    check_keys: str = ""  # TOML lines added to each check
+    service_keys: str = ""  # TOML lines added to the service
+    median_ms: float | None = None  # its typical latency in the simulated past (drawn when None)
+
+
+SERVICES = (
+    DemoService("acme-api", "Acme API", "apis", ("/api/ok",), check_keys='keyword = "ok"\n'),
+    DemoService("acme-web", "Acme Web", "web", ("/web/home", "/web/login")),
+    DemoService("slowpoke", "Slowpoke Search", "apis", ("/slow",), "degraded_ms = 300\n", median_ms=240),
+    DemoService("payments-eu", "Payments EU", "payments", ("/pay/charge", "/pay/refund")),
+    DemoService("legacy-gateway", "Legacy Gateway", "web", ("/down",)),
+    DemoService("search", "Search", "apis", ("/recovering",)),
+    DemoService("billing-db", "Billing DB", "payments", ("/billing",)),
+    DemoService("beta-region", "Beta Region", "web", ("/beta",), service_keys="paused = true\n"),
+)
+MAINTAINED = "billing-db"  # in a maintenance window now
+
+
+def demo_config(targets_port: int, serve_port: int, workdir: Path, output: Path, interval: int) -> str:
+    base = f"http://127.0.0.1:{targets_port}"
     now = utcnow()
     start, end = iso(now - timedelta(minutes=5)), iso(now + timedelta(hours=2))
 
-    def svc(slug: str, name: str, cat: str, *paths: str, extra: str = "", head: str = "") -> str:
-        checks = "".join(f'\n[[services.checks]]\nurl = "{base}{p}"\ntimeout = 2\n{extra}' for p in paths)
-        return f'\n[[services]]\nslug = "{slug}"\nname = "{name}"\ncategory = "{cat}"\n{head}{checks}'
+    def svc(s: DemoService) -> str:
+        checks = "".join(f'\n[[services.checks]]\nurl = "{base}{p}"\ntimeout = 2\n{s.check_keys}' for p in s.paths)
+        text = (
+            f'\n[[services]]\nslug = "{s.slug}"\nname = "{s.name}"\ncategory = "{s.category}"\n{s.service_keys}{checks}'
+        )
+        if s.slug == MAINTAINED:
+            text += f'\n[[services.maintenance]]\nstart = "{start}"\nend = "{end}"\ntitle = "Database upgrade"'
+        return text
 
     return "\n".join(
         [
             "# Written by the demo (statusgen.demo); targets run on loopback.",
             "[site]",
             'title = "statusgen demo"',
-            'base_url = "http://127.0.0.1:8080"',
+            f'base_url = "http://127.0.0.1:{serve_port}"',
             f"interval = {interval}",
-            f'store = "{workdir / "statusgen.db"}"',
-            f'output = "{output}"',
+            f'store = "{(workdir / "statusgen.db").resolve()}"',
+            f'output = "{output.resolve()}"',
             'vantage_point = "this machine (loopback demo targets)"',
             "[categories]",
             'apis = "APIs"',
             'web = "Websites"',
             'payments = "Payments"',
-            svc("acme-api", "Acme API", "apis", "/api/ok", extra='keyword = "ok"\n'),
-            svc("acme-web", "Acme Web", "web", "/web/home", "/web/login"),
-            svc("slowpoke", "Slowpoke Search", "apis", "/slow", extra="degraded_ms = 300\n"),
-            svc("payments-eu", "Payments EU", "payments", "/pay/charge", "/pay/refund"),
-            svc("legacy-gateway", "Legacy Gateway", "web", "/down"),
-            svc("search", "Search", "apis", "/recovering"),
-            svc("billing-db", "Billing DB", "payments", "/billing"),
-            f'[[services.maintenance]]\nstart = "{start}"\nend = "{end}"\ntitle = "Database upgrade"',
-            svc("beta-region", "Beta Region", "web", "/beta", head="paused = true\n"),
+            *(svc(s) for s in SERVICES),
         ]
     )
+
+
+def simulated_past(store: Path, days: int) -> None:
+    """``days`` of simulated history for the demo's services that are not paused, ending now."""
+    services = [
+        Simulated(s.slug, s.name, s.median_ms, OUTAGES_PER_DAY) for s in SERVICES if "paused" not in s.service_keys
+    ]
+    fill(services, days, store, utcnow(), seed=27)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,8 +152,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
     parser.add_argument("--cycles", type=int, default=8, help="quick cycles before serving")
     parser.add_argument("--interval", type=int, default=30, help="seconds between live cycles")
-    parser.add_argument("--workdir", type=Path, default=ROOT / "demo-data")
-    parser.add_argument("--output", type=Path, default=ROOT / "site")
+    parser.add_argument("--days", type=int, default=HISTORY_DAYS, help="days of simulated past (0: none)")
+    parser.add_argument("--workdir", type=Path, default=Path("demo-data"))
+    parser.add_argument("--output", type=Path, default=Path("site"))
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between the quick cycles")
     parser.add_argument("--no-serve", action="store_true", help="run the quick cycles and stop")
     args = parser.parse_args(argv)
@@ -126,9 +164,12 @@ def main(argv: list[str] | None = None) -> None:
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
     cfg_path = args.workdir / "demo.toml"
-    cfg_path.write_text(demo_config(targets.server_address[1], args.workdir, args.output, args.interval))
+    cfg_path.write_text(demo_config(targets.server_address[1], args.port, args.workdir, args.output, args.interval))
     config = load_config(cfg_path)
     print(f"demo targets on http://127.0.0.1:{targets.server_address[1]}; config {cfg_path}", flush=True)
+    if args.days > 0:
+        simulated_past(config.site.store, args.days)
+        print(f"simulated {args.days} days of past for the demo's services", flush=True)
     for _ in range(args.cycles):
         print(run_cycle(config).line(), flush=True)
         time.sleep(args.pause)

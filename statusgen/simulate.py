@@ -63,12 +63,32 @@ def _periods(
         t += length
 
 
-def profile(slug: str, start: int, end: int, seed: int) -> Profile:
-    rng = random.Random(f"{seed}:{slug}")
+@dataclass(frozen=True)
+class Simulated:
+    """A service to simulate: its slug and name; its typical latency (drawn when None); how
+    often it has an outage."""
+
+    slug: str
+    name: str
+    median_ms: float | None = None
+    outages_per_day: float = 1 / 12
+
+
+def numbered(n: int) -> list[Simulated]:
+    """The services of ``config_text``: service-0000, service-0001..."""
+    return [Simulated(f"service-{i:04d}", f"Service {i:04d}") for i in range(n)]
+
+
+def profile(service: Simulated, start: int, end: int, seed: int) -> Profile:
+    rng = random.Random(f"{seed}:{service.slug}")
+    median = rng.uniform(25, 250)
+    # An outage still going on at the end is cut there: its incident is then open, never
+    # resolved at a time still to come.
+    outages = [(s, min(e, end)) for s, e in _periods(rng, start, end, service.outages_per_day, 3, 150)]
     return Profile(
-        slug,
-        rng.uniform(25, 250),
-        outages=_periods(rng, start, end, 1 / 12, 3, 150),
+        service.slug,
+        median if service.median_ms is None else service.median_ms,
+        outages=outages,
         slow=_periods(rng, start, end, 1 / 10, 30, 360),
         maintenance=_periods(rng, start, end, 1 / 30, 30, 120),
     )
@@ -177,14 +197,18 @@ def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[t
         yield (p.slug, 0, t, "ok", ms, 200, int(ms > 2000), flag, None)
 
 
-def incidents_of(p: Profile, name: str) -> list[Incident]:
+def incidents_of(p: Profile, name: str, now: int) -> list[Incident]:
+    """An incident for each outage: resolved where it ended, open where it lasts until ``now``."""
     out = []
     for s, e in p.outages:
-        start, end = from_epoch(s), from_epoch(e)
-        updates = (
+        start, end = from_epoch(s), from_epoch(e) if e < now else None
+        updates: tuple[IncidentUpdate, ...] = (
             IncidentUpdate(start, "opened", "major_outage", "Opened: HTTPS GET check timed out (10 s)."),
-            IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."),
         )
+        if end is not None:
+            updates += (
+                IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."),
+            )
         out.append(
             Incident(incident_id(p.slug, start), p.slug, f"{name}: major outage", "critical", start, end, updates)
         )
@@ -193,9 +217,9 @@ def incidents_of(p: Profile, name: str) -> list[Incident]:
 
 def current_state(p: Profile, now: int) -> ServiceState:
     at = from_epoch(now - MINUTE)
-    down = overlap(p.outages, now - MINUTE, now) > 0
-    status = Status.MAJOR_OUTAGE if down else Status.OPERATIONAL
-    since = max((e for s, e in p.outages if e <= now), default=now - 86400)
+    ongoing = [s for s, e in p.outages if s < now <= e]
+    status = Status.MAJOR_OUTAGE if ongoing else Status.OPERATIONAL
+    since = ongoing[0] if ongoing else max((e for s, e in p.outages if e <= now), default=now - 86400)
     return ServiceState(
         status=status,
         since=from_epoch(since),
@@ -239,19 +263,31 @@ def config_text(n: int, store: Path, output: Path) -> str:
 def simulate(
     n: int, days: int, db: Path, now: datetime, seed: int = 1, progress: Callable[[int], None] = lambda _: None
 ) -> None:
-    """Fill ``db`` with ``days`` of history for ``n`` services ending at ``now``."""
+    """Fill ``db`` with ``days`` of history for ``n`` services (those of ``config_text``) ending at ``now``."""
+    fill(numbered(n), days, db, now, seed, progress)
+
+
+def fill(
+    services: list[Simulated],
+    days: int,
+    db: Path,
+    now: datetime,
+    seed: int = 1,
+    progress: Callable[[int], None] = lambda _: None,
+) -> None:
+    """Fill ``db`` with ``days`` of history for ``services``, ending at ``now``."""
     end = floor_to(to_epoch(now), MINUTE)
     start = end - days * 86400
     store = Store(db)
     cache, rng = HistCache(), random.Random(seed)
     try:
-        store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), n, 0))
-        for i in range(n):
-            p = profile(f"service-{i:04d}", start, end, seed)
+        store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), len(services), 0))
+        for service in services:
+            p = profile(service, start, end, seed)
             rows = consistent_rows(p, start, end, cache)
             raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng)
-            store.bulk_load(rows, raw, {p.slug: current_state(p, end)}, incidents_of(p, f"Service {i:04d}"))
+            store.bulk_load(rows, raw, {p.slug: current_state(p, end)}, incidents_of(p, service.name, end))
             progress(1)
-        store.record_run(RunRecord(0, from_epoch(end - 5), from_epoch(end), n, 0))
+        store.record_run(RunRecord(0, from_epoch(end - 5), from_epoch(end), len(services), 0))
     finally:
         store.close()

@@ -217,3 +217,22 @@ def test_simulated_buckets_add_up_across_resolutions(tmp_path):
                 for p in parts:
                     latency.merge(merged, p[2])
                 assert (up, down, hist) == (sum(p[0] for p in parts), sum(p[1] for p in parts), merged)
+
+
+def test_simulated_incidents_never_end_after_now(tmp_path):
+    """An outage of the simulated past still going on at its end is an open incident, its
+    service in a major outage since the outage began; every other incident ended before now."""
+    from statusgen.simulate import Simulated, fill
+
+    now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
+    services = [Simulated(f"s{i}", f"S {i}", outages_per_day=12.0) for i in range(12)]  # an outage every 2 h
+    fill(services, 3, tmp_path / "sim.db", now)
+    store = Store(tmp_path / "sim.db")
+    incidents, states = store.incidents(), store.states()
+    ends = [i.updates[-1].at for i in incidents]
+    assert max(ends) <= now and all(i.ended_at is None or i.ended_at <= now for i in incidents)
+    open_ = [i for i in incidents if i.open]
+    assert open_, "with this many outages some service is down at the end"
+    for incident in open_:
+        state = states[incident.service]
+        assert state.status == Status.MAJOR_OUTAGE and state.since == incident.started_at

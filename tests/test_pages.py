@@ -96,7 +96,7 @@ def demo_build() -> DemoBuild:
     threading.Thread(target=targets.serve_forever, daemon=True).start()
     try:
         path = tmp / "demo.toml"
-        path.write_text(demo_config(targets.server_address[1], tmp, tmp / "site", 30), encoding="utf-8")
+        path.write_text(demo_config(targets.server_address[1], 8080, tmp, tmp / "site", 30), encoding="utf-8")
         config = load_config(path)
         clock = StepClock(utcnow().replace(microsecond=0))
         for _ in range(DEMO_CYCLES):

@@ -1,0 +1,127 @@
+"""The demo, as `PORT=N make run` starts it: a past of 90 days, links that name its port.
+
+The demo runs as `make run` runs it (``python -m statusgen.demo``, in a process of its own, from a
+folder of its own), serves on a free port, and is read over HTTP like any visitor would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import httpx
+import lxml.html
+import pytest
+
+from statusgen.demo import SERVICES
+from tests.conformance import free_port
+
+PAUSED = {s.slug for s in SERVICES if "paused" in s.service_keys}
+
+
+@dataclass
+class RunningDemo:
+    base: str
+    port: int
+    folder: Path
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(self.base + path, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDemo]:
+    folder = tmp_path_factory.mktemp("demo")
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "statusgen.demo", "--cycles", "2", "--pause", "0", "--interval", "3600"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            assert line, "the demo ended before serving:\n" + "".join(lines)
+            lines.append(line)
+            if "open http://" in line:
+                break
+        else:
+            raise AssertionError("the demo did not start serving within 120 s:\n" + "".join(lines))
+        assert f"http://127.0.0.1:{port}/" in lines[-1]
+        yield RunningDemo(f"http://127.0.0.1:{port}", port, folder)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_the_demo_writes_in_the_folder_it_runs_from(running_demo: RunningDemo) -> None:
+    assert (running_demo.folder / "site" / "index.html").is_file()
+    assert (running_demo.folder / "demo-data" / "statusgen.db").is_file()
+
+
+def test_every_90_day_bar_is_filled_but_the_paused_services(running_demo: RunningDemo) -> None:
+    page = lxml.html.document_fromstring(running_demo.get("/").text)
+    seen = set()
+    for service in SERVICES:
+        cells = page.xpath(f"//li[@id='svc-{service.slug}']//div[@class='bar']/i")
+        days = {"n": 0, "all": 0}
+        for cell in cells:
+            count = int(re.search(r"--n:(\d+)", cell.get("style") or "--n:1").group(1))
+            days["all"] += count
+            days["n"] += count if cell.get("class") == "n" else 0
+        assert days["all"] == 90, service.slug
+        if service.slug in PAUSED:
+            assert days["n"] == 90, service.slug
+        else:
+            assert days["n"] == 0, (service.slug, days)  # no grey day: the simulated past fills them
+            seen.add(service.slug)
+    assert seen
+
+
+def test_the_history_and_the_charts_have_a_past(running_demo: RunningDemo) -> None:
+    for service in SERVICES:
+        if service.slug in PAUSED:
+            continue
+        doc = running_demo.get(f"/api/v1/services/{service.slug}/history?range=90d").json()
+        measured = [p for p in doc["points"] if p["availability"] is not None]
+        assert len(measured) >= 89, service.slug
+        page = lxml.html.document_fromstring(running_demo.get(f"/services/{service.slug}/").text)
+        charts = page.xpath("//svg[contains(@class, 'chart')]")
+        assert charts and not page.xpath("//*[contains(text(), 'No checks counted in this range')]")
+
+
+def test_a_few_past_incidents_are_told(running_demo: RunningDemo) -> None:
+    closed = running_demo.get("/api/v1/incidents?active=0").json()["incidents"]
+    assert 3 <= len(closed) <= 60
+    starts = sorted(datetime.fromisoformat(i["started_at"].replace("Z", "+00:00")) for i in closed)
+    assert starts[-1] - starts[0] > timedelta(days=30)  # spread over the past, not one burst
+    assert running_demo.get("/incidents/").status_code == 200
+
+
+def test_every_link_names_the_port_it_serves_on(running_demo: RunningDemo) -> None:
+    here = f"http://127.0.0.1:{running_demo.port}"
+    servers = running_demo.get("/api/v1/openapi.json").json()["servers"]
+    assert [s["url"] for s in servers] == [here]
+    for path in ("/feed/incidents.xml", "/api/", "/api/v1/openapi.json"):
+        text = running_demo.get(path).text
+        hosts = set(re.findall(r"https?://127\.0\.0\.1:\d+", text))
+        assert hosts == {here}, (path, hosts)
