@@ -71,6 +71,26 @@ def check_config(config_path: Path) -> None:
     click.echo(f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories")
 
 
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def init(folder: Path) -> None:
+    """Start a site: a commented services.toml for three example services and the GitHub Actions
+    workflow that runs it on a schedule, in FOLDER (default: here). Never overwrites a file."""
+    import shlex
+
+    from statusgen.scaffold import init as write
+
+    for path in write(folder):
+        click.echo(f"wrote {path}")
+    config = folder / DEFAULT_CONFIG
+    where = "" if folder.resolve() == Path.cwd().resolve() else f" --config {shlex.quote(str(config))}"
+    click.echo(
+        f"\nEdit {config} for your own services, then:\n"
+        f"  statusgen run{where}      # check them once and write the site\n"
+        f"  statusgen serve{where}    # look at it on http://127.0.0.1:8080/"
+    )
+
+
 @main.command("config-docs")
 def config_docs() -> None:
     """Print the configuration reference (docs/configuration.md) generated from the schema."""

@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
         "statusgen.logs",
         "statusgen.simulate",
         "statusgen.demo",
+        "statusgen.scaffold",
         "statusgen.cli",
         "statusgen.__main__",
     },

@@ -64,15 +64,21 @@ def test_every_run_script_is_valid_shell():
                     assert done.returncode == 0, (name, step.get("name"), done.stderr)
 
 
-def test_ci_runs_make_test_beside_the_shared_checkout():
+def test_ci_runs_make_test_on_the_clone_alone():
     doc = load("ci.yml")
     assert set(doc["on"]) == {"push", "pull_request"}
     job = doc["jobs"]["test"]
     assert job["runs-on"] == "ubuntu-latest"
-    checkouts = [s["with"]["path"] for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
-    assert checkouts == ["main", "shared"]  # tests find ../shared/vendor-samples
-    [test] = [s for s in job["steps"] if s.get("run") == "make test"]
-    assert test["working-directory"] == "main"
+    checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts == [{"uses": "actions/checkout@v4"}]  # the repository alone: its tests carry their fixtures
+    assert [s["run"] for s in job["steps"] if "run" in s] == ["make test"]
+
+
+def test_init_writes_the_scheduled_workflow_of_this_repository():
+    """One workflow: the file `statusgen init` writes is the one this repository keeps (and tests)."""
+    from statusgen.scaffold import init_files
+
+    assert init_files()[".github/workflows/statusgen.yml"] == (WORKFLOWS / "scheduled.yml").read_bytes()
 
 
 def test_scheduled_runs_one_at_a_time_saves_the_store_then_publishes():

@@ -59,6 +59,8 @@ def templates_digest_parts() -> list[bytes]:
     stack = [files(PACKAGE)]
     while stack:
         for p in sorted(stack.pop().iterdir(), key=lambda p: p.name):
+            if p.name == "init":  # the files of `statusgen init`: no page is made with them
+                continue
             if p.is_dir():
                 stack.append(p)
             elif not p.name.endswith((".py", ".pyc")):
