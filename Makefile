@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TESTS  := $(VENV)/.installed-test
 SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run test lint bench setup system clean
+.PHONY: run test lint bench screenshot setup system clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ lint: $(TESTS)
 ## test: lint, then every test
 test: lint system
 	$(BIN)/python -m pytest -q
+
+## screenshot: refresh docs/front-page.png, the README's picture of the demo, with the browser test
+screenshot: $(TESTS) system
+	STATUSGEN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_demo.py -k screenshot
 
 ## bench: the benchmarks (not part of test)
 bench: $(TESTS) system

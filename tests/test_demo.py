@@ -43,7 +43,7 @@ def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDe
     port = free_port()
     env = {**os.environ, "PORT": str(port)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "statusgen.demo", "--cycles", "2", "--pause", "0", "--interval", "3600"],
+        [sys.executable, "-m", "statusgen.demo", "--pause", "0", "--interval", "3600"],  # make run's cycles
         cwd=folder,
         env=env,
         stdout=subprocess.PIPE,
@@ -125,3 +125,38 @@ def test_every_link_names_the_port_it_serves_on(running_demo: RunningDemo) -> No
         text = running_demo.get(path).text
         hosts = set(re.findall(r"https?://127\.0\.0\.1:\d+", text))
         assert hosts == {here}, (path, hosts)
+
+
+SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "front-page.png"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+REFRESH = "STATUSGEN_REFRESH_SCREENSHOT"  # `make screenshot` sets it
+
+
+def test_the_front_page_in_a_browser_and_the_readmes_screenshot(running_demo: RunningDemo) -> None:
+    """The demo's front page in Chromium, as the README shows it: every bar drawn, nothing
+    broken. The README's screenshot is this one: ``make screenshot`` writes it to docs/."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light").new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            assert page.goto(running_demo.base + "/", wait_until="load").status == 200
+            assert errors == []
+            widths = page.eval_on_selector_all(".bar", "bars => bars.map(b => b.getBoundingClientRect().width)")
+            assert len(widths) == len(SERVICES) and min(widths) > 100  # drawn, not collapsed
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = page.screenshot(path=str(ARTIFACTS / "front-page.png"))
+        finally:
+            browser.close()
+    if os.environ.get(REFRESH) == "1":
+        SCREENSHOT.write_bytes(shot)
+    committed = SCREENSHOT.read_bytes()
+    assert committed[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(committed[16:20], "big") == 1280  # the width this test shoots at
+    assert "docs/front-page.png" in (SCREENSHOT.parent.parent / "README.md").read_text()
