@@ -388,6 +388,8 @@ HREF = re.compile(r'(?:href|src)="([^"]+)"')
 
 def references(root: Path, rel: str, files: set[str]) -> set[str]:
     """The files of the tree a document points at: JSON links, HTML and Atom hrefs."""
+    if "charset=" not in content_type(rel):  # an image points at nothing
+        return set()
     text = (root / rel).read_text(encoding="utf-8")
     urls: list[str] = HREF.findall(text)
     if rel.endswith(".json"):
