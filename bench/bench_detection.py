@@ -1,4 +1,4 @@
-"""Detection figures (issue 7): a seeded simulation through the real decisions."""
+"""Detection figures (issues 7 and 29): seeded scenarios through the real decisions."""
 
 from __future__ import annotations
 
@@ -22,3 +22,8 @@ def main() -> None:
     print(f"  health says: {net.collection_notes[0]}")
     flap = detection.flapping()
     print(f"flapping every cycle for an hour (60 cycles): {flap.incidents} incident(s) (goal 1)")
+    print("false incidents per scenario (budget 0):")
+    for name, scenario in detection.SCENARIOS.items():
+        tally = scenario()
+        verdict = "PASS" if tally.false_incidents == 0 else "FAIL"
+        print(f"  {name}: {tally.false_incidents} false of {tally.incidents} incident(s)  {verdict}")

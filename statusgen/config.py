@@ -235,7 +235,13 @@ VENDOR_KEYS = (
     Key("format", vendor_format, "auto", "Payload format; auto detects it from the payload."),
     Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
     Key("timeout", seconds, 10.0, "Seconds before the fetch counts as timed out."),
-    Key("stale_after", seconds, 3600.0, "Vendor data older than this many seconds since its last update is set aside."),
+    Key(
+        "stale_after",
+        seconds,
+        3600.0,
+        "Seconds after our last successful fetch before the vendor's view is set aside "
+        "(not its own last update: a quiet page may not change for months).",
+    ),
 )
 
 SERVICE_KEYS = (

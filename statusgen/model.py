@@ -110,3 +110,13 @@ RANGES: dict[str, Range] = {
     "90d": Range("90d", 86400, 90),
 }
 DEFAULT_RANGE = "24h"
+
+
+# Why a result was not counted (see decide/run.py): inside a maintenance window (configured or
+# announced by the vendor), or set aside because our own vantage point was suspect.
+MAINTENANCE_FLAG = "maintenance"
+EXCLUDED_FLAG = "excluded"
+FLAG_WORDS = {
+    MAINTENANCE_FLAG: "inside a maintenance window",
+    EXCLUDED_FLAG: "set aside because our own vantage point looked at fault",
+}

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from statusgen import latency
-from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, SiteConfig
 from statusgen.decide.health import RunRecord, collection_state, health_index, is_stale
 from statusgen.decide.history import Bucket, closed_part, history, incident_seconds
 from statusgen.decide.incidents import Incident, advance
-from statusgen.decide.run import service_decision
+from statusgen.decide.run import decide_cycle
 from statusgen.decide.state import ServiceState, decide, verdict
 from statusgen.model import RANGES, CheckResult, Outcome, Status
 
@@ -43,13 +43,19 @@ def cycle(at: datetime, a: Outcome = Outcome.OK, b: Outcome = Outcome.OK, ms: fl
     return [result(0, at, a, ms), result(1, at, b, ms)]
 
 
+def decide_one(prev: ServiceState, svc: ServiceConfig, results: list[CheckResult], now: datetime) -> ServiceState:
+    """One service's next state through the whole cycle's decisions (flags, own state, merge)."""
+    config = Config(path=None, site=SiteConfig(), categories={"cloud": "Cloud"}, services=(svc,))
+    return decide_cycle(config, {svc.slug: prev}, {}, results, now).states[svc.slug]
+
+
 def run(pattern: list[tuple[Outcome, Outcome]], ms: float = 40.0, svc: ServiceConfig = SVC):
     """Feed cycles one minute apart; return the states and incidents after each."""
     state, incident, seen = ServiceState(), None, []
     for n, (a, b) in enumerate(pattern):
         at = T0 + n * MIN
         new = decide(state, svc, cycle(at, a, b, ms), at)
-        incident = advance(incident if incident and incident.open else None, state, new, svc) or incident
+        incident = advance(incident if incident and incident.open else None, state, new, svc, at) or incident
         state = new
         seen.append((state, incident))
     return seen
@@ -187,11 +193,11 @@ def test_unknown_until_threshold_for_a_never_measured_failing_service():
 def test_maintenance_and_paused():
     window = MaintenanceWindow(T0, T0 + 60 * MIN, "Upgrade")
     svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(window,))
-    state = service_decision(ServiceState(), svc, cycle(T0 + MIN, TO, TO), T0 + MIN)
+    state = decide_one(ServiceState(), svc, cycle(T0 + MIN, TO, TO), T0 + MIN)
     assert state.status is Status.MAINTENANCE and state.since == T0
     assert state.reason == "Scheduled maintenance: Upgrade (until 2026-11-22T13:00:00Z)."
-    assert advance(None, ServiceState(), state, svc) is None
-    paused = service_decision(state, ServiceConfig("api", "A", "cloud", SVC.checks, paused=True), [], T0)
+    assert advance(None, ServiceState(), state, svc, T0 + MIN) is None
+    paused = decide_one(state, ServiceConfig("api", "A", "cloud", SVC.checks, paused=True), [], T0)
     assert paused.status is Status.UNKNOWN and paused.reason == "Checks are paused by the operator."
 
 
@@ -269,12 +275,12 @@ def test_recurring_maintenance_window_in_cron_form():
     weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
     svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(weekly,))
     sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)  # a Sunday, inside 02:00-04:00
-    state = service_decision(ServiceState(), svc, cycle(sunday, TO, TO), sunday)
+    state = decide_one(ServiceState(), svc, cycle(sunday, TO, TO), sunday)
     assert state.status is Status.MAINTENANCE
     assert state.since == datetime(2026, 11, 22, 2, 0, tzinfo=UTC)
     assert state.reason == "Scheduled maintenance: Weekly patching (until 2026-11-22T04:00:00Z)."
     later = sunday + timedelta(hours=1)  # 04:30: the window has closed
-    assert service_decision(state, svc, cycle(later), later).status is Status.OPERATIONAL
+    assert decide_one(state, svc, cycle(later), later).status is Status.OPERATIONAL
     monday = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
     assert svc.maintenance_at(monday) is None
     assert last_fire("*/15 9-17 * * mon-fri", datetime(2026, 11, 23, 9, 20, tzinfo=UTC), 600) == datetime(

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from statusgen.config import CheckConfig, ServiceConfig, VendorConfig
 from statusgen.decide.incidents import advance, link_vendor
 from statusgen.decide.merge import merge
-from statusgen.decide.state import ServiceState
-from statusgen.model import Outcome, Status
+from statusgen.decide.state import Evidence, ServiceState
+from statusgen.model import MAINTENANCE_FLAG, Outcome, Status
 from statusgen.vendors import parse_vendor
 from statusgen.vendors.stage import VendorObservation
 
@@ -70,7 +71,7 @@ def test_vendor_trouble_while_our_checks_pass_follows_the_vendor_without_an_inci
         "(degraded performance, investigating); our checks pass."
     )
     assert st.since == datetime(2023, 10, 11, 15, 30, 44, tzinfo=UTC)
-    assert advance(None, ServiceState(), st, SVC) is None  # not confirmed by us: no incident
+    assert advance(None, ServiceState(), st, SVC, NOW) is None  # not confirmed by us: no incident
 
 
 def test_both_in_trouble_reason_gives_both():
@@ -80,7 +81,9 @@ def test_both_in_trouble_reason_gives_both():
 
 
 def test_vendor_maintenance():
-    st = merge(ServiceState(), own(Status.MAJOR_OUTAGE, "Down."), SVC, obs(MAINT), NOW)
+    failed = Evidence(1, "GET", "https://api.github.com", "timeout", None, None, False, NOW, MAINTENANCE_FLAG)
+    held = replace(own(Status.MAINTENANCE, "Maintenance."), evidence=(failed,))
+    st = merge(ServiceState(), held, SVC, obs(MAINT), NOW)
     assert st.status is Status.MAINTENANCE and st.incident_basis is Status.MAINTENANCE
     assert st.reason.startswith("Vendor reports maintenance in progress: ")
     assert st.reason.endswith("Our checks fail, as expected during maintenance.")
@@ -115,17 +118,17 @@ def test_never_read_source_falls_back_to_our_checks():
     )
 
 
-def test_vendor_only_service_follows_the_vendor_and_its_incidents():
+def test_vendor_only_service_follows_the_vendor_without_an_incident_of_ours():
     view = obs("incidentio/openai_summary_compat_active_incidents.json")
     st = merge(ServiceState(), ServiceState(), VENDOR_ONLY, view, NOW)
     assert st.status is Status.DEGRADED and st.sources == ("vendor",)
-    inc = advance(None, ServiceState(), st, VENDOR_ONLY)
-    assert inc is not None and inc.title == "OpenAI: degraded performance"
+    assert st.reason.count("Vendor reports") == 1
+    assert advance(None, ServiceState(), st, VENDOR_ONLY, NOW) is None  # never copied from the vendor
 
 
 def test_vendor_acknowledgement_is_linked_once():
     st = merge(ServiceState(), own(Status.PARTIAL_OUTAGE), SVC, obs(TROUBLE), NOW)
-    inc = advance(None, ServiceState(), st, SVC)
+    inc = advance(None, ServiceState(), st, SVC, NOW)
     linked = link_vendor(inc, sample(TROUBLE), NOW)
     assert [u.kind for u in linked.updates] == ["opened", "vendor"]
     assert linked.updates[-1].link == "https://stspg.io/4r83jmqz4km7"

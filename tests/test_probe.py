@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.model import Outcome
 from statusgen.neterrors import outcome_of
 from statusgen.probe import probe_all
+from tests.conftest import loopback_server
 
 
 class Odd(BaseHTTPRequestHandler):
@@ -44,11 +44,8 @@ class Odd(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def odd():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Odd)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with loopback_server(Odd) as base:
+        yield base
 
 
 def config_for(*checks: CheckConfig) -> Config:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
-from tests.conftest import Targets, write_config
+from tests.conftest import Targets, loopback_server, write_config
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SENDGRID = (SAMPLES / "statuspage/sendgrid_summary_active_incident_groups.json").read_bytes()
@@ -68,13 +69,14 @@ def service(slug: str, vendor: str, check: str | None, extra: str = "") -> str:
 @pytest.fixture(scope="module")
 def vendor_site(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("vendors")
-    pages = ThreadingHTTPServer(("127.0.0.1", 0), VendorPages)
-    pages.daemon_threads = True
-    threading.Thread(target=pages.serve_forever, daemon=True).start()
+    with loopback_server(VendorPages) as v:
+        yield from _vendor_site(tmp, v)
+
+
+def _vendor_site(tmp: Path, v: str):
     targets = Targets()
     threading.Thread(target=targets.serve_forever, daemon=True).start()
     targets.set("/ok")
-    v = f"http://127.0.0.1:{pages.server_address[1]}"
     ok = targets.url("/ok")
     body = '[categories]\nsaas = "SaaS"\n' + "".join(
         [
@@ -94,7 +96,6 @@ def vendor_site(tmp_path_factory):
     first = run_cycle(cfg)
     second = run_cycle(cfg)
     yield {"cfg": cfg, "site": cfg.site.output, "seen": list(VendorPages.seen), "runs": (first, second)}
-    pages.shutdown()
     targets.shutdown()
 
 
@@ -143,9 +144,11 @@ def test_health_counts_vendor_sources(vendor_site):
     assert run["vendor_sources_failed"] == 4  # html, truncated, huge, slow
 
 
-def test_vendor_only_service_opens_our_incident(vendor_site):
+def test_vendor_only_service_follows_the_vendor_without_an_incident_of_ours(vendor_site):
     incs = doc(vendor_site["site"], "api/v1/incidents.json")["incidents"]
-    assert [i["service"] for i in incs] == ["openai"]
+    assert incs == []  # the vendor's incident is in the vendor view, never copied as ours
+    rec = doc(vendor_site["site"], "api/v1/services/openai.json")["service"]
+    assert rec["status"] == "degraded" and rec["vendor"]["view"]["incidents"]
 
 
 def test_vendor_text_is_escaped_everywhere(vendor_site):
@@ -157,3 +160,90 @@ def test_vendor_text_is_escaped_everywhere(vendor_site):
         assert "<script>alert" not in path.read_text(), path
     for path in site.rglob("*.xml"):
         assert "<script>alert" not in path.read_text(), path
+
+
+class SwitchablePages(BaseHTTPRequestHandler):
+    """A vendor page whose body a test changes between runs."""
+
+    protocol_version = "HTTP/1.1"
+    body = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def switchable():
+    with loopback_server(SwitchablePages) as base:
+        yield f"{base}/summary.json"
+
+
+def runs(cfg, start: datetime):
+    """Run cycles a minute apart on a fixed clock; each call runs one."""
+    n = 0
+
+    def one() -> None:
+        nonlocal n
+        at = start + timedelta(minutes=n)
+        run_cycle(cfg, clock=lambda: at, spread_s=0)
+        n += 1
+
+    return one
+
+
+def test_our_network_down_while_the_vendor_reports_trouble(tmp_path, targets, switchable):
+    """Defect 1 of issue 29, end to end: every check and the canary fail for three runs while one
+    service's vendor reports an incident. No incident of ours; the results show as set aside."""
+    SwitchablePages.body = SENDGRID
+    for path in ("/a", "/b", "/c", "/d", "/e", "/canary"):
+        targets.set(path)
+    body = '[categories]\nsaas = "SaaS"\n[[canaries]]\nurl = "' + targets.url("/canary") + '"\n'
+    body += service("mail", switchable, targets.url("/a"))
+    for p in "bcde":
+        body += f'[[services]]\nslug = "{p}"\nname = "{p}"\ncategory = "saas"\n'
+        body += f'[[services.checks]]\nurl = "{targets.url("/" + p)}"\n'
+    cfg = load_config(write_config(tmp_path, body))
+    run = runs(cfg, datetime.now(UTC).replace(microsecond=0))
+    run()
+    for path in ("/a", "/b", "/c", "/d", "/e", "/canary"):
+        targets.set(path, 503)
+    for _ in range(3):
+        run()
+    site = cfg.site.output
+    assert doc(site, "api/v1/incidents.json")["incidents"] == []
+    rec = doc(site, "api/v1/services/mail.json")["service"]
+    assert rec["status"] == "degraded" and rec["state"]["own_checks"] == "operational"
+    assert rec["reason"].count("Vendor reports") == 1 and "Not counted" in rec["reason"]
+    (evidence,) = rec["state"]["evidence"]
+    assert evidence["flag"] == "excluded" and evidence["http_status"] == 503
+    assert rec["checks"][0]["last_result"]["flag"] == "excluded"
+    page = (site / "services/mail/index.html").read_text()
+    assert "not counted: set aside because our own vantage point looked at fault" in page
+
+
+def test_no_incident_when_a_vendor_maintenance_ends(tmp_path, targets, switchable):
+    """Defect 2 of issue 29, end to end: the check fails during the vendor's maintenance and
+    answers again when the vendor says all is well. No incident opens."""
+    SwitchablePages.body = (SAMPLES / "statuspage/cloudamqp_summary_maintenance_in_progress.json").read_bytes()
+    targets.set("/a", 503)
+    body = '[categories]\nsaas = "SaaS"\n' + service("mq", switchable, targets.url("/a"))
+    cfg = load_config(write_config(tmp_path, body))
+    run = runs(cfg, datetime.now(UTC).replace(microsecond=0))
+    for _ in range(4):
+        run()
+    rec = doc(cfg.site.output, "api/v1/services/mq.json")["service"]
+    assert rec["status"] == "maintenance" and rec["state"]["evidence"][0]["flag"] == "maintenance"
+    SwitchablePages.body = PAGES["/github.json"]
+    targets.set("/a")
+    for _ in range(3):
+        run()
+    assert doc(cfg.site.output, "api/v1/incidents.json")["incidents"] == []
+    rec = doc(cfg.site.output, "api/v1/services/mq.json")["service"]
+    assert rec["status"] == "operational" and rec["state"]["evidence"][0]["flag"] is None

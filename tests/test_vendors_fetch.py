@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -18,6 +17,7 @@ import pytest
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.model import Outcome
 from statusgen.vendors import FetchResult, fetch_source, parse_vendor, read_local
+from tests.conftest import loopback_server
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 SUMMARY = (SAMPLES / "statuspage" / "sendgrid_summary_active_incident_groups.json").read_bytes()
@@ -102,13 +102,8 @@ class Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[tuple[str, Seen]]:
     seen = Seen()
     handler = type("BoundHandler", (Handler,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback_server(handler) as base:
+        yield base, seen
 
 
 def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None,

@@ -6,8 +6,11 @@ and next state, and returns the incident as it should now be (or None).
 * An incident opens when the status turns degraded, partial_outage or
   major_outage; it starts when the failing streak started.
 * Each change of severity while it is open adds an update.
-* It resolves when the status is operational again; it ends when the good
-  streak began, and the last update says how long it lasted.
+* It resolves when the status is operational again (or maintenance begins);
+  it ends when the good streak began, and the last update says how long it
+  lasted.
+* It follows our own state only (``incident_basis``): never a vendor's
+  status alone, never a result set aside.
 
 Severity follows the worst status: degraded -> minor, partial_outage -> major,
 major_outage -> critical.
@@ -127,21 +130,39 @@ def title_for(service_name: str, status: Status) -> str:
     return f"{service_name}: {STATUS_WORDS[status]}"
 
 
-def advance(current: Incident | None, prev: ServiceState, new: ServiceState, service: ServiceConfig) -> Incident | None:
-    """The incident after this decision; None when there is none (and was none)."""
+def advance(
+    current: Incident | None, prev: ServiceState, new: ServiceState, service: ServiceConfig, now: datetime
+) -> Incident | None:
+    """The incident after this decision; None when there is none (and was none).
+
+    It follows ``incident_basis``, our own state alone (never the vendor's, see merge.py).
+    """
     basis, before = new.incident_basis, prev.incident_basis
     if current is None:
-        return _open(new, service) if basis in BAD else None
+        return _open(new, service, now) if basis in BAD else None
     if basis in BAD and basis is not before:
-        return _escalate(current, new, service.name)
+        return _escalate(current, new, service.name, now)
     if basis not in BAD and basis is not Status.UNKNOWN:
-        return _resolve(current, new)
+        end = min(max(_own_since(new, now), current.started_at), now)  # never before it started
+        lasted = human_duration(end - current.started_at)
+        if basis is Status.MAINTENANCE:
+            return _resolve(current, end, basis, f"Closed after {lasted}: maintenance began.")
+        return _resolve(current, end, basis, f"Recovered after {lasted}.")
+    if service.paused:
+        return _resolve(current, now, basis, "Closed: the operator paused the checks.")
+    if not service.checks:
+        # Opened by an older version from a vendor's status alone: we no longer follow one.
+        return _resolve(current, now, basis, "Closed: statusgen no longer opens incidents from a vendor's status.")
     return current
 
 
-def _open(new: ServiceState, service: ServiceConfig) -> Incident:
-    start = new.since or new.observed_at
-    assert start is not None
+def _own_since(new: ServiceState, now: datetime) -> datetime:
+    """When our own state began (the published ``since`` may be the vendor's)."""
+    return new.own_since or new.observed_at or now
+
+
+def _open(new: ServiceState, service: ServiceConfig, now: datetime) -> Incident:
+    start = _own_since(new, now)
     basis = new.incident_basis
     update = IncidentUpdate(start, "opened", basis.value, opening_message(new, service))
     return Incident(
@@ -163,25 +184,16 @@ def opening_message(new: ServiceState, service: ServiceConfig) -> str:
     return f"Opened: {new.reason}"
 
 
-def _escalate(current: Incident, new: ServiceState, service_name: str) -> Incident:
-    at = new.since or new.observed_at
-    assert at is not None
+def _escalate(current: Incident, new: ServiceState, service_name: str, now: datetime) -> Incident:
+    at = max(_own_since(new, now), current.updated_at)
     basis = new.incident_basis
     update = IncidentUpdate(at, "severity", basis.value, f"Now {STATUS_WORDS[basis]}: {new.reason}")
     worst = max(current.severity, SEVERITY[basis], key=SEVERITIES.index)
     return replace(current, severity=worst, title=title_for(service_name, basis), updates=current.updates + (update,))
 
 
-def _resolve(current: Incident, new: ServiceState) -> Incident:
-    end = new.since or new.observed_at
-    assert end is not None
-    lasted = human_duration(end - current.started_at)
-    message = (
-        f"Closed after {lasted}: maintenance began."
-        if new.incident_basis is Status.MAINTENANCE
-        else f"Recovered after {lasted}."
-    )
-    update = IncidentUpdate(end, "resolved", new.incident_basis.value, message)
+def _resolve(current: Incident, end: datetime, status: Status, message: str) -> Incident:
+    update = IncidentUpdate(end, "resolved", status.value, message)
     return replace(current, ended_at=end, updates=current.updates + (update,))
 
 

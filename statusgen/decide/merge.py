@@ -1,13 +1,14 @@
 """Decision: merge our own checks with what the vendor says. Pure.
 
-Inputs: the service's state from its own checks (``state.decide``), and a
+Inputs: the service's own state, decided from our counted results alone
+(``state.decide``, never fed the published state back), and a
 ``VendorObservation`` (the last good view, the outcome of this cycle's fetch,
-and whether the view is stale). The rules:
+and when a fetch last succeeded). The rules:
 
 1. No usable vendor view (none configured, never read, or stale): our own
    checks alone; a failing or stale source adds a note to the reason.
-2. Vendor maintenance in progress: ``maintenance``; our failing checks are
-   expected then and open no incident.
+2. Vendor maintenance in progress: ``maintenance``; our results count toward
+   nothing then (``decide/run.py`` flags them) and open no incident.
 3. Our checks fail while the vendor says operational: we report what we see,
    and the reason says the vendor has not acknowledged it.
 4. The vendor reports trouble while our checks pass: the status follows the
@@ -15,11 +16,13 @@ and whether the view is stale). The rules:
    (we have not confirmed it).
 5. Both agree (both fine, or both in trouble): the worse of the two; the
    reason gives both.
-6. A service with no checks of its own follows the vendor, and its incidents
-   follow the vendor's status.
+6. A service with no checks of its own (or paused) follows the vendor's
+   status; no incident of ours opens from the vendor's word alone.
 
-A view is stale when the last successful fetch is older than the source's
-``stale_after``: it is set aside, with a note.
+Our incidents follow ``incident_basis``, which only our own state sets: the
+merge never changes it. A view is stale when our last successful fetch is
+older than the source's ``stale_after`` (a quiet vendor page may go months
+without an update of its own): it is set aside, with a note.
 """
 
 from __future__ import annotations
@@ -70,63 +73,66 @@ def _since(prev: ServiceState, status: Status, candidate: datetime | None, now: 
     return candidate or now
 
 
+def usable_view(obs: VendorObservation | None, svc: ServiceConfig, now: datetime) -> VendorView | None:
+    """The vendor's view the merge may use: read at least once, and not stale."""
+    if obs is None or svc.vendor is None or obs.stale(now, svc.vendor.stale_after):
+        return None
+    return obs.view
+
+
+def view_status(view: VendorView) -> Status:
+    return Status(view.status) if view.status in Status.__members__.values() else Status.UNKNOWN
+
+
 def merge(
     prev: ServiceState, own: ServiceState, svc: ServiceConfig, obs: VendorObservation | None, now: datetime
 ) -> ServiceState:
     """The published state: ``own`` (our checks, just decided) merged with the vendor's view."""
     if obs is None or svc.vendor is None:
-        return replace(own, incident_basis=own.status)
-    stale = obs.stale(now, svc.vendor.stale_after)
-    view = None if stale else obs.view
+        return own
+    note = _note(obs, obs.stale(now, svc.vendor.stale_after))
+    view = usable_view(obs, svc, now)
     if view is None:
-        return replace(own, reason=own.reason + _note(obs, stale), incident_basis=own.status)
-    vstatus = Status(view.status) if view.status in [s.value for s in Status] else Status.UNKNOWN
-    note = _note(obs, stale)
+        return replace(own, reason=own.reason + note)
+    vstatus = view_status(view)
     said = vendor_says(view)
     if not svc.checks or svc.paused:
-        status = vstatus
         return replace(
             own,
-            status=status,
-            since=_since(prev, status, _vendor_start(view), now),
+            status=vstatus,
+            since=_since(prev, vstatus, _vendor_start(view), now),
             reason=f"{said}.{note}",
             sources=("vendor",),
-            incident_basis=status,
         )
+    sources = ("checks", "vendor")
     if vstatus is Status.MAINTENANCE:
-        reason = f"{said}." + (" Our checks fail, as expected during maintenance." if own.status in BAD else "")
+        failing = any(e.outcome != Outcome.OK.value for e in own.evidence)
+        reason = f"{said}." + (" Our checks fail, as expected during maintenance." if failing else "")
         return replace(
             own,
             status=Status.MAINTENANCE,
             since=_since(prev, Status.MAINTENANCE, _vendor_start(view), now),
             reason=reason + note,
-            sources=("checks", "vendor"),
-            incident_basis=Status.MAINTENANCE,
+            sources=sources,
         )
     if own.status in BAD and vstatus is Status.OPERATIONAL:
-        return replace(
-            own,
-            reason=f"{own.reason} The vendor has not acknowledged a problem.{note}",
-            sources=("checks", "vendor"),
-            incident_basis=own.status,
-        )
+        return replace(own, reason=f"{own.reason} The vendor has not acknowledged a problem.{note}", sources=sources)
     if vstatus in BAD and own.status not in BAD:
-        basis = own.status
-        status = vstatus if own.status is not Status.MAINTENANCE else own.status
+        if own.status is Status.MAINTENANCE:
+            return replace(own, reason=f"{own.reason} {said}.{note}", sources=sources)
+        passing = own.status is Status.OPERATIONAL and all(e.counted for e in own.evidence)
+        ours = "; our checks pass." if passing else f". {own.reason}"
         return replace(
             own,
-            status=status,
-            since=_since(prev, status, _vendor_start(view), now),
-            reason=f"{said}; our checks pass.{note}",
-            sources=("checks", "vendor"),
-            incident_basis=basis,
+            status=vstatus,
+            since=_since(prev, vstatus, _vendor_start(view), now),
+            reason=f"{said}{ours}{note}",
+            sources=sources,
         )
     status = worse(own.status, vstatus)
     reason = own.reason if vstatus is Status.OPERATIONAL else f"{own.reason} {said}."
     since = own.since if status is own.status else _since(prev, status, _vendor_start(view), now)
-    return replace(
-        own, status=status, since=since, reason=reason + note, sources=("checks", "vendor"), incident_basis=own.status
-    )
+    return replace(own, status=status, since=since, reason=reason + note, sources=sources)
 
 
 def _vendor_start(view: VendorView) -> datetime | None:

@@ -16,10 +16,12 @@ from datetime import datetime
 
 from statusgen.config import Config, ServiceConfig
 from statusgen.decide.incidents import Incident, advance, link_vendor
-from statusgen.decide.merge import merge
+from statusgen.decide.merge import merge, usable_view, vendor_says, view_status
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
-from statusgen.model import CheckResult, Status
+from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
+from statusgen.timeutil import iso
+from statusgen.vendors import VendorView
 from statusgen.vendors.stage import VendorObservation
 
 
@@ -28,7 +30,7 @@ class StoredResult:
     """A result as read back, with the flag set on it by the decisions."""
 
     result: CheckResult
-    flag: str | None  # None | "maintenance" | "excluded"
+    flag: str | None  # None (counted), MAINTENANCE_FLAG or EXCLUDED_FLAG
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ def decide_cycle(
 ) -> Decisions:
     """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
 
-    When the vantage point is suspect, failed results are set aside: flagged
-    ``excluded`` and not shown to the state machine.
+    Each result is flagged first: inside a maintenance window (configured, or announced by the
+    vendor) it is ``maintenance``; failed while the vantage point is suspect, ``excluded``.
+    Our own state is decided from the unflagged results alone, then merged with the vendor's
+    view; an incident follows our own state only.
     """
     vendors = vendors or {}
     suspect = vantage is not None and vantage.suspect
@@ -63,13 +67,16 @@ def decide_cycle(
     for svc in config.services:
         prev = prev_states.get(svc.slug) or ServiceState()
         mine = by_service.get(svc.slug, [])
-        counted = [r for r in mine if r.up] if suspect else mine
         obs = vendors.get(svc.slug)
-        new = merge(prev, service_decision(prev, svc, counted, now), svc, obs, now)
-        flagged += [StoredResult(r, result_flag(r, svc, new, suspect)) for r in mine]
+        view = usable_view(obs, svc, now)
+        vendor_maintenance = view is not None and view_status(view) is Status.MAINTENANCE
+        flags = [result_flag(r, svc, now, vendor_maintenance, suspect) for r in mine]
+        flagged += [StoredResult(r, f) for r, f in zip(mine, flags, strict=True)]
+        own = own_state(prev, svc, mine, flags, now, view if vendor_maintenance else None)
+        new = merge(prev, own, svc, obs, now)
         states[svc.slug] = new
         current = open_incidents.get(svc.slug)
-        after = advance(current, prev, new, svc)
+        after = advance(current, prev, new, svc, now)
         if after is not None and after.open and obs is not None and obs.view is not None:
             after = link_vendor(after, obs.view, now)
         if after is not None and after != current:
@@ -77,21 +84,35 @@ def decide_cycle(
     return Decisions(states, changed, flagged)
 
 
-def result_flag(r: CheckResult, svc: ServiceConfig, state: ServiceState, suspect: bool) -> str | None:
-    """How a result counts in history: None (counted), "maintenance" or "excluded" (both left out)."""
-    if svc.maintenance_at(r.ts) or state.status is Status.MAINTENANCE:
-        return "maintenance"
+def result_flag(
+    r: CheckResult, svc: ServiceConfig, now: datetime, vendor_maintenance: bool, suspect: bool
+) -> str | None:
+    """How a result counts: None (counted), or why it counts toward nothing (see ``model.FLAG_WORDS``)."""
+    if vendor_maintenance or svc.maintenance_at(now) or svc.maintenance_at(r.ts):
+        return MAINTENANCE_FLAG
     if suspect and not r.up:
-        return "excluded"
+        return EXCLUDED_FLAG
     return None
 
 
-def service_decision(
-    prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult], now: datetime
+def own_state(
+    prev: ServiceState,
+    svc: ServiceConfig,
+    results: Sequence[CheckResult],
+    flags: Sequence[str | None],
+    now: datetime,
+    vendor_maintenance: VendorView | None,
 ) -> ServiceState:
+    """The service's state from its own counted results, before the vendor's view is merged in."""
     if svc.paused:
         return paused(prev, now)
     window = svc.maintenance_at(now)
     if window is not None:
-        return under_maintenance(prev, svc, window, results)
-    return decide(prev, svc, results, now)
+        reason = f"Scheduled maintenance: {window.title} (until {iso(window.end)})."
+        return under_maintenance(prev, svc, results, window.start or now, reason, "schedule")
+    if vendor_maintenance is not None:
+        # Our own view enters maintenance when we first read it (the vendor's start is the merge's).
+        return under_maintenance(prev, svc, results, now, f"{vendor_says(vendor_maintenance)}.", "vendor")
+    counted = [r for r, f in zip(results, flags, strict=True) if f is None]
+    set_aside = [(r, f) for r, f in zip(results, flags, strict=True) if f is not None]
+    return decide(prev, svc, counted, now, set_aside)

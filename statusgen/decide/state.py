@@ -23,10 +23,13 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.config import CheckConfig, ServiceConfig
 from statusgen.model import (
     DESCRIPTIONS,
+    FLAG_WORDS,
+    MAINTENANCE_FLAG,
     OUTAGES,
+    STATUS_WORDS,
     CheckResult,
     Outcome,
     Status,
@@ -46,7 +49,7 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True)
 class Evidence:
-    """The latest result of one check, as published."""
+    """The latest result of one check, as published, with the flag that says whether it counted."""
 
     check: int
     method: str
@@ -56,6 +59,11 @@ class Evidence:
     http_status: int | None
     slow: bool
     at: datetime
+    flag: str | None = None  # None (counted), MAINTENANCE_FLAG or EXCLUDED_FLAG
+
+    @property
+    def counted(self) -> bool:
+        return self.flag is None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +75,7 @@ class Evidence:
             "http_status": self.http_status,
             "slow": self.slow,
             "at": iso(self.at),
+            "flag": self.flag,
         }
 
     @classmethod
@@ -80,6 +89,7 @@ class Evidence:
             d["http_status"],
             d["slow"],
             parse_time(d["at"]),
+            d.get("flag"),
         )
 
 
@@ -156,13 +166,26 @@ def verdict(results: Sequence[CheckResult]) -> Verdict:
     return Verdict.SLOW if any(r.slow for r in results) else Verdict.OK
 
 
-def evidence_for(service: ServiceConfig, results: Sequence[CheckResult]) -> tuple[Evidence, ...]:
+def evidence_for(
+    service: ServiceConfig, counted: Sequence[CheckResult], set_aside: Sequence[tuple[CheckResult, str]] = ()
+) -> tuple[Evidence, ...]:
+    """The latest result of each check: the counted ones, and those set aside with their flag."""
+    flagged: list[tuple[CheckResult, str | None]] = [(r, None) for r in counted]
+    flagged += set_aside
     out = []
-    for r in sorted(results, key=lambda r: r.check_index):
+    for r, flag in sorted(flagged, key=lambda pair: pair[0].check_index):
         check = service.checks[r.check_index]
         out.append(
             Evidence(
-                r.check_index + 1, check.method, check.url, r.outcome.value, r.latency_ms, r.http_status, r.slow, r.ts
+                r.check_index + 1,
+                check.method,
+                check.url,
+                r.outcome.value,
+                r.latency_ms,
+                r.http_status,
+                r.slow,
+                r.ts,
+                flag,
             )
         )
     return tuple(out)
@@ -223,11 +246,24 @@ def is_flapping(was: bool, history: str, good_streak: int) -> bool:
     return flap_changes(history) >= FLAP_CHANGES and history.count("f") >= FLAP_FAIL_SHARE * len(history)
 
 
-def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult], now: datetime) -> ServiceState:
-    """The service's next state from its previous one and this cycle's results."""
+def decide(
+    prev: ServiceState,
+    svc: ServiceConfig,
+    results: Sequence[CheckResult],
+    now: datetime,
+    set_aside: Sequence[tuple[CheckResult, str]] = (),
+) -> ServiceState:
+    """The service's next own state from its previous one and this cycle's counted results.
+
+    ``set_aside`` are this cycle's results that count toward nothing (with their flag): they are
+    shown as the latest evidence, and the state is otherwise held as it was.
+    """
+    if prev.own_status is Status.MAINTENANCE:
+        prev = ServiceState(observed_at=prev.observed_at)  # a window's end starts the count afresh
     v = verdict(results)
+    evidence = evidence_for(svc, results, set_aside)
     if v is Verdict.NONE:
-        return prev
+        return held(prev, svc, evidence)
     at = min(r.ts for r in results)
     streaks = _streaks(prev, v, at)
     history = (prev.history + LETTERS[v])[-FLAP_WINDOW:]
@@ -245,12 +281,27 @@ def decide(prev: ServiceState, svc: ServiceConfig, results: Sequence[CheckResult
         own_since=since,
         incident_basis=own,
         since=since,
-        evidence=evidence_for(svc, results),
-        observed_at=max(r.ts for r in results),
+        evidence=evidence,
+        observed_at=max(e.at for e in evidence),
         sources=("checks",),
         history=history,
         flapping=flapping,
         **streaks,
+    )
+    return replace(state, reason=explain(state, svc))
+
+
+def held(prev: ServiceState, svc: ServiceConfig, evidence: tuple[Evidence, ...]) -> ServiceState:
+    """No counted result this cycle: our own view as it was (never the published one, which may
+    carry the vendor's), with the latest evidence, streaks untouched."""
+    state = replace(
+        prev,
+        status=prev.own_status,
+        since=prev.own_since,
+        incident_basis=prev.own_status,
+        sources=("checks",),
+        evidence=evidence or prev.evidence,
+        observed_at=max((e.at for e in evidence), default=prev.observed_at),
     )
     return replace(state, reason=explain(state, svc))
 
@@ -289,7 +340,7 @@ def _describe(e: Evidence, check: CheckConfig) -> str:
 
 def failures(state: ServiceState, svc: ServiceConfig) -> str:
     """What the failing checks did, e.g. "HTTPS GET check of api.example.com timed out (10 s)"; "" if none."""
-    failing = [e for e in state.evidence if e.outcome != Outcome.OK.value]
+    failing = [e for e in state.evidence if e.counted and e.outcome != Outcome.OK.value]
     return "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
 
 
@@ -298,10 +349,35 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
 
     e.g. "HTTPS GET check of api.example.com timed out (10 s), 2 of 3 failed cycles needed
     to declare an outage." then "HTTPS GET check of api.example.com timed out (10 s);
-    failing since 2026-11-22T20:02:00Z."
+    failing since 2026-11-22T20:02:00Z." Results set aside are named after it, as not counted.
     """
+    counted = [e for e in state.evidence if e.counted]
+    if not counted and state.evidence:
+        return f"{_set_aside(state.evidence)} {_held(state)}"
+    reason = _explain_counted(state, svc, counted)
+    if len(counted) < len(state.evidence):
+        reason += " " + _set_aside([e for e in state.evidence if not e.counted])
+    return reason
+
+
+def _set_aside(evidence: Sequence[Evidence]) -> str:
+    """ "Not counted: the latest result of check 2, set aside because ..." and the like."""
+    flags = sorted({e.flag for e in evidence if e.flag})
+    why = " and ".join(FLAG_WORDS.get(f, f) for f in flags)
+    checks = ", ".join(str(e.check) for e in evidence)
+    noun = "check" if len(evidence) == 1 else "checks"
+    return f"Not counted: the latest result of {noun} {checks}, {why}."
+
+
+def _held(state: ServiceState) -> str:
+    if state.own_status is Status.UNKNOWN:
+        return "Our own checks say nothing yet: the status stays unknown until a result counts."
+    return f"Our own checks still say {STATUS_WORDS[state.own_status]} (since {iso(state.since)})."
+
+
+def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[Evidence]) -> str:
     failing = failures(state, svc)
-    slow = [e for e in state.evidence if e.slow]
+    slow = [e for e in counted if e.slow]
     since = iso(state.since)
     if state.flapping and state.own_status not in OUTAGES:
         return f"Flapping: its checks keep failing and recovering, since {since}."
@@ -328,7 +404,7 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
             f"Latency back under the threshold, {state.good_streak} of {svc.successes_to_resolve} "
             f"fast cycles needed to clear."
         )
-    n = len(state.evidence)
+    n = len(counted)
     return f"All {n} checks answer as expected." if n > 1 else "The check answers as expected."
 
 
@@ -336,19 +412,28 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
 
 
 def under_maintenance(
-    prev: ServiceState, svc: ServiceConfig, window: MaintenanceWindow, results: Sequence[CheckResult]
+    prev: ServiceState,
+    svc: ServiceConfig,
+    results: Sequence[CheckResult],
+    start: datetime,
+    reason: str,
+    source: str,
 ) -> ServiceState:
-    """A maintenance window is open: status maintenance; the streaks start afresh after it."""
-    since = prev.since if prev.status is Status.MAINTENANCE and prev.since else window.start
-    observed = max((r.ts for r in results), default=prev.observed_at)
+    """A maintenance window is open (configured: ``source`` "schedule"; announced by the vendor:
+    "vendor"): status maintenance, every result flagged and counted toward nothing, and the streaks
+    start afresh when it ends (``decide``)."""
+    since = prev.own_since if prev.own_status is Status.MAINTENANCE and prev.own_since else start
+    evidence = evidence_for(svc, (), [(r, MAINTENANCE_FLAG) for r in results])
     return ServiceState(
         status=Status.MAINTENANCE,
         since=since,
-        sources=("schedule",),
+        own_status=Status.MAINTENANCE,
+        own_since=since,
+        sources=(source,),
         incident_basis=Status.MAINTENANCE,
-        reason=f"Scheduled maintenance: {window.title} (until {iso(window.end)}).",
-        evidence=evidence_for(svc, results) or prev.evidence,
-        observed_at=observed,
+        reason=reason,
+        evidence=evidence or prev.evidence,
+        observed_at=max((r.ts for r in results), default=prev.observed_at),
     )
 
 

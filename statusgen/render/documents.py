@@ -21,6 +21,7 @@ from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
+from statusgen.vendors.stage import is_stale
 
 Documents = dict[str, Any]  # tree path -> JSON-ready object
 
@@ -131,9 +132,7 @@ def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
     row = data.vendors.get(svc.slug)
     if row is not None and row.url != svc.vendor.url:
         row = None
-    stale = (
-        row is None or row.last_ok_at is None or (data.now - row.last_ok_at).total_seconds() > svc.vendor.stale_after
-    )
+    stale = is_stale(row.last_ok_at if row else None, data.now, svc.vendor.stale_after)
     return {
         "source": svc.vendor.url,
         "format": svc.vendor.format,

@@ -48,7 +48,14 @@ EVIDENCE = obj(
         "http_status": {"type": ["integer", "null"]},
         "slow": {"type": "boolean"},
         "at": TIME,
-    }
+        "flag": {
+            "enum": [None, "maintenance", "excluded"],
+            "description": "null when the result counted; maintenance (inside a maintenance window, configured "
+            "or announced by the vendor) or excluded (set aside because our own vantage point looked at fault) "
+            "when it counted toward nothing.",
+        },
+    },
+    description="The latest result of one check.",
 )
 
 SERVICE_SUMMARY = obj(

@@ -11,7 +11,7 @@ from datetime import timedelta
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from statusgen.model import DESCRIPTIONS, STATUS_WORDS, Outcome, Status
+from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.timeutil import human_duration, iso, parse_iso
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -136,4 +136,5 @@ FILTERS = {
     "iso": iso,
     "range_label": lambda name: RANGE_LABELS.get(name, name),
     "source_word": lambda source: SOURCE_WORDS.get(source, source),
+    "flag_word": lambda flag: FLAG_WORDS.get(flag, flag),
 }

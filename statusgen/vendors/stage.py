@@ -50,7 +50,13 @@ class VendorObservation:
     detail: str | None = None  # a parse error's message, for the note
 
     def stale(self, now: datetime, stale_after_s: float) -> bool:
-        return self.last_ok_at is None or now - self.last_ok_at > timedelta(seconds=stale_after_s)
+        return is_stale(self.last_ok_at, now, stale_after_s)
+
+
+def is_stale(last_ok_at: datetime | None, now: datetime, stale_after_s: float) -> bool:
+    """Whether a vendor's view is too old to use: counted from our last successful fetch, not from
+    the vendor's own last update (a quiet page may not change for months and still be true)."""
+    return last_ok_at is None or now - last_ok_at > timedelta(seconds=stale_after_s)
 
 
 def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:
