@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from statusgen.errors import ConfigError
+from statusgen.secrets import references
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -143,7 +144,29 @@ def string_list(value: Any) -> tuple[str, ...]:
 
 
 def url_or_path(value: Any) -> str:
-    return text(value)
+    given = text(value)
+    scheme = urlsplit(given).scheme
+    if scheme and len(scheme) > 1 and scheme not in ("http", "https"):  # one letter: a Windows drive
+        raise Invalid(f"must be an http:// or https:// URL or a local file, got {_show(given)}")
+    return given
+
+
+HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def headers(value: Any) -> tuple[tuple[str, str], ...]:
+    """A table of request headers; values may name environment variables (``${TOKEN}``)."""
+    if not isinstance(value, Mapping):
+        example = '{ Authorization = "Bearer ${TOKEN}" }'
+        raise Invalid(f"must be a table of header names and values, like {example}, got {_show(value)}")
+    out = []
+    for name, v in value.items():
+        if not HEADER_NAME_RE.fullmatch(name):
+            raise Invalid(f"must have header names made of letters, digits and -, got {_show(name)}")
+        if not isinstance(v, str) or "\r" in v or "\n" in v:
+            raise Invalid(f"must have one-line string values, got {_show(v)} for {name}")
+        out.append((name, v))
+    return tuple(out)
 
 
 def ratio(value: Any) -> float:
@@ -210,6 +233,13 @@ SITE_KEYS = (
         "The mass-failure rule applies only to runs with at least this many checks.",
     ),
     Key(
+        "allow_private_targets",
+        boolean,
+        False,
+        "Let checks and vendor fetches follow redirects from a public address to a loopback, link-local or "
+        "private one (refused by default: an outcome of its own).",
+    ),
+    Key(
         "spread",
         non_negative_seconds,
         None,
@@ -228,6 +258,13 @@ CHECK_KEYS = (
     Key("timeout", seconds, 10.0, "Seconds before the check counts as timed out."),
     Key("degraded_ms", milliseconds, 2000.0, "Latency above which a good answer counts as slow (degraded)."),
     Key("max_bytes", byte_size, None, "Cap on bytes read; defaults to site.max_bytes."),
+    Key(
+        "headers",
+        headers,
+        (),
+        "Request headers, a table; a value may name environment variables (${TOKEN}), read at run time and "
+        "never published. The url may name them too; its userinfo and query are never published.",
+    ),
 )
 
 VENDOR_KEYS = (
@@ -235,6 +272,7 @@ VENDOR_KEYS = (
     Key("format", vendor_format, "auto", "Payload format; auto detects it from the payload."),
     Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
     Key("timeout", seconds, 10.0, "Seconds before the fetch counts as timed out."),
+    Key("headers", headers, (), "Request headers, a table; values may name environment variables (${TOKEN})."),
     Key(
         "stale_after",
         seconds,
@@ -286,6 +324,7 @@ class CheckConfig:
     timeout: float = 10.0
     degraded_ms: float = 2000.0
     max_bytes: int = 1_048_576
+    headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
 
 
 @dataclass(frozen=True)
@@ -320,6 +359,7 @@ class VendorConfig:
     components: tuple[str, ...] = ()
     timeout: float = 10.0
     stale_after: float = 3600.0
+    headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
 
 
 @dataclass(frozen=True)
@@ -362,6 +402,7 @@ class SiteConfig:
     contact: str = "the operator of this site"
     mass_failure_ratio: float = 0.6
     mass_failure_min_checks: int = 5
+    allow_private_targets: bool = False
     spread: float | None = None
 
 
@@ -451,9 +492,19 @@ def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
     return out
 
 
+def _named_variables_are_set(values: dict[str, Any], where: str, problems: _Problems) -> None:
+    """Every ${NAME} in the url and header values is set now (its value is read again at each request)."""
+    named = [("url", values.get("url", ""))] + [(f"headers.{n}", v) for n, v in values.get("headers", ())]
+    for key, value in named:
+        for name in references(value):
+            if name not in os.environ:
+                problems.add(where, f"{key} names ${{{name}}}, which is not set in the environment; export it")
+
+
 def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> CheckConfig | None:
     values = _read_table(table, CHECK_KEYS, where, problems)
     _report_unknown(values, where, problems, [k.name for k in CHECK_KEYS])
+    _named_variables_are_set(values, where, problems)
     values.setdefault("max_bytes", site.max_bytes)
     try:
         return CheckConfig(**values)
@@ -464,6 +515,7 @@ def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> Che
 def _vendor(table: Any, where: str, problems: _Problems) -> VendorConfig | None:
     values = _read_table(table, VENDOR_KEYS, where, problems)
     _report_unknown(values, where, problems, [k.name for k in VENDOR_KEYS])
+    _named_variables_are_set(values, where, problems)
     try:
         return VendorConfig(**values)
     except TypeError:

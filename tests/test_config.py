@@ -51,7 +51,7 @@ BROKEN = [
         CATS + GOOD_SERVICE + "retries = 3\n",
         [
             'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, method, '
-            "expect_status, keyword, timeout, degraded_ms, max_bytes"
+            "expect_status, keyword, timeout, degraded_ms, max_bytes, headers"
         ],
     ),
     (
@@ -85,7 +85,7 @@ BROKEN = [
             "services.toml: [site]: interval must be a number of seconds greater than 0, got 0",
             'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
             "store, output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, "
-            "vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, spread",
+            "vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, allow_private_targets, spread",
         ],
     ),
     (
