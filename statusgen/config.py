@@ -13,6 +13,7 @@ it in step.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -26,9 +27,21 @@ from urllib.parse import urlsplit
 from statusgen.errors import ConfigError
 from statusgen.secrets import references
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # always fullmatch: "$" would let a final newline in
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 VENDOR_FORMATS = ("auto", "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed")
+
+# Bounds that keep a typo from turning into a denial of service (a 0.001 s loop, a 1 TB read).
+DAY = 86_400.0
+MAX_INTERVAL = DAY
+MAX_TIMEOUT = 300.0
+MAX_STALE_AFTER = 90 * DAY
+MAX_WINDOW = 31 * DAY
+MAX_SPREAD = 3_600.0
+MAX_MILLISECONDS = 600_000
+MAX_BYTES = 1 << 30
+MAX_FILE_BYTES = 4 << 20  # the configuration file itself
+MAX_NESTING = 16  # arrays and inline tables inside one another
 
 
 class Invalid(ValueError):
@@ -64,27 +77,38 @@ def text(value: Any) -> str:
 
 
 def slug(value: Any) -> str:
-    if not isinstance(value, str) or not SLUG_RE.match(value):
+    if not isinstance(value, str) or not SLUG_RE.fullmatch(value):
         raise Invalid(f"must be a slug matching {SLUG_RE.pattern}, got {_show(value)}")
     return value
 
 
-def seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise Invalid(f"must be a number of seconds greater than 0, got {_show(value)}")
+def _number(value: Any) -> float | None:
+    """A finite int or float (TOML's nan and inf are not numbers of anything), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
     return float(value)
 
 
-def non_negative_seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise Invalid(f"must be a number of seconds, 0 or more, got {_show(value)}")
-    return float(value)
+def seconds_up_to(limit: float, *, zero: bool = False) -> Callable[[Any], float]:
+    """A number of seconds above 0 (or from 0) and at most ``limit``."""
+    low = "0 or more" if zero else "greater than 0"
+
+    def convert(value: Any) -> float:
+        number = _number(value)
+        if number is None or number > limit or number < 0 or (number == 0 and not zero):
+            raise Invalid(f"must be a number of seconds, {low} and at most {limit:g}, got {_show(value)}")
+        return number
+
+    return convert
 
 
 def milliseconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise Invalid(f"must be a number of milliseconds greater than 0, got {_show(value)}")
-    return float(value)
+    number = _number(value)
+    if number is None or not 0 < number <= MAX_MILLISECONDS:
+        raise Invalid(
+            f"must be a number of milliseconds greater than 0 and at most {MAX_MILLISECONDS}, got {_show(value)}"
+        )
+    return number
 
 
 def count(value: Any) -> int:
@@ -94,8 +118,8 @@ def count(value: Any) -> int:
 
 
 def byte_size(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
-        raise Invalid(f"must be a whole number of bytes, at least 1024, got {_show(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= MAX_BYTES:
+        raise Invalid(f"must be a whole number of bytes, from 1024 to {MAX_BYTES}, got {_show(value)}")
     return value
 
 
@@ -170,9 +194,10 @@ def headers(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def ratio(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+    number = _number(value)
+    if number is None or not 0 < number <= 1:
         raise Invalid(f"must be a number above 0 and at most 1, got {_show(value)}")
-    return float(value)
+    return number
 
 
 def cron(value: Any) -> str:
@@ -209,7 +234,12 @@ SITE_KEYS = (
     Key("title", text, "Service status", "Title shown on every page and feed."),
     Key("base_url", base_url, "http://127.0.0.1:8080", "Public URL the site is served at; used in feeds and links."),
     Key("description", text, "Current state of the services we depend on.", "One line under the title."),
-    Key("interval", seconds, 60.0, "Seconds between runs; data is stale after three intervals with no finished run."),
+    Key(
+        "interval",
+        seconds_up_to(MAX_INTERVAL),
+        60.0,
+        "Seconds between runs; data is stale after three intervals with no finished run.",
+    ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
     Key("concurrency", count, 100, "How many checks may be in flight at once."),
@@ -241,7 +271,7 @@ SITE_KEYS = (
     ),
     Key(
         "spread",
-        non_negative_seconds,
+        seconds_up_to(MAX_SPREAD, zero=True),
         None,
         "Seconds over which a run's check starts are spread evenly, so a burst "
         "of starts does not delay the answers being timed; by default 4 s per 1,000 checks, and when checks timed "
@@ -255,7 +285,7 @@ CHECK_KEYS = (
     Key("method", method, "GET", "HTTP method."),
     Key("expect_status", status_codes, (200,), "Status code or list of codes that count as up."),
     Key("keyword", optional_text, None, "Text the body must contain; none by default."),
-    Key("timeout", seconds, 10.0, "Seconds before the check counts as timed out."),
+    Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the check counts as timed out."),
     Key("degraded_ms", milliseconds, 2000.0, "Latency above which a good answer counts as slow (degraded)."),
     Key("max_bytes", byte_size, None, "Cap on bytes read; defaults to site.max_bytes."),
     Key(
@@ -271,11 +301,11 @@ VENDOR_KEYS = (
     Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),
     Key("format", vendor_format, "auto", "Payload format; auto detects it from the payload."),
     Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
-    Key("timeout", seconds, 10.0, "Seconds before the fetch counts as timed out."),
+    Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the fetch counts as timed out."),
     Key("headers", headers, (), "Request headers, a table; values may name environment variables (${TOKEN})."),
     Key(
         "stale_after",
-        seconds,
+        seconds_up_to(MAX_STALE_AFTER),
         3600.0,
         "Seconds after our last successful fetch before the vendor's view is set aside "
         "(not its own last update: a quiet page may not change for months).",
@@ -307,7 +337,7 @@ MAINTENANCE_KEYS = (
     Key("start", timestamp, None, "A one-off window: when it opens (date-time with offset)."),
     Key("end", timestamp, None, "A one-off window: when it closes."),
     Key("schedule", cron, None, 'A recurring window: when it opens, in cron form in UTC ("0 2 * * sun").'),
-    Key("duration", seconds, None, "A recurring window: how many seconds it lasts."),
+    Key("duration", seconds_up_to(MAX_WINDOW), None, "A recurring window: how many seconds it lasts."),
     Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
 )
 
@@ -483,7 +513,7 @@ def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for key, name in table.items():
-        if not SLUG_RE.match(key):
+        if not SLUG_RE.fullmatch(key):
             problems.add("[categories]", f'category "{key}" must be a slug matching {SLUG_RE.pattern}')
         elif not isinstance(name, str) or not name.strip():
             problems.add("[categories]", f'category "{key}" must have a display name, e.g. {key} = "{key.title()}"')
@@ -622,9 +652,49 @@ def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> 
     return tuple(c for c in found if c)
 
 
+def nesting(text_: str) -> int:
+    """The deepest nesting of arrays and inline tables (table headers count too), outside strings
+    and comments: measured before parsing, since the parser recurses once per level."""
+    depth = deepest = i = 0
+    while i < len(text_):
+        c = text_[i]
+        if c == "#":
+            end = text_.find("\n", i)
+            i = len(text_) if end < 0 else end
+        elif c in "\"'":
+            i = _string_end(text_, i)
+        else:
+            if c in "[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif c in "]}":
+                depth = max(depth - 1, 0)
+            i += 1
+    return deepest
+
+
+def _string_end(text_: str, start: int) -> int:
+    """Where the TOML string starting at ``start`` ends (just past its closing quote)."""
+    quote = text_[start]
+    mark = quote * 3 if text_.startswith(quote * 3, start) else quote
+    i = start + len(mark)
+    while i < len(text_):
+        if quote == '"' and text_[i] == "\\":
+            i += 2
+        elif text_.startswith(mark, i) or (len(mark) == 1 and text_[i] == "\n"):
+            return i + len(mark)
+        else:
+            i += 1
+    return i
+
+
 def parse_config(text_: str, path: Path) -> Config:
     """Validate the TOML text of ``path``; raise ConfigError listing every problem."""
     problems = _Problems(path.name)
+    if nesting(text_) > MAX_NESTING:
+        raise ConfigError(
+            [f"{path.name}: arrays and tables are nested more than {MAX_NESTING} deep; flatten the value"]
+        )
     try:
         doc = tomllib.loads(text_)
     except tomllib.TOMLDecodeError as exc:
@@ -644,6 +714,9 @@ def parse_config(text_: str, path: Path) -> Config:
 def load_config(path: str | Path) -> Config:
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError([f"{path}: {size} bytes is larger than a configuration may be ({MAX_FILE_BYTES} bytes)"])
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError([f"{path}: file not found; pass --config FILE or create services.toml"]) from None

@@ -36,14 +36,14 @@ BROKEN = [
     (
         "timeout words",
         CATS + GOOD_SERVICE + 'timeout = "ten"\n',
-        ['services.toml: service "github", check 1: timeout must be a number of seconds greater than 0, got "ten"'],
+        ['services.toml: service "github", check 1: timeout must be a number of seconds, greater than 0 and at most 300, got "ten"'],
     ),
     (
         "second check",
         CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
         [
             'services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
-            'services.toml: service "github", check 2: timeout must be a number of seconds greater than 0, got -1',
+            'services.toml: service "github", check 2: timeout must be a number of seconds, greater than 0 and at most 300, got -1',
         ],
     ),
     (
@@ -63,7 +63,7 @@ BROKEN = [
         "bad slug and missing name",
         CATS + '[[services]]\nslug = "Git Hub"\ncategory = "dev"\n[[services.checks]]\nurl = "https://x.org"\n',
         [
-            'services.toml: service "Git Hub": slug must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$, got "Git Hub"',
+            'services.toml: service "Git Hub": slug must be a slug matching [a-z0-9][a-z0-9-]{0,62}, got "Git Hub"',
             'services.toml: service "Git Hub": name is required (Display name.)',
         ],
     ),
@@ -82,7 +82,7 @@ BROKEN = [
         '[site]\ninterval = 0\nbase_url = "status.example.org"\ncolour = "red"\n' + CATS + GOOD_SERVICE,
         [
             'services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
-            "services.toml: [site]: interval must be a number of seconds greater than 0, got 0",
+            "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got 0",
             'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
             "store, output, concurrency, failures_to_open, successes_to_resolve, max_bytes, user_agent, "
             "vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, allow_private_targets, spread",
@@ -151,6 +151,50 @@ BROKEN = [
         ],
     ),
     (
+        "not a number",
+        "[site]\ninterval = nan\nspread = inf\nmax_bytes = 10_000_000_000\n" + CATS + GOOD_SERVICE + "timeout = 1e308\n",
+        [
+            "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got nan",
+            "services.toml: [site]: max_bytes must be a whole number of bytes, from 1024 to 1073741824, "
+            "got 10000000000",
+            "services.toml: [site]: spread must be a number of seconds, 0 or more and at most 3600, got inf",
+            'services.toml: service "github", check 1: timeout must be a number of seconds, greater than 0 and at '
+            "most 300, got 1e+308",
+        ],
+    ),
+    (
+        "newline after a slug",
+        '[categories]\n"dev\\n" = "Developer tools"\n' + GOOD_SERVICE.replace('slug = "github"', 'slug = "github\\n"'),
+        [
+            'services.toml: [categories]: category "dev\n" must be a slug matching [a-z0-9][a-z0-9-]{0,62}',
+            'services.toml: service "github\n": slug must be a slug matching [a-z0-9][a-z0-9-]{0,62}, got "github\n"',
+        ],
+    ),
+    (
+        "nested too deep",
+        CATS + GOOD_SERVICE + "keyword = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        ["services.toml: arrays and tables are nested more than 16 deep; flatten the value"],
+    ),
+    (
+        "a variable that is not set",
+        CATS + GOOD_SERVICE.replace("api.github.com/", "api.github.com/?key=${STATUSGEN_TEST_UNSET}")
+        + 'headers = { Authorization = "Bearer ${STATUSGEN_TEST_UNSET_2}" }\n',
+        [
+            'services.toml: service "github", check 1: url names ${STATUSGEN_TEST_UNSET}, which is not set in the '
+            "environment; export it",
+            'services.toml: service "github", check 1: headers.Authorization names ${STATUSGEN_TEST_UNSET_2}, which '
+            "is not set in the environment; export it",
+        ],
+    ),
+    (
+        "vendor scheme",
+        CATS + GOOD_SERVICE + '[services.vendor]\nurl = "file:///etc/passwd"\n',
+        [
+            'services.toml: service "github", vendor: url must be an http:// or https:// URL or a local file, '
+            'got "file:///etc/passwd"'
+        ],
+    ),
+    (
         "canary",
         CATS + GOOD_SERVICE + '[[canaries]]\nurl = "example.com"\n',
         ['services.toml: canary 1: url must be an http:// or https:// URL, got "example.com"'],
@@ -184,10 +228,19 @@ def test_check_config_and_run_report_every_problem_and_change_nothing(tmp_path):
     for args in (["check-config", str(path)], ["run", "--config", str(path)]):
         res = runner.invoke(main, args)
         assert res.exit_code == 2
-        assert 'check 1: timeout must be a number of seconds greater than 0, got "ten"' in res.output
+        assert 'check 1: timeout must be a number of seconds, greater than 0 and at most 300, got "ten"' in res.output
         assert 'check 1: unknown key "retries"' in res.output
         assert "Traceback" not in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["services.toml"]
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "services.toml"
+    with path.open("w") as f:
+        f.write(CATS + GOOD_SERVICE)
+        f.write("# padding\n" * 500_000)
+    res = CliRunner().invoke(main, ["check-config", str(path)])
+    assert res.exit_code == 2 and "is larger than a configuration may be (4194304 bytes)" in res.output
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
