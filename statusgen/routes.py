@@ -38,7 +38,7 @@ from statusgen.model import DEFAULT_RANGE, RANGES
 
 API = "api/v1"
 ALL = "_all"
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")  # always fullmatch: "$" matches before a final newline
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
@@ -157,7 +157,7 @@ def _first(query: Mapping[str, Sequence[str]], name: str) -> str | None:
 
 
 def _valid(value: str | None, exists: Callable[[str], bool], probe: Callable[[str], str]) -> bool:
-    return value is None or (bool(VALUE_RE.match(value)) and exists(probe(value)))
+    return value is None or (bool(VALUE_RE.fullmatch(value)) and exists(probe(value)))
 
 
 def _services(query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
@@ -170,7 +170,7 @@ def _services(query: Mapping[str, Sequence[str]], exists: Callable[[str], bool])
 
 
 def _history(slug: str, query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
-    if not SLUG_RE.match(slug) or not exists(service_file(slug)):
+    if not SLUG_RE.fullmatch(slug) or not exists(service_file(slug)):
         return Resolved(404, error_file("404-service"))
     rng = _first(query, "range") or DEFAULT_RANGE
     if rng not in RANGES:
@@ -186,7 +186,7 @@ def _incidents(query: Mapping[str, Sequence[str]]) -> Resolved:
 
 
 def _service(slug: str, exists: Callable[[str], bool]) -> Resolved:
-    if SLUG_RE.match(slug) and exists(service_file(slug)):
+    if SLUG_RE.fullmatch(slug) and exists(service_file(slug)):
         return Resolved(200, service_file(slug))
     return Resolved(404, error_file("404-service"))
 
@@ -231,7 +231,7 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
             return _history(rest[0], query, exists)
         if name == "incidents" and not rest:
             return _incidents(query)
-    old = OLD_INCIDENT.match(path)
+    old = OLD_INCIDENT.fullmatch(path)
     if old:
         return _old_incident(old["slug"], old["at"], exists)
     return _static(path, exists)

@@ -339,3 +339,25 @@ def test_checks_that_timed_out_start_first_and_the_others_spread_over_their_time
     long = replace(config, services=(ServiceConfig("x", "X", "c", (CheckConfig("https://a.example", timeout=60.0),)),))
     assert run_spread(long, {("x", 0)}) == 10.0  # never more than 10 s
     assert run_spread(replace(config, site=SiteConfig(spread=0.5)), {("s5", 0)}) == 0.5  # as the site says
+
+
+def test_overall_status_and_its_sentence():
+    from statusgen.decide.overall import overall
+
+    S = Status
+    assert overall([S.OPERATIONAL] * 3).summary == "All services are operating normally."
+    assert overall([S.OPERATIONAL, S.UNKNOWN]).summary == (
+        "All measured services are operating normally (1 service is not measured)."
+    )
+    mixed = overall([S.DEGRADED, S.OPERATIONAL, S.MAJOR_OUTAGE, S.DEGRADED, S.MAINTENANCE, S.OPERATIONAL])
+    assert mixed.status is S.MAJOR_OUTAGE
+    assert mixed.summary == (
+        "1 service has a major outage, 2 services have degraded performance and 1 service is under maintenance; "
+        "the other 2 are operating normally."
+    )
+    assert overall([S.PARTIAL_OUTAGE, S.OPERATIONAL]).summary == (
+        "1 service has a partial outage; the other one is operating normally."
+    )
+    assert overall([S.MAINTENANCE]).status is S.MAINTENANCE
+    assert overall([S.UNKNOWN, S.UNKNOWN]) == overall([S.UNKNOWN]).__class__(S.UNKNOWN, "No service is measured yet.")
+    assert overall([]).status is S.UNKNOWN

@@ -146,6 +146,10 @@ def test_snapshot_counts_equal_the_lists(scenario):
             assert pair["filters"] == {"category": cat, "status": status}
     assert snap["health_index"] == round((100 + 100 + 0) / 3, 1)
     assert snap["open_incidents"] == 1
+    summary = "1 service has a major outage; the other 2 are operating normally."
+    assert snap["status"] == "major_outage" and snap["summary"] == summary
+    health = get(scenario, "/api/v1/health").json()
+    assert (health["status"], health["summary"]) == (snap["status"], snap["summary"])
 
 
 def test_service_records(scenario):
@@ -311,6 +315,15 @@ def test_openapi_document_lists_every_endpoint(scenario):
     }
     params = doc["paths"]["/api/v1/services"]["get"]["parameters"]
     assert params[0]["schema"]["enum"] == ["cloud", "payments"]
+
+
+def test_the_front_page_opens_with_the_overall_sentence(scenario):
+    html = get(scenario, "/").text
+    first = html[html.index("</h1>") : html.index("</p>", html.index("</h1>"))]
+    assert 'class="banner banner-major_outage"' in first
+    assert "<strong>1 service has a major outage; the other 2 are operating normally.</strong>" in first
+    incident = get(scenario, "/api/v1/incidents?active=1").json()["incidents"][0]
+    assert f'<a href="{incident["links"]["page"]}">' in first  # the open incident, linked
 
 
 def test_index_links_the_api_and_escapes_vendor_text(scenario):

@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
         "statusgen.policy",
         "statusgen.jsonout",
         "statusgen.neterrors",
+        "statusgen.secrets",
     },
     {"statusgen.probe", "statusgen.vendors"},
     {"statusgen.decide"},

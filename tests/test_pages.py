@@ -630,6 +630,9 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     assert "Database upgrade" in body, "maintenance windows are listed"
 
 
+CONFIGURED_VENDOR_FIELDS = ("source", "format", "components", "timeout_s", "stale_after_s")
+
+
 def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> None:
     """The method page is made before any record (``configured_record``): the same fields, the same values."""
     from statusgen.render.documents import configured_record
@@ -641,6 +644,7 @@ def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> No
             "links": record["links"],
             "thresholds": record["thresholds"],
             "checks": [{k: v for k, v in c.items() if k != "last_result"} for c in record["checks"]],
+            "vendor": record["vendor"] and {k: record["vendor"][k] for k in CONFIGURED_VENDOR_FIELDS},
         }
     body = text_of(demo.page("method/index.html").xpath("//main")[0])
     first = demo.config.services[0].slug

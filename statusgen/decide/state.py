@@ -34,6 +34,7 @@ from statusgen.model import (
     Outcome,
     Status,
 )
+from statusgen.secrets import public_url
 from statusgen.timeutil import iso, parse_iso, parse_time
 
 
@@ -179,7 +180,7 @@ def evidence_for(
             Evidence(
                 r.check_index + 1,
                 check.method,
-                check.url,
+                public_url(check.url),
                 r.outcome.value,
                 r.latency_ms,
                 r.http_status,

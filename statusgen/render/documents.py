@@ -13,13 +13,15 @@ from typing import Any
 import orjson
 
 from statusgen import routes
-from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig
+from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig, VendorConfig
 from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
+from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
+from statusgen.secrets import public_url
 from statusgen.timeutil import iso
 from statusgen.vendors.stage import is_stale
 
@@ -64,6 +66,18 @@ def configured_record(svc: ServiceConfig) -> dict[str, Any]:
         "links": _links(svc.slug),
         "thresholds": _thresholds(svc),
         "checks": [_check_doc(i, c) for i, c in enumerate(svc.checks)],
+        "vendor": _vendor_source(svc.vendor) if svc.vendor else None,
+    }
+
+
+def _vendor_source(vendor: VendorConfig) -> dict[str, Any]:
+    """The fields of a vendor record that the configuration makes."""
+    return {
+        "source": public_url(vendor.url),
+        "format": vendor.format,
+        "components": list(vendor.components),
+        "timeout_s": vendor.timeout,
+        "stale_after_s": vendor.stale_after,
     }
 
 
@@ -71,7 +85,7 @@ def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
     return {
         "check": index + 1,
         "method": check.method,
-        "url": check.url,
+        "url": public_url(check.url),
         "expect_status": list(check.expect_status),
         "keyword": check.keyword,
         "timeout_s": check.timeout,
@@ -130,15 +144,10 @@ def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
     if svc.vendor is None:
         return None
     row = data.vendors.get(svc.slug)
-    if row is not None and row.url != svc.vendor.url:
+    if row is not None and row.url != public_url(svc.vendor.url):  # the store keeps the public form
         row = None
     stale = is_stale(row.last_ok_at if row else None, data.now, svc.vendor.stale_after)
-    return {
-        "source": svc.vendor.url,
-        "format": svc.vendor.format,
-        "components": list(svc.vendor.components),
-        "timeout_s": svc.vendor.timeout,
-        "stale_after_s": svc.vendor.stale_after,
+    return _vendor_source(svc.vendor) | {
         "outcome": row.outcome if row else None,
         "detail": row.detail if row else None,
         "fetched_at": iso(row.fetched_at) if row else None,
@@ -219,10 +228,17 @@ def index_of(data: SiteData) -> float | None:
     return health_index(data.state(s.slug).status for s in data.config.services)
 
 
+def overall_of(data: SiteData) -> dict[str, str]:
+    """The site's status in a word and a sentence (the front page's first line)."""
+    found = overall(data.state(s.slug).status for s in data.config.services)
+    return {"status": found.status.value, "summary": found.summary}
+
+
 def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
         "as_of": iso(data.time),
         "title": data.config.site.title,
+        **overall_of(data),
         "last_collection": collection_state(data.last_run, data.config.site.interval, data.now)["last_run"],
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
@@ -241,6 +257,7 @@ def health_document(data: SiteData) -> dict[str, Any]:
     ]
     return {
         "as_of": iso(data.time),
+        **overall_of(data),
         "health_index": index_of(data),
         "formula": FORMULA,
         "services_counted": len(counted),

@@ -281,11 +281,23 @@ INCIDENT = obj(
 )
 
 BY_STATUS = obj(dict.fromkeys(STATUSES, INT))
+OVERALL = {
+    "status": {
+        **STATUS,
+        "description": "The worst status among the services (unknown only when none is measured).",
+    },
+    "summary": {
+        "type": "string",
+        "description": 'The front page\'s first line: "All services are operating normally." or how many services '
+        "have which problem, worst first.",
+    },
+}
 
 SNAPSHOT = obj(
     {
         "as_of": TIME,
         "title": {"type": "string"},
+        **OVERALL,
         "last_collection": {"type": ["object", "null"]},
         "health_index": {"type": ["number", "null"], "minimum": 0, "maximum": 100},
         "counts": obj(
@@ -301,7 +313,7 @@ SNAPSHOT = obj(
         "count": INT,
         "services": {"type": "array", "items": SERVICE_SUMMARY},
     },
-    description="All services, the health index, counts by status and by category.",
+    description="The site's status and its sentence, all services, the health index, counts by status and by category.",
 )
 
 SERVICES = listing("services", SERVICE_SUMMARY, obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}))
@@ -320,6 +332,7 @@ COLLECTION = obj(
 HEALTH = obj(
     {
         "as_of": TIME,
+        **OVERALL,
         "health_index": {"type": ["number", "null"]},
         "formula": {"type": "string"},
         "services_counted": INT,

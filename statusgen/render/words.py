@@ -11,12 +11,15 @@ from datetime import timedelta
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from statusgen.decide.incidents import SEVERITY
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.timeutil import human_duration, iso, parse_iso
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 IMPACT_WORDS = {"none": "no visible impact"}
+#: An incident's severity read as the status it comes from.
+SEVERITY_STATUS = {severity: status for status, severity in SEVERITY.items()}
 SOURCE_WORDS = {
     "checks": "our own checks",
     "vendor": "the vendor's status page",
@@ -137,4 +140,7 @@ FILTERS = {
     "range_label": lambda name: RANGE_LABELS.get(name, name),
     "source_word": lambda source: SOURCE_WORDS.get(source, source),
     "flag_word": lambda flag: FLAG_WORDS.get(flag, flag),
+    "severity_word": lambda severity: (
+        STATUS_WORDS[SEVERITY_STATUS[severity]] if severity in SEVERITY_STATUS else severity
+    ),
 }
