@@ -282,6 +282,13 @@ SITE_KEYS = (
 
 CHECK_KEYS = (
     Key("url", http_url, doc="URL to request."),
+    Key(
+        "label",
+        optional_text,
+        None,
+        "How readers see the check in reasons and pages (its URL is published without userinfo or query); "
+        "defaults to the URL's host name.",
+    ),
     Key("method", method, "GET", "HTTP method."),
     Key("expect_status", status_codes, (200,), "Status code or list of codes that count as up."),
     Key("keyword", optional_text, None, "Text the body must contain; none by default."),
@@ -355,6 +362,12 @@ class CheckConfig:
     degraded_ms: float = 2000.0
     max_bytes: int = 1_048_576
     headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        """What a reader sees of this check: its label, or its URL's host."""
+        return self.label or urlsplit(self.url).hostname or "the check"
 
 
 @dataclass(frozen=True)

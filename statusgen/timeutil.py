@@ -62,3 +62,8 @@ def human_duration(delta: timedelta) -> str:
     if hours:
         return f"{hours} h {mins} min" if mins else f"{hours} h"
     return f"{mins} min" if mins else f"{total} s"
+
+
+def moment(when: datetime) -> str:
+    """A time as a reader sees it in text that must not change while nothing does: ``2026-11-22 20:21 UTC``."""
+    return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"

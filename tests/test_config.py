@@ -36,21 +36,25 @@ BROKEN = [
     (
         "timeout words",
         CATS + GOOD_SERVICE + 'timeout = "ten"\n',
-        ['services.toml: service "github", check 1: timeout must be a number of seconds, greater than 0 and at most 300, got "ten"'],
+        [
+            'services.toml: service "github", check 1: timeout must be a number of seconds, greater than 0 and at '
+            'most 300, got "ten"'
+        ],
     ),
     (
         "second check",
         CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
         [
             'services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
-            'services.toml: service "github", check 2: timeout must be a number of seconds, greater than 0 and at most 300, got -1',
+            'services.toml: service "github", check 2: timeout must be a number of seconds, greater than 0 and at '
+            "most 300, got -1",
         ],
     ),
     (
         "unknown key",
         CATS + GOOD_SERVICE + "retries = 3\n",
         [
-            'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, method, '
+            'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, label, method, '
             "expect_status, keyword, timeout, degraded_ms, max_bytes, headers"
         ],
     ),
@@ -152,7 +156,10 @@ BROKEN = [
     ),
     (
         "not a number",
-        "[site]\ninterval = nan\nspread = inf\nmax_bytes = 10_000_000_000\n" + CATS + GOOD_SERVICE + "timeout = 1e308\n",
+        "[site]\ninterval = nan\nspread = inf\nmax_bytes = 10_000_000_000\n"
+        + CATS
+        + GOOD_SERVICE
+        + "timeout = 1e308\n",
         [
             "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got nan",
             "services.toml: [site]: max_bytes must be a whole number of bytes, from 1024 to 1073741824, "
@@ -177,7 +184,8 @@ BROKEN = [
     ),
     (
         "a variable that is not set",
-        CATS + GOOD_SERVICE.replace("api.github.com/", "api.github.com/?key=${STATUSGEN_TEST_UNSET}")
+        CATS
+        + GOOD_SERVICE.replace("api.github.com/", "api.github.com/?key=${STATUSGEN_TEST_UNSET}")
         + 'headers = { Authorization = "Bearer ${STATUSGEN_TEST_UNSET_2}" }\n',
         [
             'services.toml: service "github", check 1: url names ${STATUSGEN_TEST_UNSET}, which is not set in the '

@@ -35,3 +35,24 @@ def test_every_endpoint_and_status_is_in_the_api_doc():
 def test_readme_opens_with_the_two_commands():
     head = "\n".join((ROOT / "README.md").read_text().splitlines()[:20])
     assert "make run" in head and "make test" in head
+
+
+def field_names(schema: object) -> set[str]:
+    """Every property name a schema declares, at any depth (additionalProperties' keys are data)."""
+    found: set[str] = set()
+    if isinstance(schema, dict):
+        found |= set(schema.get("properties", {}))
+        for value in schema.values():
+            found |= field_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found |= field_names(value)
+    return found
+
+
+def test_every_field_of_the_json_is_named_in_the_api_doc():
+    from statusgen.render.shapes import SCHEMAS
+
+    doc = (ROOT / "docs" / "api.md").read_text()
+    missing = sorted(name for name in field_names(list(SCHEMAS.values())) if f"`{name}`" not in doc)
+    assert missing == [], f"fields of the JSON not named in docs/api.md: {missing}"

@@ -162,7 +162,7 @@ def test_service_records(scenario):
         assert times == sorted(times) and len(set(times)) == 11  # oldest first, one per run
     gamma = get(scenario, "/api/v1/services/gamma").json()["service"]
     assert gamma["status"] == "major_outage"
-    assert "timed out (0.5 s)" in gamma["reason"]
+    assert "127.0.0.1 timed out after 0.5 s" in gamma["reason"]
     assert gamma["open_incident"]["id"].startswith("gamma-")
     assert get(scenario, "/api/v1/services/alpha").json()["service"]["name"] == "Alpha <Cloud> & Co"
 

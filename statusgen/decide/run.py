@@ -20,7 +20,7 @@ from statusgen.decide.merge import merge, usable_view, vendor_says, view_status
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
-from statusgen.timeutil import iso
+from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
 from statusgen.vendors.stage import VendorObservation
 
@@ -108,7 +108,7 @@ def own_state(
         return paused(prev, now)
     window = svc.maintenance_at(now)
     if window is not None:
-        reason = f"Scheduled maintenance: {window.title} (until {iso(window.end)})."
+        reason = f"Scheduled maintenance: {window.title} (until {moment(window.end) if window.end else 'its end'})."
         return under_maintenance(prev, svc, results, window.start or now, reason, "schedule")
     if vendor_maintenance is not None:
         # Our own view enters maintenance when we first read it (the vendor's start is the merge's).

@@ -35,7 +35,7 @@ from statusgen.model import (
     Status,
 )
 from statusgen.secrets import public_url
-from statusgen.timeutil import iso, parse_iso, parse_time
+from statusgen.timeutil import iso, moment, parse_iso, parse_time
 
 
 class Verdict(StrEnum):
@@ -61,6 +61,7 @@ class Evidence:
     slow: bool
     at: datetime
     flag: str | None = None  # None (counted), MAINTENANCE_FLAG or EXCLUDED_FLAG
+    label: str = ""  # the check's public name (CheckConfig.name)
 
     @property
     def counted(self) -> bool:
@@ -77,6 +78,7 @@ class Evidence:
             "slow": self.slow,
             "at": iso(self.at),
             "flag": self.flag,
+            "label": self.label,
         }
 
     @classmethod
@@ -91,6 +93,7 @@ class Evidence:
             d["slow"],
             parse_time(d["at"]),
             d.get("flag"),
+            d.get("label") or urlsplit(d["url"]).hostname or "",
         )
 
 
@@ -187,6 +190,7 @@ def evidence_for(
                 r.slow,
                 r.ts,
                 flag,
+                check.name,
             )
         )
     return tuple(out)
@@ -320,37 +324,42 @@ def _since(prev: ServiceState, own: Status, streaks: dict[str, Any], at: datetim
 # -- the reason, in words ------------------------------------------------------
 
 
-def _target(check_method: str, url: str) -> str:
-    parts = urlsplit(url)
-    scheme = "HTTPS" if parts.scheme == "https" else "HTTP"
-    path = parts.path if parts.path not in ("", "/") else ""
-    return f"{scheme} {check_method} check of {parts.netloc}{path}"
+#: What a failing check did, after its name, where the outcome's description does not read so.
+CHECK_WORDS = {
+    Outcome.DNS: "could not be found (its name did not resolve)",
+    Outcome.CONNECT: "could not be reached (the connection failed)",
+    Outcome.TLS: "failed the TLS handshake",
+    Outcome.TOO_LARGE: "answered more than the size cap",
+    Outcome.REDIRECTS: "redirected too many times",
+}
 
 
 def _describe(e: Evidence, check: CheckConfig) -> str:
+    """What one failing check did, in a reader's words: "api.example.com timed out after 10 s"."""
     outcome = Outcome(e.outcome)
-    what = DESCRIPTIONS[outcome]
     if outcome is Outcome.TIMEOUT:
-        what += f" ({check.timeout:g} s)"
+        what = f"timed out after {check.timeout:g} s"
     elif outcome is Outcome.HTTP_STATUS and e.http_status:
         what = f"answered HTTP {e.http_status} (expected {', '.join(map(str, check.expect_status))})"
     elif outcome is Outcome.KEYWORD:
-        what = f'answer lacked the keyword "{check.keyword}"'
-    return what
+        what = f'answered without the text "{check.keyword}"'
+    else:
+        what = CHECK_WORDS.get(outcome, DESCRIPTIONS[outcome])
+    return f"{e.label or check.name} {what}"
 
 
 def failures(state: ServiceState, svc: ServiceConfig) -> str:
-    """What the failing checks did, e.g. "HTTPS GET check of api.example.com timed out (10 s)"; "" if none."""
+    """What the failing checks did, e.g. "api.example.com timed out after 10 s"; "" if none."""
     failing = [e for e in state.evidence if e.counted and e.outcome != Outcome.OK.value]
-    return "; ".join(f"{_target(e.method, e.url)} {_describe(e, svc.checks[e.check - 1])}" for e in failing)
+    return "; ".join(_describe(e, svc.checks[e.check - 1]) for e in failing)
 
 
 def explain(state: ServiceState, svc: ServiceConfig) -> str:
     """A human reason for the state, worded to stay the same while nothing changes.
 
-    e.g. "HTTPS GET check of api.example.com timed out (10 s), 2 of 3 failed cycles needed
-    to declare an outage." then "HTTPS GET check of api.example.com timed out (10 s);
-    failing since 2026-11-22T20:02:00Z." Results set aside are named after it, as not counted.
+    e.g. "api.example.com timed out after 10 s, 2 of 3 failed cycles needed to declare an
+    outage." then "api.example.com timed out after 10 s; failing since 2026-11-22 20:02 UTC."
+    Results set aside are named after it, as not counted.
     """
     counted = [e for e in state.evidence if e.counted]
     if not counted and state.evidence:
@@ -373,13 +382,14 @@ def _set_aside(evidence: Sequence[Evidence]) -> str:
 def _held(state: ServiceState) -> str:
     if state.own_status is Status.UNKNOWN:
         return "Our own checks say nothing yet: the status stays unknown until a result counts."
-    return f"Our own checks still say {STATUS_WORDS[state.own_status]} (since {iso(state.since)})."
+    since = moment(state.since) if state.since else "the start"
+    return f"Our own checks still say {STATUS_WORDS[state.own_status]} (since {since})."
 
 
 def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[Evidence]) -> str:
     failing = failures(state, svc)
     slow = [e for e in counted if e.slow]
-    since = iso(state.since)
+    since = moment(state.since) if state.since else "the start"
     if state.flapping and state.own_status not in OUTAGES:
         return f"Flapping: its checks keep failing and recovering, since {since}."
     if failing:
@@ -394,9 +404,8 @@ def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[
         )
     if slow:
         e = slow[0]
-        what = (
-            f"{_target(e.method, e.url)} answers slower than its {svc.checks[e.check - 1].degraded_ms:.0f} ms threshold"
-        )
+        check = svc.checks[e.check - 1]
+        what = f"{e.label or check.name} answers slower than its {check.degraded_ms:.0f} ms threshold"
         if state.own_status is Status.DEGRADED:
             return f"{what}, since {since}."
         return f"{what}, {state.slow_streak} of {svc.failures_to_open} slow cycles needed to declare it degraded."

@@ -84,6 +84,7 @@ def _vendor_source(vendor: VendorConfig) -> dict[str, Any]:
 def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
     return {
         "check": index + 1,
+        "label": check.name,
         "method": check.method,
         "url": public_url(check.url),
         "expect_status": list(check.expect_status),

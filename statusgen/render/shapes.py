@@ -48,6 +48,7 @@ EVIDENCE = obj(
         "http_status": {"type": ["integer", "null"]},
         "slow": {"type": "boolean"},
         "at": TIME,
+        "label": {"type": "string", "description": "The check's public name (its label, or its URL's host)."},
         "flag": {
             "enum": [None, "maintenance", "excluded"],
             "description": "null when the result counted; maintenance (inside a maintenance window, configured "
@@ -88,11 +89,28 @@ HISTORY_SUMMARY = obj(
     description="Availability in % (0-100) over counted results; latency in ms.",
 )
 
+LAST_DAY_ROW = {
+    "type": "array",
+    "description": "One result, its fields in the order of columns.",
+    "prefixItems": [
+        {**TIME, "description": "at: when the check ran"},
+        {"type": "integer", "minimum": 1, "description": "check: the check's number"},
+        {"type": "string", "description": "outcome: ok, timeout, http_status..."},
+        {"type": ["number", "null"], "description": "latency_ms: null when no answer came"},
+        {"type": ["integer", "null"], "description": "http_status: null when no answer came"},
+        {"type": "boolean", "description": "slow: answered above the check's degraded_ms"},
+        {"enum": [None, "maintenance", "excluded"], "description": "flag: null when the result counted"},
+    ],
+    "items": False,
+    "minItems": 7,
+}
+
 CHECK = obj(
     {
         "check": {"type": "integer"},
+        "label": {"type": "string", "description": "How readers see the check: its label, or its URL's host."},
         "method": {"type": "string"},
-        "url": {"type": "string"},
+        "url": {"type": "string", "description": "Published without userinfo, query or fragment."},
         "expect_status": {"type": "array", "items": {"type": "integer"}},
         "keyword": OPT_STR,
         "timeout_s": {"type": "number"},
@@ -207,7 +225,7 @@ SERVICE_DETAIL = obj(
                             {
                                 "columns": {"type": "array", "items": {"type": "string"}},
                                 "count": INT,
-                                "rows": {"type": "array", "items": {"type": "array", "minItems": 7, "maxItems": 7}},
+                                "rows": {"type": "array", "items": LAST_DAY_ROW},
                                 "summary": HISTORY_SUMMARY,
                             }
                         ),
@@ -281,6 +299,22 @@ INCIDENT = obj(
 )
 
 BY_STATUS = obj(dict.fromkeys(STATUSES, INT))
+LAST_RUN = obj(
+    {
+        "started_at": TIME,
+        "finished_at": TIME,
+        "duration_ms": {"type": "number"},
+        "checks_attempted": INT,
+        "checks_failed": INT,
+        "vendor_sources_attempted": INT,
+        "vendor_sources_failed": INT,
+        "canaries_attempted": INT,
+        "canaries_failed": INT,
+        "results_excluded": {**INT, "description": "Failed results set aside because our vantage point was suspect."},
+    },
+    description="The last collection run: when, how long, and what it attempted and what failed.",
+)
+OPT_LAST_RUN = {"oneOf": [{"type": "null"}, LAST_RUN]}
 OVERALL = {
     "status": {
         **STATUS,
@@ -298,7 +332,7 @@ SNAPSHOT = obj(
         "as_of": TIME,
         "title": {"type": "string"},
         **OVERALL,
-        "last_collection": {"type": ["object", "null"]},
+        "last_collection": OPT_LAST_RUN,
         "health_index": {"type": ["number", "null"], "minimum": 0, "maximum": 100},
         "counts": obj(
             {
@@ -325,7 +359,7 @@ COLLECTION = obj(
         "stale": {"type": "boolean"},
         "interval_s": {"type": "number"},
         "reason": {"type": "string"},
-        "last_run": {"type": ["object", "null"]},
+        "last_run": OPT_LAST_RUN,
     }
 )
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from statusgen import timeutil
 from statusgen.decide.incidents import SEVERITY
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.timeutil import human_duration, iso, parse_iso
@@ -96,7 +97,7 @@ def outside_link(url: str | None) -> str | None:
 def moment(stamp: str | None) -> str:
     """``2026-11-22T20:21:31Z`` as ``2026-11-22 20:21 UTC``."""
     when = parse_iso(stamp)
-    return "" if when is None else f"{when:%Y-%m-%d %H:%M} UTC"
+    return "" if when is None else timeutil.moment(when)
 
 
 @lru_cache(maxsize=4096)
