@@ -81,6 +81,7 @@ class Chart:
     axes: Axes
     marks: tuple[Mark, ...]
     no_data: str | None  # said in the plot when no bucket of the range has a value
+    count: int  # buckets, for the script's slider
     view_box: str = f"0 0 {W} {H}"
     plot: str = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"  # the plot area, for the script: x y width height
 
@@ -143,7 +144,13 @@ def latency(history: History) -> Chart:
     )
     no_data = None if any(v is not None for v in cols.p50) else "No latency measured in this range"
     return Chart(
-        "latency", label, routes.history_url(doc["service"], doc["range"]), _axes(doc, top, " ms"), marks, no_data
+        "latency",
+        label,
+        routes.history_url(doc["service"], doc["range"]),
+        _axes(doc, top, " ms"),
+        marks,
+        no_data,
+        doc["count"],
     )
 
 
@@ -180,7 +187,13 @@ def availability(history: History) -> Chart:
     )
     no_data = None if any(v is not None for v in cols.availability) else "No checks counted in this range"
     return Chart(
-        "availability", label, routes.history_url(doc["service"], doc["range"]), _axes(doc, 100.0, "%"), marks, no_data
+        "availability",
+        label,
+        routes.history_url(doc["service"], doc["range"]),
+        _axes(doc, 100.0, "%"),
+        marks,
+        no_data,
+        doc["count"],
     )
 
 

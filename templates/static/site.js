@@ -75,6 +75,10 @@
     el.tabIndex = 0;
     el.setAttribute("role", "slider");
     el.setAttribute("aria-valuemin", "1");
+    // A slider has a value before it is read: the latest bucket, the one on the right.
+    el.setAttribute("aria-valuemax", el.dataset.count);
+    el.setAttribute("aria-valuenow", el.dataset.count);
+    el.setAttribute("aria-valuetext", "The latest; use the arrow keys to read each one");
     if (!el.getAttribute("aria-label")) {
       const name = el.closest("li")?.querySelector("a")?.textContent || "Availability";
       el.setAttribute("aria-label", `${name}: availability by day, last 90 days`);
