@@ -26,6 +26,7 @@ from statusgen import routes
 from statusgen.model import RANGES, STATUSES
 from statusgen.policy import PAGES_PER_MINUTE
 from statusgen.render.tree import GZIP_MIN_BYTES
+from statusgen.web.serve import DOCUMENT_POLICY, PAGE_POLICY
 from tests.conformance import Server, fresh_address, rewrite, scenario, served
 
 CATEGORIES = ("apis", "web", "payments")
@@ -310,6 +311,33 @@ def test_raw_query_values_never_reach_a_path(server):
         assert (status, body) == (400, server.file(routes.error_file(name))), query
     status, _, body = server.raw("/api/v1/services/alpha/history?range=..%2F..%2F..%2Fsnapshot")
     assert (status, body) == (400, server.file(routes.error_file("400-range")))
+
+
+# -- security headers ------------------------------------------------------------
+
+
+def assert_security_headers(r: httpx.Response, page: bool) -> None:
+    """A page's policy runs the site's own script and stylesheet; any other answer runs nothing."""
+    assert r.headers["content-security-policy"] == (PAGE_POLICY if page else DOCUMENT_POLICY), r.url
+    assert r.headers["referrer-policy"] == "no-referrer" and r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_every_answer_carries_the_security_headers(server, http):
+    for url, page in (("/", True), ("/services/alpha/", True), ("/api/", True), ("/nothing-here", True)):
+        assert_security_headers(http.get(url), page)
+    for url in (
+        "/api/v1/snapshot",
+        "/feed/incidents.xml",
+        "/static/site.css",
+        "/api/v1/services/nope",
+        "/services/alpha",
+    ):
+        assert_security_headers(http.get(url, follow_redirects=False), page=False)
+    etag = http.get("/").headers["etag"]
+    assert_security_headers(http.get("/", headers={"If-None-Match": etag}), page=True)  # a 304 keeps the page's
+    status, headers, _ = server.raw("/", "POST")
+    assert status == 405 and headers["content-security-policy"] == DOCUMENT_POLICY
+    assert "'unsafe-inline'" not in PAGE_POLICY and "frame-ancestors 'none'" in PAGE_POLICY
 
 
 # -- methods -------------------------------------------------------------------

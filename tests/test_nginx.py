@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -24,6 +25,7 @@ from hishel.httpx import CacheTransport
 from statusgen import routes
 from statusgen.cli import main
 from statusgen.web.nginx import NginxConfError, NginxOptions, nginx_config
+from statusgen.web.serve import PAGE_POLICY
 from tests.conformance import (
     Server,
     free_port,
@@ -316,3 +318,19 @@ def test_every_option_is_in_the_deploy_doc():
     for param in main.commands["nginx-conf"].params:
         for opt in param.opts:
             assert f"`{opt}" in doc, f"{opt} of statusgen nginx-conf is not in docs/deploy.md"
+
+
+def test_the_configuration_bounds_slow_clients_and_holds_the_whole_policy(site):
+    conf = nginx_config(NginxOptions(site=site))
+    for line in (
+        "client_header_timeout 10s;",
+        "send_timeout 10s;",
+        "keepalive_timeout 15s;",
+        "limit_conn statusgen_conn 64;",
+    ):
+        assert line in conf, line
+    assert "worker_connections 8192;" in conf and "worker_rlimit_nofile 16384;" in conf
+    parts = re.findall(r'"~\\\.html\$"  "([^"]*)";', conf)
+    assert len(parts) > 1 and "".join(parts) == PAGE_POLICY  # in parts nginx can read, joined whole
+    assert all(len(part) < 4000 for part in parts)
+    assert "limit_conn" not in nginx_config(NginxOptions(site=site, rate_limit=False))

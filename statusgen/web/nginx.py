@@ -26,6 +26,16 @@ include in an existing configuration). It applies the HTTP rules of the API
   (``policy.PAGES_PER_MINUTE``), so a person browsing never uses up the
   interface's, nor the other way round.
 
+- abuse: a deadline for a request's headers (and a body's reads), for each answer and
+  for an idle connection, as ``statusgen serve`` has them; in-flight requests per
+  address bounded (``limit_conn``); in a complete file, connections and open files
+  enough per worker that one address holding thousands of slow connections never
+  uses them up (a connection still sending its headers is not counted by
+  ``limit_conn``: the header deadline and the room are what bound it);
+- security headers on every answer, as ``statusgen serve`` sends them: the pages'
+  Content-Security-Policy, a policy that runs nothing for every other file, and
+  Referrer-Policy.
+
 ``root`` points at the output link, not at a generation, and there is no
 ``open_file_cache``: every request resolves the link, so the atomic swap of
 ``statusgen.tree`` is seen at once and never half-way.
@@ -43,9 +53,22 @@ from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE
 from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, PAGES_PER_MINUTE, RATE_PER_MINUTE
+from statusgen.web.serve import (
+    CONNECTIONS_PER_ADDRESS,
+    DOCUMENT_POLICY,
+    HEADER_TIMEOUT,
+    IDLE_TIMEOUT,
+    PAGE_POLICY,
+    REFERRER_POLICY,
+    SEND_TIMEOUT,
+)
 
 ZONE = "statusgen"  # the interface's
 PAGES_ZONE = "statusgen_pages"
+CONN_ZONE = "statusgen_conn"
+WORKER_CONNECTIONS = 8192  # per worker: far more than one address's slow connections may hold
+WORKER_FILES = 2 * WORKER_CONNECTIONS  # a connection sending a file holds two descriptors
+CONF_VALUE_MAX = 2000  # nginx reads a configuration value of at most 4 KB: longer ones are cut in parts
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
 RETRY_AFTER = 1  # seconds: after a refusal, either bucket lets a request through within the second
 SLUG = routes.SLUG_RE.pattern.strip("^$")
@@ -158,8 +181,29 @@ def _exact(value: str) -> str:
     return f'"~^{re.escape(value)}$"'
 
 
+def _policy_parts(policy: str) -> list[str]:
+    """``policy`` cut at spaces into parts nginx can read, which join back into it."""
+    parts, words = [""], policy.split(" ")
+    for word in words:
+        if len(parts[-1]) + len(word) + 1 > CONF_VALUE_MAX:
+            parts.append("")
+        parts[-1] += word + " "
+    parts[-1] = parts[-1][:-1]
+    return parts
+
+
+def _policy_variables() -> list[str]:
+    return [f"$statusgen_csp_{n}" for n in range(len(_policy_parts(PAGE_POLICY)))]
+
+
 def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) -> list[str]:
-    pairs = {"Cache-Control": cache, **COMMON_HEADERS, **(extra or {})}
+    pairs = {
+        "Cache-Control": cache,
+        **COMMON_HEADERS,
+        "Content-Security-Policy": "".join(_policy_variables()),
+        "Referrer-Policy": REFERRER_POLICY,
+        **(extra or {}),
+    }
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
 
 
@@ -199,20 +243,39 @@ def _whitelist(parameter: str, values: Iterable[str], absent: str) -> list[str]:
     return _block(f"map $statusgen_arg_{parameter} $statusgen_{parameter}", body)
 
 
+def _security_policy_maps() -> list[str]:
+    """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
+    or the one that runs nothing. The pages' policy is long, so it is held in parts."""
+    page, document = _policy_parts(PAGE_POLICY), DOCUMENT_POLICY
+    out = [
+        "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
+        "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
+        "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
+        "# not be framed; every other file runs nothing. Held in parts (nginx reads a value of at",
+        "# most 4 KB), joined in add_header.",
+    ]
+    for n, (variable, part) in enumerate(zip(_policy_variables(), page, strict=True)):
+        out += _block(f"map $uri {variable}", [f'"~\\.html$"  "{part}";', f'default  "{"" if n else document}";'])
+    return out + [""]
+
+
 def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
-    """The lines that belong in the http block: the rate-limit zone and the maps."""
+    """The lines that belong in the http block: the rate-limit zones, the policy and the query maps."""
     out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
     if rate_limit:
         out += [
             "# Rate limits per client address (the real one, see real_ip below), each kept in a 10 MB",
             f"# zone (about 80,000 addresses): {RATE_PER_MINUTE} requests a minute to the interface (/api/,",
-            f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart.",
+            f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart; and the",
+            "# requests one address has in flight at once.",
             f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
             f"limit_req_zone $binary_remote_addr zone={PAGES_ZONE}:10m rate={PAGES_PER_MINUTE}r/m;",
+            f"limit_conn_zone $binary_remote_addr zone={CONN_ZONE}:10m;",
             "",
         ]
     else:
         out += [NO_RATE_LIMIT_NOTE, ""]
+    out += _security_policy_maps()
     out += [
         "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
         "# in the query string (names are case-sensitive; other parameters are ignored, in any",
@@ -287,8 +350,25 @@ def _server_settings(options: NginxOptions) -> list[str]:
         "default_type application/octet-stream;",
         "charset off;",
         "",
+        *_timeouts(),
     ]
     return out
+
+
+def _timeouts() -> list[str]:
+    return [
+        "# Deadlines, as statusgen serve has them: a slow client holds a connection only so long.",
+        "# The headers of a request within their time (a new connection's first request from",
+        "# its opening); a body (never read here, only discarded) read by read; an answer taken",
+        "# write by write; an idle connection between requests. Timed-out connections are reset,",
+        "# so their memory is freed at once.",
+        f"client_header_timeout {HEADER_TIMEOUT}s;",
+        f"client_body_timeout {HEADER_TIMEOUT}s;",
+        f"send_timeout {SEND_TIMEOUT}s;",
+        f"keepalive_timeout {IDLE_TIMEOUT}s;",
+        "reset_timedout_connection on;",
+        "",
+    ]
 
 
 def _real_ip(options: NginxOptions) -> list[str]:
@@ -313,6 +393,13 @@ def _rate_limit(options: NginxOptions) -> list[str]:
         "limit_req_status 429;",
         "limit_req_log_level warn;   # a refusal is expected: logged as a warning, not an error",
         "",
+        f"# At most {CONNECTIONS_PER_ADDRESS} requests in flight from one address (a slow reader of a",
+        "# large answer holds one): past it, the 429 of the location. Counted once headers are read;",
+        "# connections still sending theirs are bounded by client_header_timeout instead.",
+        f"limit_conn {CONN_ZONE} {CONNECTIONS_PER_ADDRESS};",
+        "limit_conn_status 429;",
+        "limit_conn_log_level warn;",
+        "",
     ]
 
 
@@ -334,7 +421,8 @@ def _interface_limit(options: NginxOptions, explain: bool = False) -> list[str]:
 def _common(options: NginxOptions) -> list[str]:
     return [
         "# Every answer: fresh for 15 s, readable by scripts on any origin, ETag and Retry-After",
-        '# exposed. "always" puts them on errors too. A location with an add_header of its own',
+        "# exposed, its security headers (see the Content-Security-Policy maps above).",
+        '# "always" puts them on errors too. A location with an add_header of its own',
         "# loses these (nginx 1.22 has no inheritance of add_header), so the two error locations",
         "# that add headers repeat them.",
         *_headers(),
@@ -518,7 +606,6 @@ def _main_context(options: NginxOptions, inner: list[str]) -> list[str]:
         *temps,
         log,
         "tcp_nopush on;",
-        "keepalive_timeout 65;",
         "",
         *inner,
     ]
@@ -527,8 +614,12 @@ def _main_context(options: NginxOptions, inner: list[str]) -> list[str]:
         "worker_processes auto;",
         "pid nginx.pid;",
         "error_log error.log;",
+        "# Room for many connections in each worker, and the open files they need: one address",
+        "# holding thousands of slow connections (each until client_header_timeout) leaves room",
+        "# for everyone else.",
+        f"worker_rlimit_nofile {WORKER_FILES};",
         "",
-        *_block("events", ["worker_connections 1024;"]),
+        *_block("events", [f"worker_connections {WORKER_CONNECTIONS};"]),
         "",
         *_block("http", http),
     ]

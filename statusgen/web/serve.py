@@ -7,27 +7,88 @@ configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
 requests to the interface (/api/, /feed/) in any minute per client address and
 a limit of its own for pages (past either, 429 with Retry-After), JSON error
 bodies for the interface and HTML error pages for people, CORS, and
-precompressed ``.gz`` copies. It never serves a file
-outside the tree: names are built from validated parts, and the resolved
+precompressed ``.gz`` copies, and the security headers (``security_headers``). It never
+serves a file outside the tree: names are built from validated parts, and the resolved
 path must stay inside the current generation.
+
+It stands up to abuse the way the nginx configuration does: a listen backlog that
+holds a crowd, a deadline for each request's line and headers and for each answer,
+an idle timeout between requests, at most ``MAX_CONNECTIONS`` connections at once
+(the next wait in the backlog) and ``CONNECTIONS_PER_ADDRESS`` from one address
+(the next are closed at once), so one address holding slow connections never takes
+the threads of the others. A request with a body is answered and its connection
+closed: the body is never read, so what follows it is never taken for a request.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import math
 import os
+import socket
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from statusgen import routes
+from statusgen.model import RANGES
 from statusgen.policy import CACHE_CONTROL, COMMON_HEADERS, PAGES_PER_MINUTE, RATE_PER_MINUTE, content_type
+
+# -- what the preview server and the nginx configuration both hold to -----------------
+
+HEADER_TIMEOUT = 10  # seconds for a request's line and headers, from its first byte
+IDLE_TIMEOUT = 15  # seconds a kept-alive connection may wait for its next request
+SEND_TIMEOUT = 10  # seconds for an answer to be taken by the client
+#: Connections one client address may hold at once: a browser opens six, and a few people
+#: behind one office address stay well under it.
+CONNECTIONS_PER_ADDRESS = 64
+MAX_CONNECTIONS = 512  # held at once by the preview server; the next wait in the listen backlog
+LINGER = 1.0  # seconds spent discarding what a client still sends after its last answer
+
+
+def _style_attributes() -> tuple[str, ...]:
+    """The inline styles of the pages, the only ones the policy lets run: templates/index.html
+    gives a bar cell of more than one day ``style=--n:DAYS``, and a bar has a day per bucket
+    of the 90-day range."""
+    return tuple(f"--n:{days}" for days in range(2, RANGES["90d"].buckets + 1))
+
+
+def _hash_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+#: Pages run the site's own script and stylesheet and fetch its own interface; nothing else,
+#: and no other site may frame them. Inline style attributes are allowed by their hashes.
+PAGE_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "style-src-attr 'unsafe-hashes' " + " ".join(map(_hash_source, _style_attributes())),
+        "img-src 'self'",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+#: Everything else (JSON, feeds, images, scripts) is read, never run as a document.
+DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
+REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need not know who sent them
+
+
+def security_headers(rel: str) -> dict[str, str]:
+    """The security headers of the answer with the file ``rel`` (its HTML pages get theirs)."""
+    policy = PAGE_POLICY if rel.endswith(".html") else DOCUMENT_POLICY
+    return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}
 
 
 def etag_of(data: bytes) -> str:
@@ -75,6 +136,39 @@ class RateLimiter:
                 del self.seen[client]
 
 
+class DeadlineReader(io.RawIOBase):
+    """The reading side of a connection, where every read gives up at the request's deadline.
+
+    A socket timeout alone bounds each read, so a client sending a byte now and then
+    would hold its connection forever; here a read waits only for the time left.
+    """
+
+    def __init__(self, sock: socket.socket, header_timeout: float = HEADER_TIMEOUT) -> None:
+        self.sock = sock
+        self.header_timeout = header_timeout
+        self.deadline = math.inf
+        self.waiting = False  # for the first byte of a request
+
+    def readable(self) -> bool:
+        return True
+
+    def expect_request(self, wait: float) -> None:
+        """A request may begin within ``wait`` seconds; its headers then have ``header_timeout``."""
+        self.deadline = time.monotonic() + wait
+        self.waiting = True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(left)
+        count = self.sock.recv_into(buffer)
+        if self.waiting and count:
+            self.waiting = False
+            self.deadline = time.monotonic() + self.header_timeout
+        return count
+
+
 def safe_log_text(text: str) -> str:
     """Untrusted text (paths, headers) made safe for a log line."""
     return text.encode("unicode_escape", "backslashreplace").decode("ascii")[:500]
@@ -86,6 +180,61 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
+    unread_body = False  # whether the request being answered came with a body, left unread
+
+    # -- the connection --------------------------------------------------------
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+        self.next_wait: float = HEADER_TIMEOUT  # a new connection is for a request, as nginx has it
+
+    def handle_one_request(self) -> None:
+        self.unread_body = False
+        self.reader.expect_request(self.next_wait)
+        self.next_wait = IDLE_TIMEOUT
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        """The standard parse; then the answer gets its own deadline, and a request with a
+        body is the connection's last (its body is never read, so it cannot be told from a
+        next request)."""
+        if not super().parse_request():
+            return False
+        self.connection.settimeout(SEND_TIMEOUT)
+        self.unread_body = self._has_body()
+        if self.unread_body:
+            self.close_connection = True
+        return True
+
+    def _has_body(self) -> bool:
+        length = (self.headers.get("Content-Length") or "0").strip()
+        return bool(self.headers.get("Transfer-Encoding")) or length != "0"
+
+    def end_headers(self) -> None:
+        if self.unread_body:
+            self.send_header("Connection", "close")
+        super().end_headers()
+
+    def finish(self) -> None:
+        super().finish()
+        if self.unread_body:
+            self._discard_the_rest()
+
+    def _discard_the_rest(self) -> None:
+        """Read what the client still sends, for a moment, before the connection is closed:
+        closing with bytes unread resets it, and the client may then lose its answer."""
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    return
+        except OSError:
+            return
 
     # -- dispatch --------------------------------------------------------------
 
@@ -152,9 +301,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send_file(429, body, head=self.command == "HEAD", extra={"Retry-After": retry}, cache="no-store")
         return True
 
-    def _common_headers(self, cache: str) -> None:
+    def _common_headers(self, cache: str, rel: str) -> None:
         self.send_header("Cache-Control", cache)
-        for name, value in COMMON_HEADERS.items():
+        for name, value in {**COMMON_HEADERS, **security_headers(rel)}.items():
             self.send_header(name, value)
 
     def _read(self, rel: str) -> tuple[bytes, bool] | None:
@@ -189,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
         if status == 200 and etag_matches(self.headers.get("If-None-Match"), etag):
             self.send_response(304)
             self.send_header("ETag", etag)
-            self._common_headers(cache)
+            self._common_headers(cache, rel)
             self.end_headers()
             return
         self.send_response(status)
@@ -201,7 +350,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
-        self._common_headers(cache)
+        self._common_headers(cache, rel)
         self.end_headers()
         if not head:
             self.wfile.write(body)
@@ -210,7 +359,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(301)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
-        self._common_headers(CACHE_CONTROL)
+        self._common_headers(CACHE_CONTROL, location)
         self.end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -220,9 +369,67 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write(f"{self.address_string()} {safe_log_text(line)}\n")
 
 
+class Admission:
+    """Who may hold a connection: at most ``total`` at once, and ``per_address`` from one address."""
+
+    def __init__(self, total: int, per_address: int) -> None:
+        self.total = total
+        self.per_address = per_address
+        self.held: Counter[str] = Counter()
+        self.count = 0
+        self.room = threading.Condition()
+
+    def wait_for_room(self, timeout: float) -> bool:
+        with self.room:
+            return self.room.wait_for(lambda: self.count < self.total, timeout)
+
+    def admit(self, address: str) -> bool:
+        with self.room:
+            if self.held[address] >= self.per_address:
+                return False
+            self.held[address] += 1
+            self.count += 1
+            return True
+
+    def leave(self, address: str) -> None:
+        with self.room:
+            self.held[address] -= 1
+            if not self.held[address]:
+                del self.held[address]
+            self.count -= 1
+            self.room.notify()
+
+
 class PreviewServer(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False  # stopping need not wait for a slow client to go
     allow_reuse_address = True
+    request_queue_size = socket.SOMAXCONN  # a crowd arriving at once waits to be accepted, not refused
+    ROOM_POLL = 0.5  # seconds between looks for room when full, so that shutdown() is seen
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """The next connection, once there is room for it; while full, connections wait in the
+        backlog (an OSError tells serve_forever to try again)."""
+        if not self.admission.wait_for_room(self.ROOM_POLL):
+            raise TimeoutError("no room for another connection yet")
+        return super().get_request()
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Past its address's share, a connection is closed at once, before it costs a thread."""
+        return self.admission.admit(client_address[0])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.admission.leave(client_address[0])
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.admission.leave(client_address[0])
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client that hangs up mid-answer is normal for a web server: one quiet line, no traceback."""
@@ -240,11 +447,14 @@ class PreviewServer(ThreadingHTTPServer):
         quiet: bool = False,
         per_minute: int = RATE_PER_MINUTE,
         pages_per_minute: int = PAGES_PER_MINUTE,
+        max_connections: int = MAX_CONNECTIONS,
+        connections_per_address: int = CONNECTIONS_PER_ADDRESS,
     ):
         self.site = site
         self.quiet = quiet
         self.limiter = RateLimiter(per_minute)
         self.pages_limiter = RateLimiter(pages_per_minute)
+        self.admission = Admission(max_connections, connections_per_address)
         super().__init__((host, port), Handler)
 
 

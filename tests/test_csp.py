@@ -1,0 +1,134 @@
+"""The pages under their Content-Security-Policy (issue 28): the demo build served by the real
+nginx with the generated configuration, opened in Debian's Chromium. No page breaks a rule of
+its policy, and the pages' scripts still work under it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import lxml.html
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from statusgen.web.serve import PAGE_POLICY
+from tests.conformance import Server, start_nginx
+from tests.test_browser import ARGS, CHROMIUM, PLOT, point_at, told
+from tests.test_pages import DemoBuild, demo_build
+
+PAGES = ["/", "/services/payments-eu/", "/incidents/", "/api/"]
+#: Collects what the page's policy refused, from before the page's first script runs.
+LISTEN_FOR_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(`${e.violatedDirective}: ${e.blockedURI} ${e.sample}`);
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def build() -> DemoBuild:
+    return demo_build()
+
+
+@pytest.fixture(scope="module")
+def nginx(build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    server = start_nginx(build.root, tmp_path_factory.mktemp("csp-nginx"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(nginx: Server) -> Iterator[Browser]:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class Opened:
+    page: Page
+    console: list[str] = field(default_factory=list)
+
+    def violations(self) -> list[str]:
+        seen: list[str] = self.page.evaluate("window.__violations")
+        return seen + [m for m in self.console if "Content Security Policy" in m or "Refused to" in m]
+
+
+def open_page(browser: Browser, url: str) -> Opened:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.add_init_script(LISTEN_FOR_VIOLATIONS)
+    opened = Opened(page)
+    page.on("console", lambda m: opened.console.append(m.text))
+    page.on("pageerror", lambda e: opened.console.append(f"Refused to run: {e}"))
+    answer = page.goto(url, wait_until="load")
+    assert answer is not None and answer.status == 200, url
+    assert answer.headers["content-security-policy"] == PAGE_POLICY
+    return opened
+
+
+def history(nginx: Server, slug: str, name: str) -> Any:
+    return httpx.get(f"{nginx.base}/api/v1/services/{slug}/history?range={name}").json()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_breaks_its_policy(browser: Browser, nginx: Server, path: str) -> None:
+    opened = open_page(browser, nginx.base + path)
+    opened.page.wait_for_load_state("networkidle")
+    assert opened.violations() == [], path
+    opened.page.context.close()
+
+
+def test_the_front_page_bar_still_tells_a_day(browser: Browser, nginx: Server) -> None:
+    points = history(nginx, "acme-api", "90d")
+    opened = open_page(browser, nginx.base + "/")
+    tip = opened.page.locator("#svc-acme-api .tip")
+    point_at(opened.page, "#svc-acme-api .bar", 45, len(points["points"]))
+    expect(tip).to_have_text(told(points["points"][45], points["resolution_s"]))
+    widths = opened.page.locator("#svc-acme-api .bar i").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect().width)"
+    )
+    assert max(widths) > 2 * min(widths), "a cell of many days is wider: its inline style was applied"
+    assert opened.violations() == []
+    opened.page.context.close()
+
+
+def test_the_service_page_chart_still_tells_a_bucket(browser: Browser, nginx: Server) -> None:
+    doc = history(nginx, "payments-eu", "24h")
+    points = doc["points"]
+    opened = open_page(browser, nginx.base + "/services/payments-eu/")
+    chart = "#panel-24h figure:nth-of-type(1) svg"
+    point_at(opened.page, chart, len(points) - 1, len(points), PLOT)
+    expect(opened.page.locator("#panel-24h figure:nth-of-type(1) .tip")).to_have_text(
+        told(points[-1], doc["resolution_s"], "latency")
+    )
+    assert opened.violations() == []
+    opened.page.context.close()
+
+
+# -- without a browser: the policy allows exactly the pages' inline styles ------------------------
+
+
+def style_hash(style: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(style.encode()).digest()).decode() + "'"
+
+
+def test_every_inline_style_of_the_pages_is_allowed_and_nothing_inline_else(build: DemoBuild) -> None:
+    allowed = set(re.findall(r"'sha256-[^']+'", PAGE_POLICY))
+    styles: set[str] = set()
+    for path in Path(build.root).resolve().rglob("*.html"):
+        tree = lxml.html.fromstring(path.read_bytes())
+        styles |= {el.get("style") for el in tree.iter() if isinstance(el.tag, str) and el.get("style")}
+        assert not tree.xpath("//script[not(@src)] | //style"), f"{path}: an inline script or style element"
+        handlers = [a for el in tree.iter() if isinstance(el.tag, str) for a in el.attrib if a.startswith("on")]
+        assert handlers == [], path
+    assert styles, "the front page's bars have cells of more than one day"
+    assert {style_hash(s) for s in styles} <= allowed, styles
