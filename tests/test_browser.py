@@ -7,11 +7,14 @@ Screenshots go to test-artifacts/ (gitignored) for a person to look at.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -232,6 +235,25 @@ def test_service_page(browser: Browser, site: Site) -> None:
             assert check["url"] in page.inner_text("section[aria-labelledby='h-checks']")
 
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
+
+
+def test_times_read_in_the_readers_zone_and_say_for_how_long(browser: Browser, site: Site) -> None:
+    record = site.json("/api/v1/services/payments-eu")["service"]
+    since = datetime.fromisoformat(record["state"]["since"].replace("Z", "+00:00"))
+    context = browser.new_context(timezone_id="Asia/Tokyo", locale="en-GB")
+    page = context.new_page()
+    page.goto(site.base + "/services/payments-eu/", wait_until="load")
+    shown = page.locator("#status time")
+    assert shown.get_attribute("title") == f"{since:%Y-%m-%d %H:%M} UTC"  # the markup's, kept at hand
+    local = since.astimezone(ZoneInfo("Asia/Tokyo"))
+    assert f"{local:%H:%M}" in shown.inner_text() and "UTC" not in shown.inner_text()
+    assert re.search(r"\(for \d+ (min|h \d+ min|days)\)", page.inner_text("#status"))
+    context.close()
+    context = browser.new_context(java_script_enabled=False, timezone_id="Asia/Tokyo")
+    page = context.new_page()
+    page.goto(site.base + "/services/payments-eu/", wait_until="load")
+    assert page.inner_text("#status time") == f"{since:%Y-%m-%d %H:%M} UTC"  # without script: UTC, as written
+    context.close()
 
 
 PLOT = (charts.LEFT / charts.W, charts.PLOT_W / charts.W)  # the plot area, as parts of a chart's width

@@ -175,6 +175,25 @@
     });
   }
 
+  // Times are written in UTC ("2026-11-22 20:02 UTC"); where this script runs they read in the
+  // reader's own time zone, the UTC one kept as the title, and a "since" says for how long.
+  const LOCAL = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short",
+  });
+  function lasted(ms) {
+    const min = Math.max(0, Math.round(ms / 60000));
+    if (min < 60) return `${min} min`;
+    const hours = Math.floor(min / 60);
+    return hours < 48 ? `${hours} h ${min % 60} min` : `${Math.floor(hours / 24)} days`;
+  }
+  document.querySelectorAll("time[datetime]").forEach((t) => {
+    const at = new Date(t.getAttribute("datetime"));
+    if (!t.textContent.endsWith(" UTC") || Number.isNaN(at.getTime())) return;   // days stay UTC days
+    t.title = t.textContent;
+    t.textContent = LOCAL.format(at);
+    if (t.closest("[data-since]")) t.after(` (for ${lasted(Date.now() - at.getTime())})`);
+  });
+
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
   document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
