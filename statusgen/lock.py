@@ -4,6 +4,11 @@
 the duration of a run. The operating system releases it when the process
 ends, however it ends (even SIGKILL), so a crash never leaves a stale lock.
 A second run either waits (``wait_s``) or fails at once with ``LockError``.
+
+A process forked while the lock is held (a render worker) closes its copy of
+the descriptor at once: an ``flock`` belongs to the open file, shared by every
+copy of the descriptor, so a worker that outlived a killed run would otherwise
+keep the lock from the next one.
 """
 
 from __future__ import annotations
@@ -16,6 +21,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from statusgen.errors import LockError
+
+_held: set[int] = set()  # the descriptors of the locks this process holds
+
+
+def _close_in_child() -> None:
+    """In a forked child: drop the copies of the parent's lock descriptors. Closing a copy leaves
+    the parent's lock held; only the parent's own close (or its death) releases it."""
+    for fd in _held:
+        os.close(fd)
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
 
 
 def lock_path(store: Path) -> Path:
@@ -34,6 +52,7 @@ def run_lock(store: Path, wait_s: float = 0.0) -> Iterator[None]:
     path = lock_path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    _held.add(fd)
     deadline = time.monotonic() + wait_s
     try:
         while True:
@@ -51,4 +70,6 @@ def run_lock(store: Path, wait_s: float = 0.0) -> Iterator[None]:
         os.write(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode())
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        if fd in _held:  # else this is a forked child, which closed its copy as it started
+            _held.discard(fd)
+            os.close(fd)  # closing releases the lock

@@ -1,10 +1,17 @@
 """``statusgen run --loop``: cycles forever, one every ``site.interval`` seconds.
 
-Each cycle re-reads the configuration (an invalid edit is logged and the last
-good configuration is kept), takes the run lock, runs with its check starts
-spread across the interval (``cycle.loop_spread``), and logs one line. Any
-failure of a cycle is logged and the loop goes on. SIGTERM (or SIGINT) lets
-the cycle in progress finish, then the loop exits 0.
+The configuration is read as the loop starts: an invalid one fails the loop
+as it fails ``statusgen run`` (exit 2), where restarting cannot help. Each
+later cycle re-reads it (an invalid edit is logged and the last good
+configuration is kept), takes the run lock, runs with its check starts spread
+across the interval (``cycle.loop_spread``), and logs one line. Any failure
+of a cycle is logged and the loop goes on.
+
+SIGTERM (or SIGINT) stops the loop within moments, whatever it is doing:
+between cycles it stops waiting; during a cycle it raises ``Stopping`` in
+the main thread, which abandons the cycle (the checks in flight are
+cancelled, the store's transaction rolls back, the generation being written
+is never swapped in) and releases the lock. Either way the loop exits 0.
 """
 
 from __future__ import annotations
@@ -24,6 +31,14 @@ from statusgen.lock import run_lock
 from statusgen.logs import event, printable
 
 
+class Stopping(KeyboardInterrupt):
+    """SIGTERM or SIGINT during a cycle: abandon it and stop.
+
+    A KeyboardInterrupt because that is the interruption the standard library lets through:
+    asyncio re-raises it out of the event loop, and ``asyncio.run`` then cancels the checks still
+    in flight, where it would log any other exception of a task and go on."""
+
+
 @dataclass
 class Loop:
     config_path: Path
@@ -31,8 +46,36 @@ class Loop:
     stop: threading.Event = field(default_factory=threading.Event)
     cycles: int = 0
     failures: int = 0
+    cycling: bool = False  # a signal now abandons the cycle in progress
 
-    def _config(self, last: Config | None) -> Config | None:
+    def run(self) -> int:
+        self._install_signals()
+        config = load_config(self.config_path)
+        event(f"loop started with {self.config_path}")
+        try:
+            self._repeat(config)
+            abandoned = ""
+        except Stopping:
+            abandoned = "; the cycle in progress was abandoned"
+        event(
+            f"loop stopped after {self.cycles} cycles ({self.failures} failed){abandoned}",
+            cycles=self.cycles,
+            failed=self.failures,
+        )
+        return 0
+
+    def _repeat(self, config: Config) -> None:
+        while True:
+            started = time.monotonic()
+            self._cycle(config)
+            if self.max_cycles is not None and self.cycles >= self.max_cycles:
+                return
+            self.stop.wait(max(0.0, started + config.site.interval - time.monotonic()))
+            if self.stop.is_set():
+                return
+            config = self._config(config)
+
+    def _config(self, last: Config) -> Config:
         try:
             return load_config(self.config_path)
         except StatusgenError as exc:
@@ -44,6 +87,16 @@ class Loop:
             return last
 
     def _cycle(self, config: Config) -> None:
+        self.cycling = True
+        try:
+            if self.stop.is_set():  # a signal came just before: it found no cycle to abandon
+                return
+            self._attempt(config)
+            self.cycles += 1
+        finally:
+            self.cycling = False
+
+    def _attempt(self, config: Config) -> None:
         try:
             with run_lock(config.site.store, wait_s=config.site.interval):
                 report = run_cycle(config, spread_s=loop_spread(config))
@@ -59,31 +112,16 @@ class Loop:
                 error=f"{type(exc).__name__}: {exc}",
             )
 
-    def run(self) -> int:
-        self._install_signals()
-        config: Config | None = None
-        event(f"loop started with {self.config_path}")
-        while not self.stop.is_set():
-            started = time.monotonic()
-            config = self._config(config)
-            if config is not None:
-                self._cycle(config)
-            self.cycles += 1
-            if self.max_cycles is not None and self.cycles >= self.max_cycles:
-                break
-            interval = config.site.interval if config else 60.0
-            self.stop.wait(max(0.0, started + interval - time.monotonic()))
-        event(
-            f"loop stopped after {self.cycles} cycles ({self.failures} failed)",
-            cycles=self.cycles,
-            failed=self.failures,
-        )
-        return 0
-
     def _install_signals(self) -> None:
         def handler(signum: int, _frame: object) -> None:
-            event(f"received {signal.Signals(signum).name}; stopping after the cycle in progress")
+            name = signal.Signals(signum).name
             self.stop.set()
+            if not self.cycling:
+                event(f"received {name}; stopping")
+                return
+            self.cycling = False  # once: a second signal must not interrupt the unwinding
+            event(f"received {name}; abandoning the cycle in progress and stopping")
+            raise Stopping
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)

@@ -1,0 +1,191 @@
+"""Stopping: a killed run leaves no worker behind and no lock held; SIGTERM ends a loop within
+seconds whatever its cycle is doing; a loop started with an invalid configuration exits 2.
+Real processes, real signals, a real store and tree."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from statusgen.lock import run_lock
+from tests.conftest import Targets, write_config
+from tests.test_operations import STATUSGEN, db_is_intact, site_is_complete, statusgen
+
+#: Services enough for a build to render them with worker processes (``build.WORKER_SERVICES``).
+MANY = 200
+
+
+def services(count: int, url: str, timeout: float = 3) -> str:
+    return '[categories]\nweb = "Web"\n' + "".join(
+        f'[[services]]\nslug = "svc-{i}"\nname = "Service {i}"\ncategory = "web"\n'
+        f'[[services.checks]]\nurl = "{url}"\ntimeout = {timeout}\n'
+        for i in range(count)
+    )
+
+
+def config_of(tmp: Path, count: int, url: str, interval: float = 60, timeout: float = 3) -> Path:
+    return write_config(tmp, services(count, url, timeout), f'interval = {interval}\noutput = "site"')
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``, from /proc."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (dead, not yet reaped by whoever adopted it) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, step: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+class Lines:
+    """A process's stderr, JSON lines, read as they come by a thread."""
+
+    def __init__(self, proc: subprocess.Popen[str]):
+        self.proc, self.lines, self.raw = proc, list[dict[str, object]](), list[str]()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.raw.append(line)
+            with suppress(ValueError):
+                self.lines.append(json.loads(line))
+
+    def messages(self) -> list[str]:
+        return [str(ln["message"]) for ln in self.lines]
+
+    def seen(self, start: str, after: int = 0) -> bool:
+        return any(m.startswith(start) for m in self.messages()[after:])
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        return "".join(self.raw)
+
+
+@contextmanager
+def loop(cfg: Path) -> Iterator[Lines]:
+    proc = subprocess.Popen(
+        [*STATUSGEN, "--log-format", "json", "run", "--loop", "--config", str(cfg)], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        yield Lines(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def stop(lines: Lines, signum: signal.Signals) -> tuple[int, float]:
+    """Send ``signum``; the exit code and how long the process took to exit."""
+    t0 = time.monotonic()
+    lines.proc.send_signal(signum)
+    code = lines.proc.wait(timeout=60)
+    return code, time.monotonic() - t0
+
+
+def test_a_killed_build_leaves_no_worker_rendering_and_the_lock_free(tmp_path: Path, targets: Targets) -> None:
+    cfg = config_of(tmp_path, MANY, targets.url("/ok"))
+    proc = subprocess.Popen([*STATUSGEN, "build", "--config", str(cfg)], stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: len(children_of(proc.pid)) >= 2, 30), "the build started no workers"
+        time.sleep(0.3)  # the workers are rendering
+        workers = children_of(proc.pid)
+        proc.kill()
+        proc.wait()
+    finally:
+        proc.kill()
+        proc.wait()
+    with run_lock(tmp_path / "data" / "statusgen.db", wait_s=0.5):  # the next run gets the lock
+        pass
+    assert wait_for(lambda: not any(alive(w) for w in workers), 2), "workers outlived their parent"
+
+
+def test_sigterm_abandons_the_checks_in_flight_and_exits_at_once(tmp_path: Path, targets: Targets) -> None:
+    targets.set("/hang")
+    cfg = config_of(tmp_path, 3, targets.url("/hang"), interval=60, timeout=20)
+    assert statusgen("run", "--config", str(cfg)).returncode == 0
+    site = tmp_path / "site"
+    served = site.resolve()
+    targets.set("/hang", delay=40)  # from now on every check hangs until it times out
+    with loop(cfg) as lines:
+        assert wait_for(lambda: targets.hits.get("/hang", 0) > 3, 20), lines.text()  # a check in flight
+        code, took = stop(lines, signal.SIGTERM)
+        print(f"SIGTERM to exit: {took:.2f} s")
+        assert code == 0 and took < 5, lines.text()
+        text = lines.text()
+        messages = lines.messages()
+    assert "received SIGTERM; abandoning the cycle in progress and stopping" in messages
+    assert messages[-1] == "loop stopped after 0 cycles (0 failed); the cycle in progress was abandoned"
+    assert len(lines.lines) == len(lines.raw), text  # nothing but the log's lines: no asyncio complaint
+    assert "Traceback" not in text and all(ln["level"] == "info" for ln in lines.lines), text
+    assert site.resolve() == served and site_is_complete(site) > 10
+    db = tmp_path / "data" / "statusgen.db"
+    db_is_intact(db)
+    assert json.loads((site / "api/v1/health.json").read_bytes())
+    with run_lock(db):
+        pass
+
+
+def test_sigint_between_cycles_stops_the_loop(tmp_path: Path, targets: Targets) -> None:
+    targets.set("/ok")
+    cfg = config_of(tmp_path, 3, targets.url("/ok"), interval=10)  # spread briefly, then a wait
+    with loop(cfg) as lines:
+        assert wait_for(lambda: lines.seen("run "), 30), lines.text()
+        code, took = stop(lines, signal.SIGINT)
+        assert code == 0 and took < 5, lines.text()
+        messages = lines.messages()
+    assert messages[-2:] == ["received SIGINT; stopping", "loop stopped after 1 cycles (0 failed)"]
+    site_is_complete(tmp_path / "site")
+
+
+def test_a_loop_started_with_an_invalid_configuration_exits_2(tmp_path: Path, targets: Targets) -> None:
+    cfg = config_of(tmp_path, 3, targets.url("/ok"), interval=1)
+    cfg.write_text(cfg.read_text().replace("interval = 1", "interval = 'one'"))
+    res = statusgen("--log-format", "json", "run", "--loop", "--config", str(cfg))
+    assert res.returncode == 2
+    assert res.stderr.startswith("statusgen: ") and "interval" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "site").exists()
+
+
+def test_an_invalid_edit_later_keeps_the_last_good_configuration(tmp_path: Path, targets: Targets) -> None:
+    targets.set("/ok")
+    cfg = config_of(tmp_path, 3, targets.url("/ok"), interval=1)
+    good = cfg.read_text()
+    with loop(cfg) as lines:
+        assert wait_for(lambda: lines.seen("run "), 30), lines.text()
+        cfg.write_text(good.replace("interval = 1", "interval = 'one'"))
+        assert wait_for(lambda: lines.seen("configuration not reloaded, keeping the last good one"), 10)
+        bad = len(lines.messages())
+        assert wait_for(lambda: lines.seen("run ", after=bad), 10), lines.text()  # cycles go on
+        assert lines.proc.poll() is None
+        code, _ = stop(lines, signal.SIGTERM)
+    assert code == 0
