@@ -27,6 +27,7 @@ class Outcome(StrEnum):
     KEYWORD = "keyword"  # body lacks the expected keyword
     TOO_LARGE = "too_large"  # body larger than the byte cap
     REDIRECTS = "redirects"  # too many redirects
+    PRIVATE_REDIRECT = "private_redirect"  # redirected from a public address to a private one
     PROTOCOL = "protocol"  # broken HTTP (reset mid-answer, bad framing)
     PARSE = "parse"  # (vendor sources) payload not in the expected shape
     ERROR = "error"  # anything else; details go to the log only
@@ -42,6 +43,7 @@ DESCRIPTIONS: dict[Outcome, str] = {
     Outcome.KEYWORD: "answer lacked the expected keyword",
     Outcome.TOO_LARGE: "answer exceeded the size cap",
     Outcome.REDIRECTS: "too many redirects",
+    Outcome.PRIVATE_REDIRECT: "was redirected to a private address",
     Outcome.PROTOCOL: "broke the HTTP protocol",
     Outcome.PARSE: "payload could not be read",
     Outcome.ERROR: "failed",

@@ -1,17 +1,33 @@
-"""Exceptions into outcomes: the one place where httpx and OS errors become our words.
+"""The network boundary the probe and the vendor fetch share: how a request is sent, how its
+answer is read, and what went wrong, in our words.
 
-Both the probe and the vendor fetch call ``outcome_of``; nothing past them
-sees an exception string.
+    opened(client, request, guard)   the answer, streamed, its redirects followed hop by hop,
+                                     none from a public address to an internal one (``RedirectGuard``)
+    read_capped(response, cap)       the decoded body, decoded a bounded piece at a time, at most ``cap`` bytes
+    outcome_of(exc)                  an exception httpx, the OS or this module raised, as an ``Outcome``
+
+The internet on the other side may be hostile: a few kilobytes of gzip can inflate to gigabytes,
+and a public server can redirect us to addresses only our host reaches (a cloud metadata
+service, an admin page on loopback). Nothing past the probe and the vendor fetch sees an
+exception string.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import socket
 import ssl
+import zlib
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Protocol
 
 import httpx
 
 from statusgen.model import Outcome
+from statusgen.secrets import public_url
 
 CHAIN_LIMIT = 16
 DNS_WORDS = (
@@ -21,6 +37,214 @@ DNS_WORDS = (
     "temporary failure in name resolution",
     "no address associated",
 )
+ACCEPT_ENCODING = "gzip, deflate"  # only what ``read_capped`` can decode with a bound on its output
+PIECE = 65536  # the most one decoding step hands on at once
+DEFAULT_PORTS = {"http": 80, "https": 443}
+REDIRECT_BODY_LIMIT = 65536  # the most of a redirect's (raw) body read before its connection is closed
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+# -- redirects that lead inside ---------------------------------------------------
+
+
+class PrivateRedirect(Exception):
+    """A redirect from a public address to an internal one, refused (its message is the public URL)."""
+
+
+def is_public(address: str, internal: Collection[Network] | None = None) -> bool:
+    """Whether a connection to ``address`` (an IP literal) leaves our host's networks.
+
+    By default, whether it is globally routable (``ipaddress``'s ``is_global``: not loopback,
+    link-local, private, unique-local, shared or reserved). With ``internal``, whether it lies
+    outside exactly those networks instead, so that a caller on loopback alone (a test) can make
+    one loopback address stand for the public internet and another for the inside.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 scope ("fe80::1%eth0") is not the address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 reaches 127.0.0.1
+    if internal is None:
+        return ip.is_global
+    return not any(ip in network for network in internal)
+
+
+@dataclass(frozen=True)
+class RedirectGuard:
+    """Where redirects may lead. Once a chain has reached a public address, no later hop may lead
+    to an internal one: a public server could otherwise make us request, with our headers,
+    what only our host can reach. A target the operator configured internal is theirs to
+    choose, and so are redirects among internal addresses from it. ``allow_private`` lifts the
+    rule (``site.allow_private_targets``); ``internal`` is ``is_public``'s."""
+
+    allow_private: bool = False
+    internal: Collection[Network] | None = None
+
+
+REFUSE_INSIDE = RedirectGuard()  # the default: no redirect from a public address to an internal one
+
+
+async def _addresses(url: httpx.URL) -> list[str]:
+    """The addresses a connection to ``url`` may use: an IP literal itself, else every address
+    ``getaddrinfo`` gives, as the connection will resolve it."""
+    host = url.raw_host.decode("ascii")
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        return [host]
+    except ValueError:
+        pass
+    port = url.port or DEFAULT_PORTS.get(url.scheme, 80)
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+async def _leads_inside(url: httpx.URL, guard: RedirectGuard) -> bool:
+    return any(not is_public(address, guard.internal) for address in await _addresses(url))
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or DEFAULT_PORTS.get(url.scheme)
+
+
+async def _discard(response: httpx.Response) -> None:
+    """Read a redirect's body as it came, never decoded, up to REDIRECT_BODY_LIMIT, then close
+    it: a body read to its end lets the connection end cleanly, and a long one is cut."""
+    read = 0
+    async for raw in response.aiter_raw():
+        read += len(raw)
+        if read > REDIRECT_BODY_LIMIT:
+            break
+    await response.aclose()
+
+
+@asynccontextmanager
+async def opened(
+    client: httpx.AsyncClient, request: httpx.Request, guard: RedirectGuard, private: Collection[str] = ()
+) -> AsyncIterator[httpx.Response]:
+    """The answer to ``request``, streamed. Redirects are followed here, not by httpx (at most
+    ``client.max_redirects``), so that each hop's addresses are checked before it is requested,
+    and the body of a redirect is never decoded. The ``private`` headers (the configured ones,
+    which may carry secrets) go to the first origin only: httpx strips only Authorization."""
+    origin = _origin(request.url)
+    response = await client.send(request, stream=True, follow_redirects=False)
+    try:
+        hops, outside = 0, False
+        while response.next_request is not None:
+            if not (outside or guard.allow_private):  # where we are: resolved only once a redirect asks
+                outside = not await _leads_inside(response.request.url, guard)
+            request = response.next_request
+            await _discard(response)
+            hops += 1
+            if hops > client.max_redirects:
+                raise httpx.TooManyRedirects("Exceeded maximum allowed redirects.", request=request)
+            if outside and await _leads_inside(request.url, guard):
+                raise PrivateRedirect(public_url(str(request.url)))
+            if _origin(request.url) != origin:
+                for name in private:
+                    request.headers.pop(name, None)
+            response = await client.send(request, stream=True, follow_redirects=False)
+        yield response
+    finally:
+        await response.aclose()
+
+
+# -- bodies read within their cap -------------------------------------------------
+
+
+class _Decoder(Protocol):
+    def pieces(self, data: bytes) -> Iterator[bytes]: ...
+
+    def rest(self) -> bytes: ...
+
+
+class _Identity:
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        if data:
+            yield data  # a network read, already bounded
+
+    def rest(self) -> bytes:
+        return b""
+
+
+def _zlib_header(data: bytes) -> bool:
+    return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+
+
+class _Inflate:
+    """gzip or deflate, inflated at most ``PIECE`` bytes at a time: the input left over waits in
+    ``unconsumed_tail`` until the output so far has been counted."""
+
+    def __init__(self, wbits: int, sniff: bool = False) -> None:
+        self.inflate = zlib.decompressobj(wbits)
+        self.sniff = sniff  # "deflate" is sent with the zlib header or without: look at its first bytes
+        self.head = b""
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        if self.sniff:
+            data, self.head = self.head + data, b""
+            if len(data) < 2:
+                self.head = data  # too short to tell yet
+                return
+            self.sniff = False
+            if not _zlib_header(data):
+                self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+        while data:
+            piece = self.inflate.decompress(data, PIECE)
+            data = self.inflate.unconsumed_tail
+            yield piece
+
+    def rest(self) -> bytes:
+        return self.inflate.decompress(self.head) + self.inflate.flush()
+
+
+def _decoders(content_encoding: str) -> list[_Decoder]:
+    """A decoder per encoding, the last applied first; an unknown one is read as it is, as httpx does."""
+    decoders: list[_Decoder] = []
+    for name in reversed([n.strip().lower() for n in content_encoding.split(",") if n.strip()]):
+        if name in ("gzip", "x-gzip"):
+            decoders.append(_Inflate(zlib.MAX_WBITS | 32))  # a gzip or zlib header, detected
+        elif name == "deflate":
+            decoders.append(_Inflate(zlib.MAX_WBITS, sniff=True))
+        else:
+            decoders.append(_Identity())
+    return decoders
+
+
+def _through(decoders: Sequence[_Decoder], data: bytes) -> Iterator[bytes]:
+    """``data`` through every decoder in turn, lazily: each piece is handed on before the next is made."""
+    if not decoders:
+        yield data
+        return
+    for piece in decoders[0].pieces(data):
+        yield from _through(decoders[1:], piece)
+
+
+def _rests(decoders: Sequence[_Decoder]) -> Iterator[bytes]:
+    for i, decoder in enumerate(decoders):
+        yield from _through(decoders[i + 1 :], decoder.rest())
+
+
+def _take(body: bytearray, pieces: Iterator[bytes], cap: int) -> bool:
+    """Append ``pieces`` to ``body`` until it holds more than ``cap`` bytes; whether it does."""
+    for piece in pieces:
+        body += piece
+        if len(body) > cap:
+            return True
+    return False
+
+
+async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
+    """The decoded body, or None as soon as it grows past ``cap`` bytes. The raw stream is
+    decoded here, not by httpx, which inflates each network read whole: the cap then holds on
+    the decoded bytes as they are made, and nothing past it is read or inflated."""
+    decoders = _decoders(response.headers.get("content-encoding", ""))
+    body = bytearray()
+    async for raw in response.aiter_raw():
+        if _take(body, _through(decoders, raw), cap):
+            return None
+    return None if _take(body, _rests(decoders), cap) else bytes(body)
+
+
+# -- exceptions into outcomes ----------------------------------------------------
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -50,6 +274,7 @@ def _connect_outcome(exc: BaseException) -> Outcome:
 _OUTCOMES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Outcome], ...] = (
     ((httpx.TimeoutException, TimeoutError), Outcome.TIMEOUT),
     (httpx.TooManyRedirects, Outcome.REDIRECTS),
+    (PrivateRedirect, Outcome.PRIVATE_REDIRECT),
     (httpx.ProxyError, Outcome.CONNECT),
     (
         (
@@ -58,6 +283,7 @@ _OUTCOMES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Ou
             httpx.WriteError,
             httpx.CloseError,
             httpx.DecodingError,
+            zlib.error,  # a body that does not inflate (``read_capped``)
         ),
         Outcome.PROTOCOL,
     ),

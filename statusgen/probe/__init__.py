@@ -15,6 +15,7 @@ from datetime import datetime
 
 from statusgen.config import Config
 from statusgen.model import CheckId, CheckResult
+from statusgen.neterrors import Network, RedirectGuard
 from statusgen.probe.check import CheckTarget
 from statusgen.probe.run import ProbeRun, probe_run, start_order
 from statusgen.timeutil import utcnow
@@ -32,10 +33,14 @@ async def probe_all(
     clock: Callable[[], datetime] = utcnow,
     spread_s: float = 0.0,
     first: Collection[CheckId] = frozenset(),
+    internal: Collection[Network] | None = None,
 ) -> list[CheckResult]:
     """Run ``todo`` (by default every check of the configuration), at most ``site.concurrency`` at a
     time, their starts spread over ``spread_s`` seconds with those in ``first`` first; the results
-    in the checks' order."""
+    in the checks' order. A redirect from a public address to an internal one is refused unless
+    ``site.allow_private_targets``; ``internal`` names the internal networks instead of every
+    address that is not globally routable (``neterrors.is_public``)."""
     todo = targets(config) if todo is None else todo
-    run = await probe_run(todo, config.site.user_agent, config.site.concurrency, clock, spread_s, first)
+    guard = RedirectGuard(config.site.allow_private_targets, internal)
+    run = await probe_run(todo, config.site.user_agent, config.site.concurrency, clock, spread_s, first, guard)
     return run.results

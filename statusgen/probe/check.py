@@ -3,12 +3,14 @@
 What a latency is. ``CheckResult.latency_ms`` is measured with
 ``time.perf_counter`` in the process that runs the check, from the moment the
 check hands its request to httpx until the last byte of the answer's body,
-capped at ``max_bytes``, has been read by our coroutine; closing the
-connection afterwards is not counted. It includes resolving the name,
-connecting, TLS, writing the request, every redirect hop, and any time our
-own event loop took to get to the answer: nothing is subtracted. ``ts`` is
-when the check was sent.
+decoded and capped at ``max_bytes``, has been read by our coroutine; closing
+the connection afterwards is not counted. It includes resolving the name,
+connecting, TLS, writing the request, every redirect hop (and resolving where
+it leads, ``neterrors.opened``), and any time our own event loop took to get
+to the answer: nothing is subtracted. ``ts`` is when the check was sent.
 
+The variables a check's url and headers name are read when its request is
+made (``secrets.expand``), and their values go nowhere but into the request.
 httpx's exceptions become our outcomes here (``neterrors.outcome_of``), once:
 nothing past this module sees an exception string.
 """
@@ -26,7 +28,8 @@ import httpx
 
 from statusgen.config import CheckConfig
 from statusgen.model import CheckResult, Outcome
-from statusgen.neterrors import outcome_of
+from statusgen.neterrors import ACCEPT_ENCODING, REFUSE_INSIDE, RedirectGuard, opened, outcome_of, read_capped
+from statusgen.secrets import expand
 from statusgen.timeutil import utcnow
 
 MAX_REDIRECTS = 5
@@ -39,11 +42,12 @@ class CheckTarget:
     check: CheckConfig
 
 
-def judge(check: CheckConfig, status: int, body: bytes, too_large: bool) -> Outcome:
-    """The outcome of a complete answer, by the check's expectations."""
+def judge(check: CheckConfig, status: int, body: bytes | None) -> Outcome:
+    """The outcome of a complete answer, by the check's expectations (``body`` None: it was larger
+    than the cap)."""
     if status not in check.expect_status:
         return Outcome.HTTP_STATUS
-    if too_large:
+    if body is None:
         return Outcome.TOO_LARGE
     if check.keyword and check.keyword.encode("utf-8") not in body:
         return Outcome.KEYWORD
@@ -53,44 +57,43 @@ def judge(check: CheckConfig, status: int, body: bytes, too_large: bool) -> Outc
 def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
     """A client for checks, one at a time: httpx's own transport, no connection kept after an
     answer (every check connects anew, so its latency never depends on another's connection),
-    redirects followed (at most MAX_REDIRECTS), no timeouts of its own (each check's applies,
-    ``probe_one``)."""
+    at most MAX_REDIRECTS redirects (followed by ``neterrors.opened``), no timeouts of its own
+    (each check's applies, ``probe_one``), and only the encodings ``neterrors.read_capped`` decodes."""
     transport = httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0))
     return httpx.AsyncClient(
         transport=transport,
-        follow_redirects=True,
+        follow_redirects=False,
         max_redirects=MAX_REDIRECTS,
         timeout=httpx.Timeout(None),
-        headers={"User-Agent": user_agent, "Accept": "*/*"},
+        headers={"User-Agent": user_agent, "Accept": "*/*", "Accept-Encoding": ACCEPT_ENCODING},
     )
 
 
-async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return b"".join(chunks)[:cap], True
-    return b"".join(chunks), False
+def _headers(check: CheckConfig) -> list[tuple[str, str]]:
+    return [(name, expand(value)) for name, value in check.headers]
 
 
 async def probe_one(
-    client: httpx.AsyncClient, target: CheckTarget, clock: Callable[[], datetime] = utcnow
+    client: httpx.AsyncClient,
+    target: CheckTarget,
+    clock: Callable[[], datetime] = utcnow,
+    guard: RedirectGuard = REFUSE_INSIDE,
 ) -> CheckResult:
-    """One check, within its timeout; every failure becomes an outcome."""
+    """One check, within its timeout; every failure becomes an outcome. A variable the check names
+    that is not set is the operator's to fix, not the service's failure: it raises."""
     check = target.check
+    url, headers = expand(check.url), _headers(check)
     sent = clock()
     try:
         async with asyncio.timeout(check.timeout):
             start = time.perf_counter()
-            async with client.stream(check.method, check.url) as response:
-                body, too_large = await _read_capped(response, check.max_bytes)
+            request = client.build_request(check.method, url, headers=headers)
+            async with opened(client, request, guard, [name for name, _ in check.headers]) as response:
+                body = await read_capped(response, check.max_bytes)
                 elapsed_ms = (time.perf_counter() - start) * 1000.0
                 status = response.status_code
     except Exception as exc:
         return CheckResult(target.service, target.check_index, sent, outcome_of(exc), None, None, False)
-    outcome = judge(check, status, body, too_large)
+    outcome = judge(check, status, body)
     slow = outcome is Outcome.OK and elapsed_ms > check.degraded_ms
     return CheckResult(target.service, target.check_index, sent, outcome, round(elapsed_ms, 1), status, slow)

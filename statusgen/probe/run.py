@@ -45,7 +45,9 @@ import httpx
 
 from statusgen.config import CheckConfig
 from statusgen.model import CheckId, CheckResult
+from statusgen.neterrors import REFUSE_INSIDE, RedirectGuard
 from statusgen.probe.check import CheckTarget, make_client, probe_one
+from statusgen.secrets import MissingSecret
 from statusgen.timeutil import utcnow
 
 TICK_S = 0.010  # the loop-lag ticker's sleep
@@ -149,10 +151,12 @@ async def probe_run(
     clock: Callable[[], datetime] = utcnow,
     spread_s: float = 0.0,
     first: Collection[CheckId] = frozenset(),
+    guard: RedirectGuard = REFUSE_INSIDE,
 ) -> ProbeRun:
     """Run the checks ``todo``, at most ``concurrency`` at a time, the *s*-th of *n* to start
-    starting ``s * spread_s / n`` seconds after the first (in ``start_order``); the results in
-    the checks' order."""
+    starting ``s * spread_s / n`` seconds after the first (in ``start_order``), their redirects
+    kept by ``guard``; the results in the checks' order. A variable a check names that is not set
+    stops the run with ``MissingSecret``."""
     if not todo:
         return ProbeRun([], [])
     tls = httpx.create_ssl_context()
@@ -165,7 +169,7 @@ async def probe_run(
 
     async def check(position: int) -> None:
         async with gate, clients.lend() as client:
-            results[position] = await probe_one(client, todo[position], clock)
+            results[position] = await probe_one(client, todo[position], clock, guard)
 
     start_at = loop.time()
     ticker = asyncio.create_task(_tick(lags, start_at))
@@ -177,6 +181,8 @@ async def probe_run(
                 if wait > 0:
                     await asyncio.sleep(wait)
                 group.create_task(check(position))
+    except* MissingSecret as missing:
+        raise missing.exceptions[0] from None  # one line for the operator, as any configuration error
     finally:
         gc.enable()
         ticker.cancel()

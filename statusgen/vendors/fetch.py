@@ -1,5 +1,11 @@
 """Fetch a vendor payload: conditional, capped, and never raising for the network.
 
+The source's url and headers may name variables (``${TOKEN}``): they are
+read when the request is made, and their values go nowhere but into it. The
+body is read as ``neterrors.read_capped`` reads a check's (the cap holds on
+the decoded bytes), and redirects are followed as a check's are
+(``neterrors.opened``: none from a public address to an internal one).
+
 ``fetch_source`` is the one boundary where httpx exceptions become
 ``Outcome`` values::
 
@@ -8,8 +14,10 @@
     ConnectError caused by TLS            -> tls
     ConnectError (other), ProxyError      -> connect
     TooManyRedirects                      -> redirects
+    a redirect from public to internal    -> private_redirect
     ProtocolError, ReadError, WriteError,
-    CloseError, DecodingError             -> protocol
+    CloseError, DecodingError, a body
+    that does not inflate                 -> protocol
     anything else httpx raises            -> error
 
 ``read_local`` reads a payload from a file for the CLI.
@@ -20,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -29,7 +39,16 @@ import httpx
 
 from statusgen.errors import StatusgenError
 from statusgen.model import Outcome
-from statusgen.neterrors import outcome_of
+from statusgen.neterrors import (
+    ACCEPT_ENCODING,
+    REFUSE_INSIDE,
+    PrivateRedirect,
+    RedirectGuard,
+    opened,
+    outcome_of,
+    read_capped,
+)
+from statusgen.secrets import expand
 
 HEADER_LIMIT = 512
 
@@ -67,15 +86,10 @@ def _declared_too_large(response: httpx.Response, max_bytes: int) -> bool:
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes | None:
-    """The body, or None as soon as it grows past ``max_bytes``."""
+    """The decoded body, or None as soon as it grows past ``max_bytes``."""
     if _declared_too_large(response, max_bytes):
         return None
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > max_bytes:
-            return None
-    return bytes(body)
+    return await read_capped(response, max_bytes)
 
 
 async def _answer(response: httpx.Response, sent: dict[str, str], max_bytes: int) -> FetchResult:
@@ -94,11 +108,25 @@ async def _answer(response: httpx.Response, sent: dict[str, str], max_bytes: int
 
 
 async def _get(
-    client: httpx.AsyncClient, url: str, headers: dict[str, str], timeout: float, max_bytes: int
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    timeout: float,
+    max_bytes: int,
+    guard: RedirectGuard,
+    private: Sequence[str],
 ) -> FetchResult:
-    request = client.stream("GET", url, headers=headers, timeout=timeout, follow_redirects=True)
-    async with request as response:
+    request = client.build_request("GET", url, headers=headers, timeout=timeout)
+    async with opened(client, request, guard, private) as response:
         return await _answer(response, headers, max_bytes)
+
+
+def _request_headers(configured: Sequence[tuple[str, str]], conditional: dict[str, str]) -> dict[str, str]:
+    """The headers of a fetch: only the encodings ``read_capped`` decodes, then the source's own
+    (their variables read now), then the validators."""
+    headers = {"Accept-Encoding": ACCEPT_ENCODING}
+    headers.update((name, expand(value)) for name, value in configured)
+    return {**headers, **conditional}
 
 
 async def fetch_source(
@@ -109,19 +137,24 @@ async def fetch_source(
     last_modified: str | None,
     timeout: float,
     max_bytes: int,
+    headers: Sequence[tuple[str, str]] = (),
+    guard: RedirectGuard = REFUSE_INSIDE,
 ) -> FetchResult:
-    """GET ``url`` within ``timeout`` seconds in all, reading at most ``max_bytes``.
+    """GET ``url`` with ``headers`` within ``timeout`` seconds in all, reading at most ``max_bytes``
+    decoded bytes; the variables ``url`` and ``headers`` name are read now (an unset one raises
+    ``MissingSecret``).
 
-    Redirects are followed (up to the client's ``max_redirects``). A 304
+    Redirects are followed (up to the client's ``max_redirects``), as ``guard`` allows. A 304
     answer is ``ok`` with ``not_modified`` and no body (the validators sent
     are kept unless the server sends new ones). Any other non-2xx answer is
     ``http_status`` with no body.
     """
     started = time.perf_counter()
+    expanded, sent = expand(url), _request_headers(headers, _conditional(etag, last_modified))
     try:
         async with asyncio.timeout(timeout):
-            result = await _get(client, url, _conditional(etag, last_modified), timeout, max_bytes)
-    except (httpx.HTTPError, httpx.InvalidURL, TimeoutError, OSError, ValueError) as exc:
+            result = await _get(client, expanded, sent, timeout, max_bytes, guard, [name for name, _ in headers])
+    except (httpx.HTTPError, httpx.InvalidURL, TimeoutError, OSError, ValueError, PrivateRedirect, zlib.error) as exc:
         result = _failed(outcome_of(exc))
     return replace(result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
 

@@ -4,13 +4,14 @@ Conditional requests (If-None-Match, If-Modified-Since) with the validators
 the store kept; a 304 re-reads the stored body. A source that is down, slow,
 too large or not in the expected shape is marked with its outcome and its
 last good view is kept (until it goes stale, see ``merge``); nothing here
-ever breaks the run.
+ever breaks the run. The store keeps a source's public URL (``public_url``),
+never the values of the variables it names.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -20,6 +21,8 @@ from statusgen.config import Config, ServiceConfig, VendorConfig
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.jsonout import dump
 from statusgen.model import Outcome
+from statusgen.neterrors import Network, RedirectGuard
+from statusgen.secrets import public_url
 from statusgen.vendors import VendorView, fetch_source, parse_vendor, read_local
 from statusgen.vendors.fetch import FetchResult
 
@@ -31,7 +34,7 @@ class VendorRow:
     """What the store keeps per service's vendor source."""
 
     service: str
-    url: str
+    url: str  # the source's public URL: no userinfo, query or fragment
     etag: str | None = None
     last_modified: str | None = None
     body: bytes | None = None  # the last body that parsed
@@ -106,7 +109,9 @@ def settle(
     return row, VendorObservation(view, Outcome.OK, now)
 
 
-async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfig, max_bytes: int) -> FetchResult:
+async def _fetch(
+    client: httpx.AsyncClient, prev: VendorRow, source: VendorConfig, max_bytes: int, guard: RedirectGuard
+) -> FetchResult:
     if source.url.startswith(("http://", "https://")):
         return await fetch_source(
             client,
@@ -115,6 +120,8 @@ async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfi
             last_modified=prev.last_modified,
             timeout=source.timeout,
             max_bytes=max_bytes,
+            headers=source.headers,
+            guard=guard,
         )
     try:
         body = await asyncio.to_thread(read_local, source.url, max_bytes=max_bytes)
@@ -124,21 +131,28 @@ async def _fetch(client: httpx.AsyncClient, prev: VendorRow, source: VendorConfi
 
 
 async def fetch_vendors(
-    config: Config, previous: dict[str, VendorRow], clock: Callable[[], datetime]
+    config: Config,
+    previous: dict[str, VendorRow],
+    clock: Callable[[], datetime],
+    internal: Collection[Network] | None = None,
 ) -> dict[str, tuple[VendorRow, VendorObservation]]:
-    """Fetch every vendor source of the configuration concurrently."""
+    """Fetch every vendor source of the configuration concurrently. A redirect from a public
+    address to an internal one is refused unless ``site.allow_private_targets``; ``internal``
+    names the internal networks instead of every address that is not globally routable
+    (``neterrors.is_public``)."""
     sourced = [s for s in config.services if s.vendor is not None]
     if not sourced:
         return {}
+    guard = RedirectGuard(config.site.allow_private_targets, internal)
     headers = {"User-Agent": config.site.user_agent, "Accept": "application/json, application/atom+xml, */*"}
     async with httpx.AsyncClient(headers=headers, max_redirects=5) as client:
 
         async def one(svc: ServiceConfig) -> tuple[str, tuple[VendorRow, VendorObservation]]:
             assert svc.vendor is not None
-            prev = previous.get(svc.slug)
-            if prev is None or prev.url != svc.vendor.url:
-                prev = VendorRow(svc.slug, svc.vendor.url)
-            got = await _fetch(client, prev, svc.vendor, config.site.max_bytes)
+            prev, url = previous.get(svc.slug), public_url(svc.vendor.url)
+            if prev is None or prev.url != url:
+                prev = VendorRow(svc.slug, url)
+            got = await _fetch(client, prev, svc.vendor, config.site.max_bytes, guard)
             return svc.slug, settle(prev, svc.vendor, got, clock())
 
         return dict(await asyncio.gather(*(one(s) for s in sourced)))
@@ -159,7 +173,7 @@ def read_vendor_source(
         got = asyncio.run(get())
         if got.outcome is not Outcome.OK or got.body is None:
             code = f" (HTTP {got.status_code})" if got.status_code else ""
-            raise StatusgenError(f"{source}: could not fetch: {got.outcome.value}{code}")
+            raise StatusgenError(f"{public_url(source)}: could not fetch: {got.outcome.value}{code}")
         body = got.body
     else:
         body = read_local(source, max_bytes=max_bytes)
