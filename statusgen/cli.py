@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from statusgen import __version__
-from statusgen.config import Config, load_config
+from statusgen.config import load_config
 from statusgen.errors import StatusgenError
 
 DEFAULT_CONFIG = "services.toml"
@@ -43,6 +43,12 @@ config_option = click.option(
     default=lambda: os.environ.get("STATUSGEN_CONFIG", DEFAULT_CONFIG),
     show_default=DEFAULT_CONFIG,
     help="The configuration file (or $STATUSGEN_CONFIG).",
+)
+
+new_store_option = click.option(
+    "--new-store",
+    is_flag=True,
+    help="Start a new store where the one the site was built from is missing or empty (its history is lost).",
 )
 
 
@@ -110,31 +116,37 @@ def config_docs() -> None:
     show_default=True,
     help="Seconds to wait when another run holds the lock (then exit 5).",
 )
-def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float) -> None:
+@new_store_option
+def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float, new_store: bool) -> None:
     """One cycle: probe, store, decide, render (or, with --loop, one every interval)."""
-    from statusgen.cycle import run_cycle
-    from statusgen.lock import run_lock
+    from statusgen.cycle import open_store, run_cycle
     from statusgen.logs import event
     from statusgen.loop import Loop, report_fields
+    from statusgen.store import lock_store
 
     if loop:
+        if new_store:  # made here, once: the loop's cycles then find it
+            cfg = load_config(config_path)
+            with lock_store(cfg.site.store, wait_lock):
+                open_store(cfg, new_store=True).close()
         sys.exit(Loop(config_path, max_cycles).run())
-    cfg: Config = load_config(config_path)
-    with run_lock(cfg.site.store, wait_lock):
-        report = run_cycle(cfg)
+    cfg = load_config(config_path)
+    with lock_store(cfg.site.store, wait_lock):
+        report = run_cycle(cfg, new_store=new_store)
     event(report.line(), **report_fields(report))
 
 
 @main.command()
 @config_option
-def build(config_path: Path) -> None:
+@new_store_option
+def build(config_path: Path, new_store: bool) -> None:
     """Re-render the whole tree from the store alone (no probing)."""
     from statusgen.cycle import rebuild
-    from statusgen.lock import run_lock
+    from statusgen.store import lock_store
 
     cfg = load_config(config_path)
-    with run_lock(cfg.site.store):
-        result = rebuild(cfg)
+    with lock_store(cfg.site.store):
+        result = rebuild(cfg, new_store=new_store)
     click.echo(f"{result.line()} -> {cfg.site.output}")
 
 

@@ -22,6 +22,7 @@ from statusgen.decide.vantage import judge_vantage
 from statusgen.model import CheckId, CheckResult, Outcome
 from statusgen.probe import CheckTarget, probe_all, targets
 from statusgen.render.build import BuildResult, build
+from statusgen.render.tree import clear_partial, recorded_store, remember_store
 from statusgen.store import Cycle, Store
 from statusgen.timeutil import utcnow
 from statusgen.vendors.stage import VendorObservation, VendorRow, fetch_vendors
@@ -96,8 +97,19 @@ def loop_spread(config: Config) -> float:
     return max(0.0, min(0.8 * config.site.interval, config.site.interval - slowest - 5.0))
 
 
-def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float | None = None) -> CycleReport:
-    store = Store(config.site.store)
+def open_store(config: Config, new_store: bool = False) -> Store:
+    """The store of the site, once what a build left unfinished is gone (on a shared disk, it may
+    be what keeps the store from being written). Unless ``new_store``, a store the site was built
+    from must still hold its data. Call with the run lock held."""
+    clear_partial(config.site.output)
+    expected = not new_store and recorded_store(config.site.output) == config.site.store.resolve()
+    return Store(config.site.store, expected=expected)
+
+
+def run_cycle(
+    config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float | None = None, new_store: bool = False
+) -> CycleReport:
+    store = open_store(config, new_store)
     try:
         started = clock()
         t0 = time.perf_counter()
@@ -131,14 +143,17 @@ def run_cycle(config: Config, clock: Callable[[], datetime] = utcnow, spread_s: 
         run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows))
         store.prune(now)
         built = build(store, config, now)
+        remember_store(config.site.output, config.site.store)
         return CycleReport(run_id, len(results), failed, probe_ms, built, len(decisions.incidents))
     finally:
         store.close()
 
 
-def rebuild(config: Config, clock: Callable[[], datetime] = utcnow) -> BuildResult:
-    store = Store(config.site.store)
+def rebuild(config: Config, clock: Callable[[], datetime] = utcnow, new_store: bool = False) -> BuildResult:
+    store = open_store(config, new_store)
     try:
-        return build(store, config, clock())
+        built = build(store, config, clock())
+        remember_store(config.site.output, config.site.store)
+        return built
     finally:
         store.close()

@@ -3,7 +3,8 @@
 StatusgenError            anything a user can cause and fix; the CLI prints
  |                        it as one line and exits non-zero, no traceback
  +-- ConfigError          the configuration file is invalid (lists every problem)
- +-- StoreError           the SQLite store cannot be opened or upgraded
+ +-- StoreError           the SQLite store cannot be opened, read or written, is damaged,
+ |                        or is missing or empty where a run recorded one
  +-- RenderError          the output tree cannot be written
  +-- VendorParseError     a vendor payload is not in the expected shape
  +-- LockError            another run holds the lock
@@ -29,6 +30,8 @@ class ConfigError(StatusgenError):
 
 
 class StoreError(StatusgenError):
+    """Raised at the store's boundary (``store.Store``) for every error of SQLite."""
+
     exit_code = 3
 
 

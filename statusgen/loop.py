@@ -27,8 +27,8 @@ from typing import Any
 from statusgen.config import Config, load_config
 from statusgen.cycle import CycleReport, loop_spread, run_cycle
 from statusgen.errors import StatusgenError
-from statusgen.lock import run_lock
 from statusgen.logs import event, printable
+from statusgen.store import lock_store
 
 
 class Stopping(KeyboardInterrupt):
@@ -98,7 +98,7 @@ class Loop:
 
     def _attempt(self, config: Config) -> None:
         try:
-            with run_lock(config.site.store, wait_s=config.site.interval):
+            with lock_store(config.site.store, config.site.interval):
                 report = run_cycle(config, spread_s=loop_spread(config))
             event(report.line(), **report_fields(report))
         except StatusgenError as exc:

@@ -22,14 +22,17 @@ Tables:
 
 from __future__ import annotations
 
+import errno
+import functools
+import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 from isal import isal_zlib
@@ -41,6 +44,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.errors import StoreError
+from statusgen.lock import lock_path, run_lock
 from statusgen.model import CheckResult, Outcome
 from statusgen.timeutil import floor_to, from_epoch, to_epoch
 from statusgen.vendors.stage import VendorRow
@@ -303,21 +307,136 @@ def aggregate(results: Iterable[StoredResult], res: int) -> dict[tuple[str, int]
     return out
 
 
+# -- the store's boundary: SQLite's and the file system's errors as StoreError ------------------
+
+#: What to do about a damaged store (also said when a store is missing where one was recorded).
+RESTORE = "restore it from a backup, or move it aside and run with --new-store to start a new one"
+
+
+def store_failure(path: Path, exc: sqlite3.Error | OSError, doing: str = "read or write the store") -> StoreError:
+    """An error of SQLite or of the file system while ``doing``, as one line naming the store's
+    file and what to do."""
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return StoreError(f"{path}: cannot {doing} ({' '.join(detail.split())}): {_advice(path, exc)}")
+
+
+def _advice(path: Path, exc: sqlite3.Error | OSError) -> str:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code, without the extended bits
+    err = exc.errno if isinstance(exc, OSError) else None
+    if code == sqlite3.SQLITE_FULL or err in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"the disk is full; free space on {path.parent} and run again"
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM) or err in _READ_ONLY:
+        return f"make {path.parent} and the store's files writable by this user, and run again"
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return f"the store is damaged; {RESTORE}"
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return "another process holds the database locked; let it finish (or stop it) and run again"
+    if code == sqlite3.SQLITE_IOERR and _full(path.parent):  # SQLite says so of some writes to a full disk
+        return f"the disk is full; free space on {path.parent} and run again"
+    if code == sqlite3.SQLITE_IOERR:
+        return f"the disk could not be read or written; check that {path.parent} has space and its disk works"
+    return "check the store's file and folder, and run again"
+
+
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _full(folder: Path) -> bool:
+    """Whether the disk of ``folder`` is all but full: too little left for a page or two of the store."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 2 * 4096
+
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def _guarded(method: Method) -> Method:
+    """The method, with any error of SQLite raised as the store's (a disk that fills during a run,
+    a page found damaged while reading)."""
+
+    @functools.wraps(method)
+    def guarded(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_failure(self.path, exc) from None
+
+    return cast(Method, guarded)
+
+
+def _must_hold_data(path: Path) -> None:
+    """A store recorded by a previous run must still be there, with its data: SQLite would take a
+    missing or empty file for a new store, and the site would lose its history without a word."""
+    wal = path.with_name(path.name + "-wal")
+    if not path.exists():
+        state = "missing"
+    elif path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
+        state = "empty"
+    else:
+        return
+    raise StoreError(f"{path}: the store is {state}, but a previous run recorded one here: {RESTORE}")
+
+
+#: Stores found sound by this process (and by the process it was forked from): checking reads the
+#: whole file, so a process checks each store once.
+_checked: set[Path] = set()
+
+
+def _check_once(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a damaged store before anything reads or writes it: SQLite reads a page only when a
+    query needs it, so damage elsewhere would go unseen while builds publish from the rest."""
+    key = path.resolve()
+    if key in _checked:
+        return
+    problems = [row[0] for row in db.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        first = " ".join(str(problems[0]).split())
+        raise StoreError(f"{path}: the store is damaged (quick_check: {first}): {RESTORE}")
+    _checked.add(key)
+
+
+@contextmanager
+def lock_store(path: Path, wait_s: float = 0.0) -> Iterator[None]:
+    """The run lock beside the store (``lock.run_lock``), a folder that cannot hold it being the
+    store's error: it is the store's folder that must be writable."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(run_lock(path, wait_s))
+        except OSError as exc:
+            raise store_failure(lock_path(path), exc, "take the run lock beside the store") from None
+        yield
+
+
 class Store:
-    def __init__(self, path: Path):
+    """The store at ``path``. ``expected``: a previous run recorded a store there, so a missing or
+    empty file means its history was lost, not that the site is new (``StoreError``)."""
+
+    def __init__(self, path: Path, expected: bool = False):
         self.path = path
+        if expected:
+            _must_hold_data(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        except (sqlite3.Error, OSError) as exc:
+            raise store_failure(path, exc, "open the store") from None
+        try:
+            _check_once(self.db, path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             migrate(self.db)
+        except StoreError:
+            self.db.close()
+            raise
         except sqlite3.Error as exc:
-            raise StoreError(f"{path}: cannot open the store: {exc}") from None
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot create the store's folder: {exc}") from None
+            self.db.close()
+            raise store_failure(path, exc, "open the store") from None
 
+    @_guarded
     def close(self) -> None:
         self.db.close()
 
@@ -333,12 +452,14 @@ class Store:
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has rolled back itself after some errors (a full disk)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
     # -- writing ------------------------------------------------------------
 
+    @_guarded
     def save_cycle(self, cycle: Cycle) -> int:
         with self.transaction() as db:
             run_id = _insert_run(db, cycle.run)
@@ -362,10 +483,12 @@ class Store:
             )
         return run_id
 
+    @_guarded
     def record_run(self, run: RunRecord) -> None:
         with self.transaction() as db:
             _insert_run(db, run)
 
+    @_guarded
     def bulk_load(
         self,
         buckets: Iterable[tuple[Any, ...]],
@@ -393,6 +516,7 @@ class Store:
                 "INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)", [_incident_row(i) for i in incidents]
             )
 
+    @_guarded
     def prune(self, now: datetime) -> None:
         """Drop raw results and buckets past their retention (results by whole hours, with their blocks)."""
         t = to_epoch(now)
@@ -411,10 +535,12 @@ class Store:
 
     # -- reading ------------------------------------------------------------
 
+    @_guarded
     def states(self) -> dict[str, ServiceState]:
         rows = self.db.execute("SELECT service, state FROM service_state")
         return {s: ServiceState.from_json(orjson.loads(j)) for s, j in rows}
 
+    @_guarded
     def incident_records(self) -> list[tuple[str, int, int | None, str]]:
         """Every incident as (service, start, end or None while open, JSON record), newest first,
         without making any (``sitedata.Incidents``)."""
@@ -422,24 +548,29 @@ class Store:
             "SELECT service, started_at, ended_at, record FROM incidents ORDER BY started_at DESC, id DESC"
         ).fetchall()
 
+    @_guarded
     def incidents(self) -> list[Incident]:
         return [Incident.from_json(orjson.loads(j)) for _, _, _, j in self.incident_records()]
 
+    @_guarded
     def open_incidents(self) -> dict[str, Incident]:
         rows = self.db.execute("SELECT record FROM incidents WHERE ended_at IS NULL")
         found = (Incident.from_json(orjson.loads(j)) for (j,) in rows)
         return {i.service: i for i in found}
 
+    @_guarded
     def last_finished_run(self) -> RunRecord | None:
         row = self.db.execute(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
         return _run_from_row(row) if row else None
 
+    @_guarded
     def first_run_started(self) -> datetime | None:
         row = self.db.execute("SELECT MIN(started_at) FROM runs").fetchone()
         return from_epoch(row[0]) if row and row[0] is not None else None
 
+    @_guarded
     def recent_results(self, since: datetime) -> dict[str, list[StoredResult]]:
         rows = self.db.execute(
             "SELECT service, check_index, ts, outcome, latency_ms, http_status, slow, flag FROM results "
@@ -453,6 +584,7 @@ class Store:
             )
         return out
 
+    @_guarded
     def buckets(self, service: str, res: int, since: int, until: int) -> list[Bucket]:
         """One service's buckets of one resolution in [since, until), oldest first."""
         rows = self.db.execute(
@@ -462,6 +594,7 @@ class Store:
         )
         return [Bucket._make(row) for row in rows]
 
+    @_guarded
     def bucket_tallies(self, service: str, spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
         """For each (resolution, since, until) of ``spans``: how many of the service's buckets of that
         resolution lie in [since, until), and how many results they hold (every result stored adds
@@ -477,6 +610,7 @@ class Store:
         tallies = {i: (int(count), int(results)) for i, count, results in rows}
         return [tallies[i] for i in range(len(spans))]
 
+    @_guarded
     def buckets_at(self, service: str, starts: Sequence[tuple[int, int]]) -> dict[tuple[int, int], Bucket]:
         """The service's buckets at these (resolution, start), where there are any."""
         if not starts:
@@ -488,6 +622,7 @@ class Store:
         )
         return {(row[0], row[1]): Bucket._make(row[1:]) for row in rows}
 
+    @_guarded
     def last_day_json(self, service: str, since: datetime) -> tuple[int, str]:
         """A service's raw results from ``since`` on, oldest first: their count, and the JSON
         array the service record publishes (rows made when the results were written).
@@ -504,6 +639,7 @@ class Store:
             parts.append(_inflated(rows))
         return count, "[" + ",".join(parts) + "]"
 
+    @_guarded
     def last_day_count(self, service: str, since: datetime) -> int:
         """How many results of a service are from ``since`` on, as ``last_day_json`` counts them,
         without reading them. With the service's measurements version, it tells whether its last
@@ -518,12 +654,14 @@ class Store:
         ).fetchone()[0]
         return int(head + hours)
 
+    @_guarded
     def data_versions(self) -> dict[str, int]:
         """Each service's measurements version: it moves whenever its results or buckets are
         written or pruned (a service missing here has version 0). A build skips the files of a
         service whose version and other inputs are those of the previous build."""
         return dict(self.db.execute("SELECT service, version FROM service_data"))
 
+    @_guarded
     def vendor_rows(self) -> dict[str, VendorRow]:
         rows = self.db.execute(
             "SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
@@ -531,6 +669,7 @@ class Store:
         )
         return {r[0]: VendorRow(r[0], r[1], r[2], r[3], r[4], _time(r[5]), _time(r[6]), r[7], r[8], r[9]) for r in rows}
 
+    @_guarded
     def schema_version(self) -> int:
         return current_version(self.db)
 

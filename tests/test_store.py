@@ -164,7 +164,53 @@ def test_an_unopenable_store_is_a_clear_error(tmp_path):
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError) as info:
         Store(tmp_path / "s.db")
-    assert "s.db: cannot open the store" in str(info.value)
+    assert "s.db: cannot open the store" in str(info.value) and "--new-store" in str(info.value)
+
+
+def test_a_store_damaged_in_the_middle_is_refused_when_opened(tmp_path):
+    import random
+
+    from statusgen.errors import StoreError
+
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)  # made here without Store: a process checks a store once
+    db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 500) for i in range(400)])
+    db.commit()
+    db.close()
+    pages = path.stat().st_size // 4096
+    with open(path, "r+b") as f:
+        f.seek(pages // 2 * 4096)
+        f.write(random.Random(1).randbytes(3 * 4096))
+    with pytest.raises(StoreError) as info:
+        Store(path)
+    assert str(info.value).startswith(f"{path}: ") and "damaged" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_an_error_of_sqlite_in_use_is_the_stores(tmp_path):
+    from statusgen.errors import StoreError
+
+    store = Store(tmp_path / "s.db")
+    store.db.close()  # any error of SQLite once open: a full disk, a damaged page
+    with pytest.raises(StoreError) as info:
+        store.save_cycle(cycle_at(T0))
+    assert str(info.value).startswith(f"{tmp_path / 's.db'}: cannot read or write the store")
+    with pytest.raises(StoreError):
+        store.states()
+
+
+def test_a_missing_or_empty_store_that_was_expected_is_an_error(tmp_path):
+    from statusgen.errors import StoreError
+
+    path = tmp_path / "s.db"
+    with pytest.raises(StoreError, match="the store is missing, but a previous run recorded one"):
+        Store(path, expected=True)
+    path.write_bytes(b"")
+    with pytest.raises(StoreError, match="the store is empty"):
+        Store(path, expected=True)
+    Store(path).close()  # not expected: a new store
+    Store(path, expected=True).close()  # now it holds its schema
 
 
 def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_path):

@@ -253,3 +253,63 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)
     fourth = build(store, config, now)
     assert not fourth.stats.kept and pages[1].read_bytes() == page
+
+
+# -- partial generations and flushing -----------------------------------------------------------
+
+
+def partial_generations(out) -> list[str]:
+    return [g.name for g in gens_dir(out).iterdir() if g.name.startswith("partial-")]
+
+
+@pytest.mark.parametrize("complete_before", [False, True])
+def test_a_failed_build_removes_what_it_wrote(tmp_path, complete_before):
+    """Whether the build wrote a new folder or rewrote the generation before the served one, a
+    failure leaves no partial generation, and the served one as it was."""
+    out = tmp_path / "site"
+    for _ in range(2 if complete_before else 1):
+        write_tree(out, {"a.json": BIG, "b/c.json": b"1"})
+    served = out.resolve()
+    with pytest.raises(RuntimeError), TreeWriter(out) as tree:
+        tree.main.put("a.json", BIG + b"changed")
+        tree.main.put("new/d.json", BIG)
+        assert partial_generations(out)
+        raise RuntimeError("the build failed half-way")
+    assert partial_generations(out) == [] and [g.resolve() for g in gens_dir(out).iterdir()] == [served]
+    assert out.resolve() == served and (out / "a.json").read_bytes() == BIG
+    write_tree(out, {"a.json": b"{}"})  # and the next build starts anew
+    assert (out / "a.json").read_bytes() == b"{}" and not (out / "b/c.json").exists()
+
+
+def test_a_partial_generation_left_by_a_kill_is_removed_first(tmp_path):
+    from statusgen.render.tree import clear_partial
+
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"good"})
+    left = gens_dir(out) / "partial-g1"
+    (left / "deep").mkdir(parents=True)
+    (left / "deep" / "x.json").write_bytes(BIG)
+    (tmp_path / ".site.swap-1").symlink_to(left)
+    clear_partial(out)
+    assert partial_generations(out) == [] and not (tmp_path / ".site.swap-1").is_symlink()
+    assert (out / "a.json").read_bytes() == b"good"
+
+
+def test_the_files_reach_the_disk_before_the_swap_and_the_folders_after(tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"first"})
+    synced: list[tuple[str, str]] = []  # (path, where the link pointed then)
+    real = os.fsync
+
+    def fsync(fd: int) -> None:  # the path as it will be named: files are flushed while partial
+        synced.append((os.readlink(f"/proc/self/fd/{fd}").replace("/partial-", "/"), os.readlink(out)))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    before = os.readlink(out)
+    write_tree(out, {"a.json": b"second", "d/b.json": BIG})
+    root = out.resolve()
+    files = {str(root / rel) for rel in ("a.json", "d/b.json", "d/b.json.gz", ".manifest.json")}
+    assert files <= {path for path, link in synced if link == before}  # each file, before the swap
+    assert {str(root), str(root / "d")} <= {path for path, _ in synced}
+    assert (str(tmp_path), os.readlink(out)) in synced  # the folder of the link, after it

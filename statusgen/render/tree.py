@@ -7,11 +7,23 @@ it with one rename, so a reader (nginx, the preview server, a mirror) never
 sees a half-written tree; the generation it leaves stays complete for readers
 still using it, until the next build rewrites it in turn.
 
+A generation is written under a name of its own, ``partial-<name>``, and
+takes its name (``g<ns>``) only once complete: a folder named ``partial-``
+is unambiguously one a build has not finished. A build that fails removes
+it (on a full disk, what it wrote is what the next run needs to store its
+results); a build that was killed leaves it, and the next run or build
+removes it before anything else (``clear_partial``). The files written are
+flushed to the disk before the generation is named complete and swapped in,
+and the folders after: a crash never makes a link to a generation whose
+files are not all on the disk.
+
 Each generation's ``.manifest.json`` lists its files: size, modification
 time, whether it has a ``.gz`` copy (for nginx's gzip_static), the key of the
-inputs it was made from, and the CRC-32 of its bytes. It is removed while the
-generation is being rewritten, so after a killed build the next one starts
-that folder anew.
+inputs it was made from, and the CRC-32 of its bytes.
+
+``<output>.gens/.store`` names the store the site was last built from
+(``remember_store``): a run that finds that store missing or empty refuses to
+start a new one without ``--new-store``.
 
 What must stay true:
 
@@ -39,7 +51,9 @@ import os
 import shutil
 import time
 import zlib
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -50,6 +64,9 @@ from statusgen.errors import RenderError
 from statusgen.policy import GZIP_MIN_BYTES, GZIP_SUFFIXES
 
 MANIFEST = ".manifest.json"
+PARTIAL = "partial-"  # the name of a generation being written starts so; a complete one with "g"
+STORE_MARK = ".store"  # in <output>.gens/: the store the site was last built from
+FLUSHERS = 32  # threads flushing a generation's files to the disk
 MANIFEST_FORMAT = 5
 GZIP_LEVEL = 1  # ISA-L's fastest: every changed file of a build is compressed
 
@@ -147,6 +164,7 @@ class Placed:
     written: int
     kept: list[str]
     nbytes: int
+    wrote: list[str] = field(default_factory=list)  # the files written, .gz copies too: flushed at the end
 
 
 class Placer:
@@ -162,6 +180,7 @@ class Placer:
         self.placed: dict[str, Entry] = {}
         self.written = self.nbytes = 0
         self.kept: list[str] = []
+        self.wrote: list[str] = []
         self.folders: set[Path] = set()  # made (or found) by this placer
 
     def previous_key(self, rel: str) -> str | None:
@@ -222,7 +241,7 @@ class Placer:
         self.kept.append(rel)
 
     def result(self) -> Placed:
-        return Placed(self.placed, self.written, self.kept, self.nbytes)
+        return Placed(self.placed, self.written, self.kept, self.nbytes, self.wrote)
 
     def read_served(self, rel: str) -> bytes | None:
         """The served file's bytes (None when it cannot be read)."""
@@ -248,32 +267,40 @@ class Placer:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.folders.add(path.parent)
         _write(path, data, mtime)
+        self.wrote.append(rel)
         gz = path.with_name(path.name + ".gz")
         if packed is not None:
             _write(gz, packed, mtime)
+            self.wrote.append(rel + ".gz")
 
 
 class TreeWriter:
     """One new generation, written as the files are made, then swapped in.
 
-    with TreeWriter(output) as tree:   # picks the generation to rewrite
+    with TreeWriter(output) as tree:   # picks the generation to rewrite, as partial-<name>
         tree.main.put(path, data, key) # or .keep(path, key); tree.placer() for another process
-    tree.stats                         # swapped in when the block ends without error
+    tree.stats                         # swapped in when the block ends without error; on any
+                                       # error, what was written is removed
     """
 
     def __init__(self, output: Path):
         self.output = output
         self.stats: WriteStats | None = None
         try:
+            clear_partial(output)
             served = current_generation(output)
             self.new = _target(output, served)
+        except OSError as exc:
+            raise failure(output, exc) from None
+        try:
             mine = read_manifest(self.new)
-            (self.new / MANIFEST).unlink(missing_ok=True)  # from here on, it is being rewritten
+            (self.new / MANIFEST).unlink(missing_ok=True)  # written again once the generation is complete
             self.fresh = next(self.new.iterdir(), None) is None
             self.main = Placer(
                 output, served.resolve() if served else None, read_manifest(served), self.new.resolve(), mine
             )
         except OSError as exc:
+            self._discard()
             raise failure(output, exc) from None
 
     def placer(self) -> Placer:
@@ -287,23 +314,54 @@ class TreeWriter:
         self.main.written += placed.written
         self.main.kept += placed.kept
         self.main.nbytes += placed.nbytes
+        self.main.wrote += placed.wrote
 
     def __enter__(self) -> TreeWriter:
         return self
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        if exc is not None:  # the target has no manifest now: the next build starts it anew
+        if exc is not None:
+            self._discard()
             return
-        m = self.main
         try:
-            if not self.fresh:
-                _remove_unwanted(m.target, m.mine, m.placed)
-            _write_manifest(m.target, m.placed)
-            _swap(self.output, self.new)
+            done = self._complete()
+        except BaseException as error:
+            self._discard()
+            if isinstance(error, OSError):
+                raise failure(self.output, error) from None
+            raise
+        self._swap_in(done)
+        m = self.main
+        _prune(self.output, {done.resolve(), *([m.served] if m.served else [])})
+        self.stats = WriteStats(len(m.placed), m.written, frozenset(m.kept), m.nbytes, done.name)
+
+    def _complete(self) -> Path:
+        """Finish the generation: what it should no longer hold goes, its manifest is written, its
+        files reach the disk, and it takes its complete name (returned)."""
+        m = self.main
+        if not self.fresh:
+            _remove_unwanted(m.target, m.mine, m.placed)
+        _write_manifest(m.target, m.placed)
+        _flush(m.target, [*m.wrote, MANIFEST])
+        done = self.new.with_name(self.new.name.removeprefix(PARTIAL))
+        os.replace(self.new, done)
+        _fsync(done.parent)
+        return done
+
+    def _swap_in(self, done: Path) -> None:
+        """Point the output at the complete generation ``done``. Should that fail, ``done`` goes,
+        unless the link points at it after all."""
+        try:
+            _swap(self.output, done)
+            _fsync(self.output.parent)
         except OSError as error:
+            if current_generation(self.output) != done.resolve():
+                shutil.rmtree(done, ignore_errors=True)
             raise failure(self.output, error) from None
-        _prune(self.output, {self.new.resolve(), *([m.served] if m.served else [])})
-        self.stats = WriteStats(len(m.placed), m.written, frozenset(m.kept), m.nbytes, self.new.name)
+
+    def _discard(self) -> None:
+        """Remove the generation being written (never the served one: that is not ``partial-``)."""
+        shutil.rmtree(self.new, ignore_errors=True)
 
 
 def _with_gz(files: dict[str, Entry]) -> set[str]:
@@ -337,23 +395,63 @@ def _remove_unwanted(target: Path, mine: dict[str, Entry], placed: dict[str, Ent
 
 
 def _target(output: Path, served: Path | None) -> Path:
-    """The generation to rewrite: the one before the served one, when it is complete (it has its
-    manifest); else a new folder. Any other folder (what a killed run left) goes."""
+    """The generation to rewrite, renamed ``partial-<name>``: the one before the served one, when it
+    is complete (it has its manifest); else a new folder. Any other folder (a plain output folder
+    moved aside, a generation whose manifest was lost) goes."""
     gens = gens_dir(output)
     gens.mkdir(parents=True, exist_ok=True)
     keep = served.resolve() if served else None
-    others = sorted(
-        (g for g in gens.iterdir() if g.resolve() != keep and g.is_dir()), key=lambda g: g.stat().st_mtime, reverse=True
-    )
+    others = sorted((g for g in _folders(gens) if g.resolve() != keep), key=lambda g: g.stat().st_mtime, reverse=True)
     chosen = next((g for g in others if (g / MANIFEST).is_file() and g.name.startswith("g")), None)
     for g in others:
         if g != chosen:
             shutil.rmtree(g, ignore_errors=True)
+    name = chosen.name if chosen is not None else f"g{time.time_ns()}"
+    partial = gens / f"{PARTIAL}{name}"
     if chosen is not None:
-        return chosen
-    new = gens / f"g{time.time_ns()}"
-    new.mkdir()
-    return new
+        os.replace(chosen, partial)
+    else:
+        partial.mkdir()
+    return partial
+
+
+def _folders(gens: Path) -> list[Path]:
+    """The folders of ``gens``: the generations, complete or not (not its dotfiles)."""
+    return [g for g in gens.iterdir() if g.is_dir() and not g.is_symlink()]
+
+
+def clear_partial(output: Path) -> None:
+    """Remove what a build that did not finish left: its partial generation and its swap link.
+    Only the process that holds the run lock may: another's build may be writing one."""
+    gens = gens_dir(output)
+    try:
+        for gen in _folders(gens) if gens.is_dir() else []:
+            if gen.name.startswith(PARTIAL):
+                shutil.rmtree(gen, ignore_errors=True)
+        for link in output.parent.glob(f".{output.name}.swap-*"):
+            if link.is_symlink():
+                link.unlink(missing_ok=True)
+    except OSError as exc:
+        raise failure(output, exc) from None
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _flush(root: Path, written: list[str]) -> None:
+    """Flush the files written under ``root``, then the folders that hold them. Many at once:
+    flushes in flight together share the file system's journal commits, where one after another
+    each would wait for a commit of its own."""
+    paths = [root / rel for rel in written]
+    with ThreadPoolExecutor(FLUSHERS) as pool:
+        list(pool.map(_fsync, paths))
+        list(pool.map(_fsync, {root, *(p.parent for p in paths)}))
 
 
 def _swap(output: Path, new: Path) -> None:
@@ -368,13 +466,39 @@ def _swap(output: Path, new: Path) -> None:
 
 
 def _prune(output: Path, keep: set[Path]) -> None:
-    """Remove old generations, and what a killed run left behind (partial generations, swap links)."""
-    for gen in gens_dir(output).iterdir():
+    """Remove the generations other than ``keep``."""
+    for gen in _folders(gens_dir(output)):
         if gen.resolve() not in keep:
             shutil.rmtree(gen, ignore_errors=True)
-    for link in output.parent.glob(f".{output.name}.swap-*"):
-        if link.is_symlink():
-            link.unlink(missing_ok=True)
+
+
+def recorded_store(output: Path) -> Path | None:
+    """The store the site at ``output`` was last built from, if a run recorded one."""
+    try:
+        return Path(orjson.loads((gens_dir(output) / STORE_MARK).read_bytes())["store"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remember_store(output: Path, store: Path) -> None:
+    """Record ``store`` as the one the site is built from (written only when that changes)."""
+    store = store.resolve()
+    if recorded_store(output) == store:
+        return
+    mark = gens_dir(output) / STORE_MARK
+    tmp = mark.with_name(f"{STORE_MARK}.{os.getpid()}")
+    try:
+        tmp.write_bytes(orjson.dumps({"store": str(store)}))
+        _fsync(tmp)
+        os.replace(tmp, mark)
+        _fsync(mark.parent)
+    except OSError as exc:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise RenderError(
+            f"{mark}: cannot record the store the site is built from ({exc.strerror or exc}); "
+            f"free space or fix permissions on {mark.parent}."
+        ) from None
 
 
 def write_tree(output: Path, files: dict[str, bytes]) -> WriteStats:
