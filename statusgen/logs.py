@@ -37,6 +37,12 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry).decode()
 
 
+def _not_the_stop(record: logging.LogRecord) -> bool:
+    """A task that ended with the loop's own stop (a KeyboardInterrupt, see loop.Stopping) is the
+    stop itself, already logged: not a failure to report again."""
+    return not (record.exc_info and record.exc_info[0] and issubclass(record.exc_info[0], KeyboardInterrupt))
+
+
 def setup(fmt: str = "text", stream: Any = None) -> logging.Logger:
     logger = logging.getLogger(LOGGER)
     logger.handlers.clear()
@@ -47,6 +53,13 @@ def setup(fmt: str = "text", stream: Any = None) -> logging.Logger:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    # What asyncio itself reports (a task that failed while a stopped cycle was cancelled) goes
+    # out in the same format, one line each: a JSON log stays JSON.
+    library = logging.getLogger("asyncio")
+    library.handlers[:] = [handler]
+    library.filters[:] = [_not_the_stop]
+    library.setLevel(logging.WARNING)
+    library.propagate = False
     return logger
 
 
