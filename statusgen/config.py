@@ -29,7 +29,19 @@ from statusgen.secrets import references
 
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # always fullmatch: "$" would let a final newline in
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
-VENDOR_FORMATS = ("auto", "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed")
+VENDOR_FORMATS = (
+    "auto",
+    "statuspage",
+    "statusio",
+    "slack",
+    "heroku",
+    "cachet",
+    "gcp",
+    "feed",
+    "instatus",
+    "uptimekuma",
+    "upptime",
+)
 
 # Bounds that keep a typo from turning into a denial of service (a 0.001 s loop, a 1 TB read).
 DAY = 86_400.0
@@ -304,9 +316,38 @@ CHECK_KEYS = (
     ),
 )
 
+
+def time_zone(value: Any) -> str:
+    """An IANA time zone name (``Europe/Paris``), as the vendor key ``timezone`` takes it."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = text(value)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise Invalid(f"must be a time zone name such as UTC or Europe/Paris, got {_show(value)}") from None
+    return name
+
+
 VENDOR_KEYS = (
     Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),
-    Key("format", vendor_format, "auto", "Payload format; auto detects it from the payload."),
+    Key(
+        "format",
+        vendor_format,
+        "auto",
+        "Payload format; auto detects it from the payload. "
+        "`statuspage`: https://www.githubstatus.com/api/v2/summary.json; "
+        "`statusio`: https://api.status.io/1.0/status/5b36dc6502d06804c08349f7; "
+        "`slack`: https://slack-status.com/api/v2.0.0/current; "
+        "`heroku`: https://status.heroku.com/api/v4/current-status; "
+        "`cachet`: https://status.example.com/api/v1/components; "
+        "`gcp`: https://status.cloud.google.com/incidents.json; "
+        "`feed`: https://www.githubstatus.com/history.atom; "
+        "`instatus`: https://recraft.instatus.com/summary.json (or /v2/components.json); "
+        "`uptimekuma`: https://status.example.com/api/status-page/SLUG (the heartbeats are read from "
+        "/api/status-page/heartbeat/SLUG beside it); "
+        "`upptime`: https://raw.githubusercontent.com/OWNER/REPO/HEAD/history/summary.json.",
+    ),
     Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
     Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the fetch counts as timed out."),
     Key("headers", headers, (), "Request headers, a table; values may name environment variables (${TOKEN})."),
@@ -316,6 +357,13 @@ VENDOR_KEYS = (
         3600.0,
         "Seconds after our last successful fetch before the vendor's view is set aside "
         "(not its own last update: a quiet page may not change for months).",
+    ),
+    Key(
+        "timezone",
+        time_zone,
+        "UTC",
+        "Time zone of vendor times written without one (Uptime Kuma's beats and pinned incident: "
+        "its server's local time), as an IANA name such as Europe/Paris.",
     ),
 )
 
@@ -403,6 +451,7 @@ class VendorConfig:
     timeout: float = 10.0
     stale_after: float = 3600.0
     headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
+    timezone: str = "UTC"  # an IANA name, checked by time_zone
 
 
 @dataclass(frozen=True)

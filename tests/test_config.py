@@ -124,7 +124,7 @@ BROKEN = [
         'summary.json"\nformat = "atlassian"\n',
         [
             'services.toml: service "github", vendor: format must be one of auto, statuspage, statusio, slack, heroku, '
-            'cachet, gcp, feed, got "atlassian"'
+            'cachet, gcp, feed, instatus, uptimekuma, upptime, got "atlassian"'
         ],
     ),
     (

@@ -133,3 +133,13 @@ def test_vendor_acknowledgement_is_linked_once():
     assert [u.kind for u in linked.updates] == ["opened", "vendor"]
     assert linked.updates[-1].link == "https://stspg.io/4r83jmqz4km7"
     assert link_vendor(linked, sample(TROUBLE), NOW + timedelta(minutes=1)) == linked
+
+
+def test_a_narrowed_component_follows_its_current_status_not_the_incidents_peak():
+    """Issue 34: the incident's impact is major (its peak); the Console is degraded now."""
+    console = ["Claude Console (platform.claude.com)"]
+    view = sample("statuspage/claude_summary_major_incident_now_degraded.json", console)
+    st = merge(ServiceState(), own(Status.OPERATIONAL), SVC, VendorObservation(view, Outcome.OK, NOW), NOW)
+    assert st.status is Status.DEGRADED
+    assert st.reason.startswith("Vendor reports: Elevated errors on platform.claude.com (")
+    assert st.reason.endswith("; our checks pass.")

@@ -28,6 +28,10 @@ PAGES = {
     "/truncated.json": SENDGRID[:700],
     "/huge.json": b'{"page": "' + b"x" * 3_000_000 + b'"}',
     "/hostile.json": json.dumps(HOSTILE).encode(),
+    "/manychat/summary.json": (SAMPLES / "instatus/manychat_summary_up_with_incident.json").read_bytes(),
+    "/api/status-page/slum": (SAMPLES / "uptimekuma/slum_status-page.json").read_bytes(),
+    "/api/status-page/heartbeat/slum": (SAMPLES / "uptimekuma/slum_heartbeat.json").read_bytes(),
+    "/con/history/summary.json": (SAMPLES / "upptime/con_history_summary.json").read_bytes(),
 }
 
 
@@ -89,6 +93,11 @@ def _vendor_site(tmp: Path, v: str):
             service("slow", f"{v}/slow.json", ok),
             service("hostile", f"{v}/hostile.json", ok),
             service("local", str(SAMPLES / "statusio/gitlab_status_planned_maintenance.json"), ok),
+            service("manychat", f"{v}/manychat/summary.json", ok),
+            service("slum", f"{v}/api/status-page/slum", None, 'timezone = "America/New_York"'),
+            service("liber3", f"{v}/api/status-page/slum", ok, 'format = "uptimekuma"\ncomponents = ["Liber3"]'),
+            service("con", f"{v}/con/history/summary.json", None),
+            service("datalad", f"{v}/con/history/summary.json", ok, 'components = ["datalad.org"]'),
         ]
     )
     cfg = load_config(write_config(tmp, body, "max_bytes = 2000000"))
@@ -140,7 +149,7 @@ def test_conditional_requests_on_the_second_run(vendor_site):
 
 def test_health_counts_vendor_sources(vendor_site):
     run = doc(vendor_site["site"], "api/v1/health.json")["collection"]["last_run"]
-    assert run["vendor_sources_attempted"] == 9
+    assert run["vendor_sources_attempted"] == 14
     assert run["vendor_sources_failed"] == 4  # html, truncated, huge, slow
 
 
@@ -247,3 +256,100 @@ def test_no_incident_when_a_vendor_maintenance_ends(tmp_path, targets, switchabl
     assert doc(cfg.site.output, "api/v1/incidents.json")["incidents"] == []
     rec = doc(cfg.site.output, "api/v1/services/mq.json")["service"]
     assert rec["status"] == "operational" and rec["state"]["evidence"][0]["flag"] is None
+
+
+# -- Instatus, Uptime Kuma and Upptime ----------------------------------------
+
+
+def test_instatus_page_up_with_an_incident_follows_the_incident(vendor_site):
+    rec = doc(vendor_site["site"], "api/v1/services/manychat.json")["service"]
+    assert rec["status"] == "degraded" and rec["sources"] == ["checks", "vendor"]
+    assert rec["reason"] == (
+        "Vendor reports: Delays in Instagram automation (degraded performance, identified); our checks pass."
+    )
+    assert rec["vendor"]["view"]["format"] == "instatus"
+
+
+def test_uptime_kuma_reads_both_urls_in_the_configured_zone(vendor_site):
+    rec = doc(vendor_site["site"], "api/v1/services/slum.json")["service"]
+    assert rec["status"] == "partial_outage" and rec["sources"] == ["vendor"]  # 9 of its 19 monitors down
+    view = rec["vendor"]["view"]
+    assert view["format"] == "uptimekuma" and view["description"] == "Partially Degraded Service"
+    assert view["updated_at"] == "2026-06-22T08:16:28Z"  # its server's 04:16:28, New York time
+    assert view["incidents"][0]["title"] == "Unstable due to high traffic"
+    liber3 = doc(vendor_site["site"], "api/v1/services/liber3.json")["service"]
+    assert liber3["status"] == "operational"
+    assert [(c["name"], c["status"], c["uptime"]) for c in liber3["vendor"]["view"]["components"]] == [
+        ("Liber3", "operational", {"day": 99.65})
+    ]
+    assert doc(vendor_site["site"], "api/v1/incidents.json")["incidents"] == []
+
+
+def test_uptime_kuma_heartbeats_are_asked_afresh_each_run(vendor_site):
+    seen = vendor_site["seen"]
+    page = [inm for path, inm in seen if path == "/api/status-page/slum"]
+    beats = [inm for path, inm in seen if path == "/api/status-page/heartbeat/slum"]
+    assert len(page) == len(beats) == 4  # two sources, two runs
+    assert page[:2] == [None, None] and all(inm and inm.startswith('"v-') for inm in page[2:])
+    assert beats == [None] * 4
+    rec = doc(vendor_site["site"], "api/v1/services/slum.json")["service"]["vendor"]
+    assert rec["outcome"] == "ok" and len(rec["view"]["components"]) == 19  # the 304 reused the kept page
+
+
+def test_upptime_sites_with_their_uptime(vendor_site):
+    con = doc(vendor_site["site"], "api/v1/services/con.json")["service"]
+    assert con["status"] == "partial_outage" and con["reason"] == "Vendor reports partial outage: 6 of 11 sites down."
+    datalad = doc(vendor_site["site"], "api/v1/services/datalad.json")["service"]
+    assert datalad["status"] == "operational"
+    (site,) = datalad["vendor"]["view"]["components"]
+    assert site["uptime"] == {"all": 99.92, "day": 100.0, "week": 100.0, "month": 99.91, "year": 99.84}
+
+
+class KumaPages(BaseHTTPRequestHandler):
+    """An Uptime Kuma server whose answers a test changes between runs; a path it lacks is 404."""
+
+    protocol_version = "HTTP/1.1"
+    bodies: dict[str, bytes] = {}
+
+    def do_GET(self) -> None:
+        body = self.bodies.get(self.path, b"")
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_uptime_kuma_maintenance_is_merged_by_the_rules(tmp_path, targets):
+    """Every monitor in maintenance (beat status 3): our failing check opens no incident; a
+    heartbeat URL that fails keeps the last view and says so."""
+    page = json.loads(PAGES["/api/status-page/slum"])
+    page["incident"] = None
+    beats = json.loads(PAGES["/api/status-page/heartbeat/slum"])
+    for monitor in beats["heartbeatList"].values():
+        monitor[-1]["status"] = 3
+    KumaPages.bodies = {
+        "/api/status-page/slum": json.dumps(page).encode(),
+        "/api/status-page/heartbeat/slum": json.dumps(beats).encode(),
+    }
+    targets.set("/a", 503)
+    with loopback_server(KumaPages) as base:
+        body = '[categories]\nsaas = "SaaS"\n' + service("kuma", f"{base}/api/status-page/slum", targets.url("/a"))
+        cfg = load_config(write_config(tmp_path, body))
+        run = runs(cfg, datetime.now(UTC).replace(microsecond=0))
+        for _ in range(4):
+            run()
+        rec = doc(cfg.site.output, "api/v1/services/kuma.json")["service"]
+        assert rec["status"] == "maintenance" and rec["state"]["evidence"][0]["flag"] == "maintenance"
+        assert rec["reason"] == (
+            "Vendor reports under maintenance: Maintenance. Our checks fail, as expected during maintenance."
+        )
+        assert doc(cfg.site.output, "api/v1/incidents.json")["incidents"] == []
+        del KumaPages.bodies["/api/status-page/heartbeat/slum"]
+        run()
+    rec = doc(cfg.site.output, "api/v1/services/kuma.json")["service"]
+    assert rec["vendor"]["outcome"] == "http_status" and rec["status"] == "maintenance"
+    assert "could not be read" in rec["reason"] and "its last view is used" in rec["reason"]

@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import orjson
 import pytest
@@ -35,6 +36,12 @@ SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".json", ".a
 SAMPLE_BYTES = {p.name: p.read_bytes() for p in SAMPLE_FILES}
 JSON_SAMPLES = sorted(name for name in SAMPLE_BYTES if name.endswith(".json"))
 FEED_SAMPLES = sorted(name for name in SAMPLE_BYTES if not name.endswith(".json"))
+
+FAR_EAST = ZoneInfo("Pacific/Kiritimati")
+KUMA_BUNDLE = {
+    "status_page": orjson.loads(SAMPLE_BYTES["slum_status-page.json"]),
+    "heartbeat": orjson.loads(SAMPLE_BYTES["slum_heartbeat.json"]),
+}
 
 FAST = settings(  # the whole file stays under ~20 s
     max_examples=200,
@@ -101,6 +108,36 @@ KEYS = [
     "uri",
     "most_recent_update",
     "status_impact",
+    "incident_updates",
+    "affected_components",
+    "code",
+    "new_status",
+    "display_at",
+    "activeIncidents",
+    "activeMaintenances",
+    "started",
+    "updatedAt",
+    "start",
+    "duration",
+    "status_page",
+    "heartbeat",
+    "publicGroupList",
+    "monitorList",
+    "heartbeatList",
+    "uptimeList",
+    "time",
+    "style",
+    "pin",
+    "createdDate",
+    "lastUpdatedDate",
+    "maintenanceList",
+    "timeslotList",
+    "startDate",
+    "endDate",
+    "uptime",
+    "uptimeDay",
+    "uptimeWeek",
+    "slug",
 ]
 WORDS = [
     "operational",
@@ -131,6 +168,19 @@ WORDS = [
     "yellow",
     "red",
     "blue",
+    "UP",
+    "HASISSUES",
+    "UNDERMAINTENANCE",
+    "MINOROUTAGE",
+    "INPROGRESS",
+    "NOTSTARTEDYET",
+    "under-maintenance",
+    "danger",
+    "warning",
+    "up",
+    "down",
+    "99.5%",
+    "2026-06-22 04:16:17.020",
     "SERVICE_OUTAGE",
     "SERVICE_DISRUPTION",
     "AVAILABLE",
@@ -202,6 +252,8 @@ def assert_sound(view: VendorView) -> None:
     assert view.status in STATUSES
     assert all(c.status in STATUSES and _clean(c.name) and _clean(c.group) for c in view.components)
     assert all(i.impact in IMPACTS and _clean(i.title) and _clean(i.status) for i in view.incidents)
+    assert all(a.status in STATUSES and _clean(a.name) for i in view.incidents for a in i.affected)
+    assert all(0 <= figure <= 100 for c in view.components for _, figure in c.uptime)
     assert all(m.status == "in_progress" for m in view.maintenance_active)
     assert all(m.status == "scheduled" for m in view.maintenance_upcoming)
     moments = (
@@ -233,6 +285,7 @@ def every_reader(body: bytes) -> None:
     only_parse_errors(detect_format, body)
     only_parse_errors(parse_vendor, body)
     only_parse_errors(parse_vendor, body, components=["API", "Website"])
+    only_parse_errors(parse_vendor, body, zone=FAR_EAST)  # zone-less times at the calendar's edges
 
 
 # -- generated payloads -----------------------------------------------------
@@ -254,7 +307,9 @@ def test_random_json_trees(tree: Any) -> None:
 @FAST
 @given(
     tree=JSON_TREES,
-    wrapper=st.sampled_from(["statuspage", "statusio", "slack", "heroku", "cachet", "gcp"]),
+    wrapper=st.sampled_from(
+        ["statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "instatus", "uptimekuma", "upptime"]
+    ),
 )
 def test_random_trees_in_each_vendors_frame(tree: Any, wrapper: str) -> None:
     """Random values where each vendor's payload keeps its parts, to get past the first checks."""
@@ -277,6 +332,12 @@ def test_random_trees_in_each_vendors_frame(tree: Any, wrapper: str) -> None:
         "heroku": {"status": [tree], "incidents": [tree], "scheduled": [tree]},
         "cachet": {"data": [tree, tree]},
         "gcp": [tree],
+        "instatus": {"page": {"status": "UP", "url": tree}, "activeIncidents": [tree], "activeMaintenances": [tree]},
+        "uptimekuma": {
+            "status_page": {"publicGroupList": [{"name": "G", "monitorList": [tree]}], "incident": tree},
+            "heartbeat": {"heartbeatList": {"1": [tree]}, "uptimeList": tree},
+        },
+        "upptime": [tree, {"name": "x", "status": "up", "uptime": tree}],
     }[wrapper]
     only_parse_errors(PARSERS[wrapper], framed)
     every_reader(dumps(framed))
@@ -306,6 +367,18 @@ def test_mutated_samples(name: str, data: st.DataObject) -> None:
     for parse in PARSERS.values():
         only_parse_errors(parse, payload)
     only_parse_errors(parse_vendor, dumps(payload))
+
+
+@settings(FAST, max_examples=80)
+@given(data=st.data())
+def test_mutated_uptime_kuma_bundle(data: st.DataObject) -> None:
+    """The Uptime Kuma page as a run reads it (its two answers in one payload), mangled."""
+    payload: Any = KUMA_BUNDLE
+    for _ in range(data.draw(st.integers(1, 3))):
+        payload = _mutate(payload, data)
+    for parse in PARSERS.values():
+        only_parse_errors(parse, payload)
+    every_reader(dumps(payload))
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_BYTES))
@@ -365,6 +438,13 @@ HOSTILE = {
     "empty": b"",
     "bom only": b"\xef\xbb\xbf",
     "nul bytes": b"\x00" * 64,
+    "zone-less year one": b'{"publicGroupList": [], "incident": {"id": 1, "createdDate": "0001-01-01 00:00:00"}}',
+    "zone-less year 9999": b'{"status_page": {"publicGroupList": [{"monitorList": [{"id": 1, "name": "m"}]}]},'
+    b' "heartbeat": {"heartbeatList": {"1": [{"status": 1, "time": "9999-12-31 23:59:59"}]}}}',
+    "maintenance past the calendar": b'{"page": {"status": "UP"}, "activeMaintenances": [{"id": "m", "name": "n",'
+    b' "status": "INPROGRESS", "start": "9999-12-31T23:00:00Z", "duration": 600}]}',
+    "uptime beyond reason": b'[{"name": "a", "status": "up", "uptime": "1e308%", "uptimeDay": 1e308}]',
+    "heartbeat list alone": b'{"heartbeatList": {}, "uptimeList": {}}',
 }
 
 

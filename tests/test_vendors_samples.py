@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import orjson
 import pytest
@@ -21,11 +22,15 @@ from statusgen.vendors import (
     feed,
     gcp,
     heroku,
+    instatus,
     parse_vendor,
     slack,
     statusio,
     statuspage,
+    upptime,
+    uptimekuma,
 )
+from statusgen.vendors.kumapair import bundle
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 
@@ -43,7 +48,14 @@ EXPECTED_FORMAT = {
     "statuspage/githubstatus_incidents_50_recent.json": "statuspage",
     "statuspage/githubstatus_summary_all_operational_2026.json": "statuspage",
     "statuspage/sendgrid_summary_active_incident_groups.json": "statuspage",
+    "statuspage/claude_summary_major_incident_now_degraded.json": "statuspage",
+    "instatus/recraft_summary_up.json": "instatus",
+    "instatus/manychat_summary_up_with_incident.json": "instatus",
+    "uptimekuma/slum_status-page.json": "uptimekuma",
+    "upptime/con_history_summary.json": "upptime",
 }
+#: Read only with the payload they belong to (``kuma()`` bundles them).
+PARTS = {"uptimekuma/slum_heartbeat.json"}
 
 
 def sample(name: str) -> bytes:
@@ -61,7 +73,19 @@ def by_name(view: VendorView) -> dict[str, str]:
 
 def test_every_sample_is_covered() -> None:
     on_disk = {str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md"}
-    assert on_disk == set(EXPECTED_FORMAT)
+    assert on_disk == set(EXPECTED_FORMAT) | PARTS
+
+
+def kuma() -> bytes:
+    """The Uptime Kuma page as a run reads it: its two answers bundled."""
+    bundled = bundle(sample("uptimekuma/slum_status-page.json"), sample("uptimekuma/slum_heartbeat.json"))
+    assert bundled is not None
+    return bundled
+
+
+def test_a_heartbeat_list_alone_names_the_url_to_configure() -> None:
+    with pytest.raises(VendorParseError, match=r"Uptime Kuma heartbeat list; configure .*/api/status-page/<slug>"):
+        detect_format(sample("uptimekuma/slum_heartbeat.json"))
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FORMAT))
@@ -88,7 +112,9 @@ def test_every_view_is_well_formed(name: str) -> None:
 
 
 def test_formats_are_the_documented_names() -> None:
-    assert set(FORMATS) == {"statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed"}
+    assert set(FORMATS) == {
+        "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed", "instatus", "uptimekuma", "upptime",
+    }  # fmt: skip
 
 
 # -- Statuspage -------------------------------------------------------------
@@ -432,11 +458,11 @@ def test_narrow_unknown_names_lists_available() -> None:
     assert "\n" not in message
 
 
-def test_narrow_whole_page_incidents_still_count() -> None:
+def test_narrow_whole_page_incidents_are_kept_but_the_component_says_its_status() -> None:
     view = parse_vendor(sample("incidentio/openai_summary_compat_active_incidents.json"), components=["Ads API"])
     assert [c.status for c in view.components] == ["operational"]
-    assert len(view.incidents) == 2  # they name no components, so they affect the whole page
-    assert view.status == "degraded"
+    assert len(view.incidents) == 2  # they name no components, so they touch the whole page
+    assert view.status == "operational"  # as the vendor's page shows Ads API now
 
 
 def test_narrow_maintenance_follows_its_components() -> None:
@@ -446,9 +472,13 @@ def test_narrow_maintenance_follows_its_components() -> None:
     assert parse_vendor(body, components=["shared servers"]).status == "maintenance"
 
 
-def test_narrow_statusio_incident_outweighs_component() -> None:
+def test_narrow_statusio_component_keeps_its_own_status_beside_the_incident() -> None:
     body = sample("statusio/gitlab_status_planned_maintenance.json")
-    assert parse_vendor(body, components=["Website"]).status == "partial_outage"
+    website = parse_vendor(body, components=["Website"])
+    assert website.status == "operational"  # its status_code 100, though the incident's message says 400
+    (incident,) = website.incidents
+    assert incident.impact == "partial_outage"
+    assert [(a.name, a.status) for a in incident.affected] == [("Website", "partial_outage")]
     assert parse_vendor(body, components=["API"]).status == "operational"
     assert parse_vendor(body, components=["dashboards.gitlab.com"]).status == "maintenance"
 
@@ -487,9 +517,250 @@ def test_to_json_snake_case_and_utc_z() -> None:
         "name": "Marketing Campaigns",
         "status": "operational",
         "group": "Marketing Campaigns",
+        "uptime": {},
     }
 
 
 def test_unknown_format_name() -> None:
     with pytest.raises(VendorParseError, match="unknown vendor format 'pagerduty'"):
         parse_vendor(b"{}", fmt="pagerduty")
+
+
+# -- a component's current word ---------------------------------------------
+
+STATUSPAGE_WORDS = {
+    "operational": "operational",
+    "degraded_performance": "degraded",
+    "partial_outage": "partial_outage",
+    "major_outage": "major_outage",
+    "under_maintenance": "maintenance",
+}
+
+
+def vendor_words(name: str) -> dict[str, str]:
+    """Each component's current status, read straight from the payload's own status field."""
+    fmt = EXPECTED_FORMAT[name]
+    if fmt == "feed":
+        return {}
+    raw = orjson.loads(kuma() if name.startswith("uptimekuma/") else sample(name))
+    if fmt == "statuspage" and "components" in raw:
+        return {c["id"]: STATUSPAGE_WORDS[c["status"]] for c in raw["components"] if not c.get("group")}
+    if fmt == "statusio":
+        codes = {100: "operational", 200: "maintenance", 300: "degraded", 400: "partial_outage", 500: "major_outage"}
+        return {c["id"]: codes[c["status_code"]] for c in raw["result"]["status"]}
+    if fmt == "heroku":
+        return {s["system"]: {"green": "operational", "yellow": "degraded"}[s["status"]] for s in raw["status"]}
+    if fmt == "cachet":
+        return {str(c["id"]): "operational" for c in raw["data"] if c["status"] == 1}
+    if fmt == "uptimekuma":
+        beats = raw["heartbeat"]["heartbeatList"]
+        return {mid: ("operational" if b[-1]["status"] == 1 else "major_outage") for mid, b in beats.items()}
+    if fmt == "upptime":
+        return {s["slug"]: {"up": "operational", "down": "major_outage"}[s["status"]] for s in raw}
+    return {}  # Slack, Google Cloud, feeds and incidents.json: no status of a component's own
+
+
+WITH_WORDS = [n for n in sorted(EXPECTED_FORMAT) if vendor_words(n)]
+
+
+@pytest.mark.parametrize("name", WITH_WORDS)
+def test_a_narrowed_component_says_what_the_vendor_says_of_it_now(name: str) -> None:
+    body = kuma() if name.startswith("uptimekuma/") else sample(name)
+    for cid, word in vendor_words(name).items():
+        narrowed = parse_vendor(body, components=[cid])
+        assert [c.id for c in narrowed.components] == [cid], cid
+        assert narrowed.status == word, (name, cid)
+
+
+def test_claude_major_incident_now_monitoring_leaves_the_console_degraded() -> None:
+    """The case of issue 34: impact major (partial outage at worst), the latest update moved the
+    Console from partial_outage down to degraded_performance, which its page now shows."""
+    body = sample("statuspage/claude_summary_major_incident_now_degraded.json")
+    view = parse_vendor(body)
+    assert (view.status, view.description) == ("degraded", "Partially Degraded Service")
+    (incident,) = view.incidents
+    assert (incident.title, incident.impact, incident.status) == (
+        "Elevated errors on platform.claude.com",
+        "partial_outage",
+        "monitoring",
+    )
+    assert [(a.id, a.name, a.status) for a in incident.affected] == [
+        ("0qbwn08sd68x", "Claude Console (platform.claude.com)", "degraded")
+    ]
+    assert incident.updated_at == at("2026-10-07 21:45:27")
+    console = parse_vendor(body, components=["Claude Console (platform.claude.com)"])
+    assert console.status == "degraded"
+    assert [i.id for i in console.incidents] == ["978mjkgw6mh7"]  # so the reason can name it
+    api = parse_vendor(body, components=["Claude API (api.anthropic.com)"])
+    assert (api.status, api.incidents) == ("operational", ())
+
+
+def test_incident_json_shape_lists_impact_and_affected_separately() -> None:
+    doc = parse_vendor(sample("statuspage/claude_summary_major_incident_now_degraded.json")).to_json()
+    incident = doc["incidents"][0]
+    assert incident["impact"] == "partial_outage"
+    assert incident["components"] == ["0qbwn08sd68x"]
+    assert incident["affected_components"] == [
+        {"id": "0qbwn08sd68x", "name": "Claude Console (platform.claude.com)", "status": "degraded"}
+    ]
+
+
+def test_an_incident_naming_its_components_does_not_raise_the_page_beyond_them() -> None:
+    """Without the page indicator, the page is what its components say now."""
+    payload = orjson.loads(sample("statuspage/claude_summary_major_incident_now_degraded.json"))
+    del payload["status"]
+    assert statuspage.parse(payload).status == "degraded"
+
+
+# -- Instatus ---------------------------------------------------------------
+
+
+def test_instatus_healthy_page_without_incident_keys() -> None:
+    view = instatus.parse(sample("instatus/recraft_summary_up.json"))
+    assert view.status == "operational"
+    assert view.components == () and view.incidents == ()
+    assert view.maintenance_active == () and view.maintenance_upcoming == ()
+    assert view.page_url == "https://recraft.instatus.com"
+
+
+def test_instatus_page_up_with_an_open_incident_is_degraded() -> None:
+    view = instatus.parse(sample("instatus/manychat_summary_up_with_incident.json"))
+    assert view.status == "degraded"  # the page says UP; its incident says otherwise
+    (incident,) = view.incidents
+    assert incident.id == "cmmxljn3s01ntuud42lsa7zud"
+    assert (incident.title, incident.impact, incident.status) == (
+        "Delays in Instagram automation",
+        "degraded",
+        "identified",
+    )
+    assert incident.started_at == at("2026-03-17 03:00:00")
+    assert incident.updated_at == at("2026-05-06 15:19:52")
+    assert incident.url == "https://status.manychat.com/cmmxljn3s01ntuud42lsa7zud"
+    assert view.page_url == "https://status.manychat.com"
+
+
+def test_instatus_maintenance_and_resolved_incident() -> None:
+    payload = orjson.loads(sample("instatus/manychat_summary_up_with_incident.json"))
+    payload["page"]["status"] = "UNDERMAINTENANCE"
+    payload["activeIncidents"][0]["status"] = "RESOLVED"
+    payload["activeMaintenances"] = [
+        {"id": "m1", "name": "Database", "start": "2026-05-06T15:00:00.000Z", "status": "INPROGRESS",
+         "duration": "90", "url": "https://status.manychat.com/m1"},
+        {"id": "m2", "name": "Later", "start": "2026-05-09T15:00:00.000Z", "status": "NOTSTARTEDYET",
+         "duration": 30},
+    ]  # fmt: skip
+    view = instatus.parse(payload)
+    assert view.status == "maintenance" and view.incidents == ()
+    (active,) = view.maintenance_active
+    assert (active.title, active.starts_at, active.ends_at) == (
+        "Database",
+        at("2026-05-06 15:00:00"),
+        at("2026-05-06 16:30:00"),
+    )
+    assert [m.title for m in view.maintenance_upcoming] == ["Later"]
+
+
+def test_instatus_components_list() -> None:
+    """The /v2/components.json shape (no capture of one was found: built from the shape pages serve)."""
+    body = b"""{"components": [
+      {"id": "c1", "name": "API", "status": "OPERATIONAL", "group": {"id": "g", "name": "Core"}},
+      {"id": "c2", "name": "Dashboard", "status": "MAJOROUTAGE"},
+      {"id": "c3", "name": "Webhooks", "status": "MINOROUTAGE", "group": {"id": "g", "name": "Core"}}]}"""
+    assert detect_format(body) == "instatus"
+    view = parse_vendor(body)
+    assert view.status == "major_outage"
+    assert by_name(view) == {"API": "operational", "Dashboard": "major_outage", "Webhooks": "partial_outage"}
+    assert parse_vendor(body, components=["Core"]).status == "partial_outage"
+
+
+# -- Uptime Kuma ------------------------------------------------------------
+
+
+def test_uptimekuma_monitors_from_their_latest_beats() -> None:
+    view = uptimekuma.parse(kuma())
+    assert len(view.components) == 19
+    down = sorted(c.name for c in view.components if c.status == "major_outage")
+    assert len(down) == 9 and "Z-Library SK" in down and "Anna's Archive VG" in down
+    assert by_name(view)["Liber3"] == "operational"
+    assert {c.group for c in view.components} == {
+        "Overall Health Summary",
+        "Anna's Archive",
+        "Library Genesis+ (beware of popups)",
+        "Z-Library",
+        "Others",
+    }
+    libgen = {c.name: c for c in view.components}["Libgen+ VG"]
+    assert libgen.id == "7" and libgen.uptime == (("day", 96.15),)
+    assert (view.status, view.description) == ("partial_outage", "Partially Degraded Service")
+    assert view.updated_at == at("2026-06-22 04:16:28")  # UTC by default
+    (incident,) = view.incidents
+    assert (incident.id, incident.title, incident.impact) == ("22", "Unstable due to high traffic", "degraded")
+    assert incident.started_at == at("2026-01-05 14:45:42")
+    assert view.maintenance_active == () and view.maintenance_upcoming == ()
+
+
+def test_uptimekuma_times_in_the_configured_zone() -> None:
+    view = parse_vendor(kuma(), zone=ZoneInfo("America/New_York"))
+    assert view.updated_at == at("2026-06-22 08:16:28")  # 04:16:28 EDT
+    assert view.incidents[0].started_at == at("2026-01-05 19:45:42")  # 14:45:42 EST
+
+
+def test_uptimekuma_status_page_alone_has_unknown_monitors() -> None:
+    view = parse_vendor(sample("uptimekuma/slum_status-page.json"))
+    assert {c.status for c in view.components} == {"unknown"}
+    assert view.status == "degraded"  # the pinned warning still speaks
+
+
+def test_uptimekuma_maintenance_and_pending() -> None:
+    page = orjson.loads(sample("uptimekuma/slum_status-page.json"))
+    page["incident"] = None  # unpinned: a pinned warning would outweigh maintenance on our scale
+    page["maintenanceList"] = [
+        {"id": 4, "title": "Moving servers", "status": "under-maintenance",
+         "timeslotList": [{"startDate": "2026-06-22 04:00:00", "endDate": "2026-06-22 06:00:00"}]},
+    ]  # fmt: skip
+    beats = orjson.loads(sample("uptimekuma/slum_heartbeat.json"))
+    beats["heartbeatList"]["7"][-1]["status"] = 3
+    view = uptimekuma.parse({"status_page": page, "heartbeat": beats})
+    assert view.status == "maintenance" and by_name(view)["Libgen+ VG"] == "maintenance"
+    (window,) = view.maintenance_active
+    assert (window.title, window.starts_at, window.ends_at) == (
+        "Moving servers",
+        at("2026-06-22 04:00:00"),
+        at("2026-06-22 06:00:00"),
+    )
+    beats["heartbeatList"]["7"][-1]["status"] = 2
+    page["maintenanceList"] = []
+    assert by_name(uptimekuma.parse({"status_page": page, "heartbeat": beats}))["Libgen+ VG"] == "degraded"
+
+
+# -- Upptime ----------------------------------------------------------------
+
+
+def test_upptime_sites_and_uptime_figures() -> None:
+    view = upptime.parse(sample("upptime/con_history_summary.json"))
+    assert len(view.components) == 11
+    assert sum(c.status == "major_outage" for c in view.components) == 6
+    assert (view.status, view.description) == ("partial_outage", "6 of 11 sites down")
+    first = view.components[0]
+    assert (first.id, first.name, first.status) == (
+        "centerforopenneuroscience-org",
+        "centerforopenneuroscience.org",
+        "major_outage",
+    )
+    assert dict(first.uptime) == {"all": 99.56, "day": 89.81, "week": 98.54, "month": 99.66, "year": 99.8}
+    assert by_name(view)["datalad.org"] == "operational"
+    assert view.incidents == () and view.updated_at is None
+    assert view.to_json()["components"][0]["uptime"]["day"] == 89.81
+
+
+def test_upptime_all_up_and_all_down() -> None:
+    sites = orjson.loads(sample("upptime/con_history_summary.json"))
+    for site in sites:
+        site["status"] = "up"
+    assert (upptime.parse(sites).status, upptime.parse(sites).description) == ("operational", "All 11 sites up")
+    for site in sites:
+        site["status"] = "down"
+    assert upptime.parse(sites).status == "major_outage"
+    sites[0]["status"] = "degraded"
+    sites[1:] = [dict(s, status="up") for s in sites[1:]]
+    assert (upptime.parse(sites).status, upptime.parse(sites).description) == ("degraded", "1 of 11 sites degraded")

@@ -1,8 +1,8 @@
 """Vendor status adapters: a vendor's published status, as one normalized view.
 
-    parse_vendor(body, fmt=None, components=None) -> VendorView
+    parse_vendor(body, fmt=None, components=None, zone=UTC) -> VendorView
       |  detect_format(body)            when fmt is None
-      |  <format>.parse(body)           one adapter per format
+      |  <format>.parse(body)           one adapter per format (Uptime Kuma's with ``zone``)
       +  narrow(view, components)       when components are given
 
     fetch_source(client, url, ...)      async, conditional, capped GET -> FetchResult
@@ -15,11 +15,23 @@ format); network problems are ``Outcome`` values in a ``FetchResult``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, tzinfo
 from types import MappingProxyType
 from typing import Any
 
 from statusgen.errors import VendorParseError
-from statusgen.vendors import cachet, feed, gcp, heroku, slack, statusio, statuspage
+from statusgen.vendors import (
+    cachet,
+    feed,
+    gcp,
+    heroku,
+    instatus,
+    slack,
+    statusio,
+    statuspage,
+    upptime,
+    uptimekuma,
+)
 from statusgen.vendors.detect import detect_format
 from statusgen.vendors.fetch import FetchResult, fetch_source, read_local
 from statusgen.vendors.model import (
@@ -41,17 +53,23 @@ PARSERS: MappingProxyType[str, Callable[[Any], VendorView]] = MappingProxyType(
         "cachet": cachet.parse,
         "gcp": gcp.parse,
         "feed": feed.parse,
+        "instatus": instatus.parse,
+        "uptimekuma": uptimekuma.parse,
+        "upptime": upptime.parse,
     }
 )
 FORMATS: tuple[str, ...] = tuple(PARSERS)
 
 
-def parse_vendor(body: bytes, fmt: str | None = None, components: Sequence[str] | None = None) -> VendorView:
-    """Read a vendor payload as ``fmt`` (guessed when None), narrowed to ``components``."""
+def parse_vendor(
+    body: bytes, fmt: str | None = None, components: Sequence[str] | None = None, zone: tzinfo = UTC
+) -> VendorView:
+    """Read a vendor payload as ``fmt`` (guessed when None), narrowed to ``components``; times
+    written without a zone (Uptime Kuma's beats) are in ``zone``."""
     name = detect_format(body) if fmt is None else fmt
     if name not in PARSERS:
         raise VendorParseError(f"unknown vendor format {name!r}; known: {', '.join(FORMATS)}")
-    view = PARSERS[name](body)
+    view = uptimekuma.parse(body, zone) if name == uptimekuma.FORMAT else PARSERS[name](body)
     if isinstance(components, str):
         components = [components]
     return narrow(view, components) if components else view

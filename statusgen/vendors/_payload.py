@@ -11,8 +11,9 @@ and no other exception escapes an adapter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, NoReturn
 
 import orjson
@@ -163,6 +164,12 @@ class Node:
             return int(self.value)
         return None
 
+    def number_or_none(self) -> float | None:
+        """A finite number; None when it is missing or not one (a figure, never required)."""
+        if type(self.value) not in (int, float) or not math.isfinite(self.value):
+            return None
+        return float(self.value)
+
     def flag(self) -> bool:
         return bool(self._expect(bool, "a boolean"))
 
@@ -173,10 +180,11 @@ class Node:
             self.fail("must be a timestamp, got null")
         return moment
 
-    def time_or_none(self) -> datetime | None:
+    def time_or_none(self, zone: tzinfo = UTC) -> datetime | None:
+        """An optional ISO 8601 timestamp in UTC; one written without an offset is in ``zone``."""
         if self.value is None:
             return None
-        moment = parse_iso(self._expect(str, "a string"))
+        moment = parse_iso(self._expect(str, "a string"), zone)
         if moment is None:
             self.fail(f"is not a valid timestamp: {clean_text(self.value, 40)!r}")
         return moment

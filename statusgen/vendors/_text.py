@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from email.utils import parsedate_to_datetime
 
 from dateutil.parser import isoparse
@@ -55,12 +55,16 @@ def utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(microsecond=0)
 
 
-def parse_iso(raw: str) -> datetime | None:
-    """An ISO 8601 / RFC 3339 timestamp in UTC, or None if it is not one."""
+def parse_iso(raw: str, zone: tzinfo = UTC) -> datetime | None:
+    """An ISO 8601 / RFC 3339 timestamp in UTC, or None if it is not one. A time written
+    without an offset is taken to be in ``zone``."""
     if len(raw) > WORD_LIMIT:
         return None
     try:
-        return utc(isoparse(raw.strip()))
+        moment = isoparse(raw.strip())
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=zone)
+        return utc(moment)
     except (ValueError, OverflowError, TypeError):
         return None
 

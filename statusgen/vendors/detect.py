@@ -1,7 +1,11 @@
 """Guess a vendor payload's format from its shape.
 
 XML whose root is an Atom ``feed`` or an ``rss`` element is a ``feed``; JSON
-is told apart by the keys each API is known by. Anything else (an HTML error
+is told apart by the keys each API is known by. Instatus nests its status in
+``page`` (Statuspage puts ``status`` beside it); its components list alone has
+upper-case status words. Uptime Kuma's status page has ``publicGroupList``
+(its heartbeat list alone is refused by name: the status-page URL is the one
+to configure). Upptime's summary is an array of sites with ``uptime``. Anything else (an HTML error
 page, a truncated body, an unknown API) is a ``VendorParseError``.
 """
 
@@ -56,7 +60,32 @@ def _is_cachet(value: Any) -> bool:
     return isinstance(value.get("data"), list)
 
 
+def _is_instatus(value: Any) -> bool:
+    page = value.get("page")
+    if isinstance(page, dict):
+        return isinstance(page.get("status"), str) and "status" not in value
+    components = value.get("components")
+    return isinstance(components, list) and all(_upper_status(c) for c in components) and bool(components)
+
+
+def _upper_status(component: Any) -> bool:
+    status = component.get("status") if isinstance(component, dict) else None
+    return isinstance(status, str) and status.isupper()
+
+
+def _is_uptimekuma(value: Any) -> bool:
+    if "heartbeatList" in value and "publicGroupList" not in value:
+        fail(FORMAT, "is an Uptime Kuma heartbeat list; configure the status page's URL (/api/status-page/<slug>)")
+    return "publicGroupList" in value or ("status_page" in value and "heartbeat" in value)
+
+
+def _is_upptime(value: list[Any]) -> bool:
+    return bool(value) and all(isinstance(e, dict) and "uptime" in e and "status" in e for e in value)
+
+
 _OBJECT_SHAPES: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    ("instatus", _is_instatus),
+    ("uptimekuma", _is_uptimekuma),
     ("statuspage", _is_statuspage),
     ("statusio", _is_statusio),
     ("slack", _is_slack),
@@ -69,7 +98,9 @@ def _json_format(value: Any) -> str:
     if isinstance(value, list):
         if all(isinstance(e, dict) and "external_desc" in e for e in value):
             return "gcp"
-        fail(FORMAT, "is a JSON array, but not Google Cloud incidents")
+        if _is_upptime(value):
+            return "upptime"
+        fail(FORMAT, "is a JSON array, but neither Google Cloud incidents nor an Upptime summary")
     if not isinstance(value, dict):
         fail(FORMAT, "is JSON, but neither an object nor an array")
     for name, matches in _OBJECT_SHAPES:
@@ -80,7 +111,8 @@ def _json_format(value: Any) -> str:
 
 
 def detect_format(body: bytes) -> str:
-    """The format name of a payload: statuspage, statusio, slack, heroku, cachet, gcp or feed."""
+    """The format name of a payload: statuspage, statusio, slack, heroku, cachet, gcp, feed,
+    instatus, uptimekuma or upptime."""
     head = bytes(body).removeprefix(b"\xef\xbb\xbf").lstrip()
     if not head:
         fail(FORMAT, "is empty")

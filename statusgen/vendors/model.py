@@ -2,7 +2,13 @@
 
 Every adapter turns its vendor's payload into one ``VendorView``. Statuses are
 on our own scale (``STATUSES``); the vendor's own words survive only where a
-field says so (``VendorIncident.status``). All datetimes are timezone-aware
+field says so (``VendorIncident.status``).
+
+A component's ``status`` is its vendor's current word for it. An incident's
+``impact`` is its worst (vendors keep the peak there), and its ``affected``
+components are what its latest update says of each: neither overrides a
+component's own status, which is why a narrowed view (``narrow``) is the worst
+current status of its components. All datetimes are timezone-aware
 UTC, truncated to whole seconds, so a view compares and serializes stably.
 """
 
@@ -56,20 +62,45 @@ def rfc3339(moment: datetime | None) -> str | None:
 
 @dataclass(frozen=True)
 class VendorComponent:
-    """One component (a service or feature) as the vendor lists it."""
+    """One component (a service, feature or monitor) as the vendor lists it, with its current status.
+
+    ``uptime`` holds the uptime percentages a monitoring page publishes for it, by window
+    (``day``, ``week``, ``month``, ``year``, ``all``); pages that publish none leave it empty.
+    """
 
     id: str
     name: str
     status: str
     group: str | None
+    uptime: tuple[tuple[str, float], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "status": self.status, "group": self.group}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "group": self.group,
+            "uptime": dict(self.uptime),
+        }
+
+
+@dataclass(frozen=True)
+class AffectedComponent:
+    """A component as an incident's latest update left it (``status`` on our scale)."""
+
+    id: str
+    name: str | None
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "status": self.status}
 
 
 @dataclass(frozen=True)
 class VendorIncident:
-    """An open incident. ``components`` holds component ids; empty means the whole page."""
+    """An open incident. ``impact`` is its worst; ``components`` holds the ids of the components
+    it names (empty, with no ``affected`` either, means the whole page); ``affected`` is what its
+    latest update says of each component it touches now."""
 
     id: str
     title: str
@@ -79,6 +110,11 @@ class VendorIncident:
     updated_at: datetime | None
     url: str | None
     components: tuple[str, ...]
+    affected: tuple[AffectedComponent, ...] = ()
+
+    def touches(self) -> frozenset[str]:
+        """The ids of the components it names or its latest update touches (empty: the whole page)."""
+        return frozenset(self.components) | {a.id for a in self.affected}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +126,7 @@ class VendorIncident:
             "updated_at": rfc3339(self.updated_at),
             "url": self.url,
             "components": list(self.components),
+            "affected_components": [a.to_json() for a in self.affected],
         }
 
 
@@ -131,6 +168,13 @@ class VendorView:
     updated_at: datetime | None
     page_url: str | None
 
+    @classmethod
+    def of_components(
+        cls, fmt: str, status: str, description: str | None, components: tuple[VendorComponent, ...]
+    ) -> VendorView:
+        """A view made of components alone: no incidents, no maintenance, no times of its own."""
+        return cls(fmt, status, description, components, (), (), (), None, None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": self.format,
@@ -150,8 +194,15 @@ def computed_status(
     incidents: Iterable[VendorIncident],
     maintenance_active: Iterable[VendorMaintenance],
 ) -> str:
-    """The status that components, open incidents and active maintenance add up to."""
-    statuses = [c.status for c in components]
-    statuses += [i.impact for i in incidents if i.impact != "none"]
+    """The status that components, open incidents and active maintenance add up to.
+
+    An incident's impact counts only where no listed component carries its current effect (it
+    names none, or none we list): its impact is its worst, and the components say where it
+    stands now.
+    """
+    listed = list(components)
+    ids = {c.id for c in listed}
+    statuses = [c.status for c in listed]
+    statuses += [i.impact for i in incidents if i.impact != "none" and ids.isdisjoint(i.touches())]
     statuses += ["maintenance" for _ in maintenance_active]
     return worst_status(statuses)

@@ -2,18 +2,22 @@
 
 Components are picked by name or id, case-insensitively; a component group's
 name picks all its members. The narrowed view keeps the incidents and
-maintenance that affect a picked component or the whole page (those that
-name no components), and its status is computed from those alone.
+maintenance that touch a picked component or the whole page (those that
+name no components), so the reason can name them; its status is the worst
+current status of the picked components alone. An incident's impact is its
+worst and may be hours old (a major incident now monitoring has moved its
+component back to degraded): the component's own status is the vendor's
+word for it now.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
 from statusgen.errors import VendorParseError
 from statusgen.vendors._text import clean_text
-from statusgen.vendors.model import VendorComponent, VendorView, computed_status
+from statusgen.vendors.model import VendorComponent, VendorView, worst_status
 
 LISTED_CHARS = 600
 
@@ -51,7 +55,7 @@ def select_components(view: VendorView, wanted: Sequence[str]) -> tuple[VendorCo
     return tuple(c for c in view.components if any(_matches(c, k) for k in keys.values()))
 
 
-def _affects(targets: tuple[str, ...], picked: set[str]) -> bool:
+def _affects(targets: Collection[str], picked: set[str]) -> bool:
     return not targets or not picked.isdisjoint(targets)
 
 
@@ -59,12 +63,12 @@ def narrow(view: VendorView, wanted: Sequence[str]) -> VendorView:
     """``view`` seen through the components ``wanted``."""
     components = select_components(view, wanted)
     picked = {c.id for c in components}
-    incidents = tuple(i for i in view.incidents if _affects(i.components, picked))
+    incidents = tuple(i for i in view.incidents if _affects(i.touches(), picked))
     active = tuple(m for m in view.maintenance_active if _affects(m.components, picked))
     upcoming = tuple(m for m in view.maintenance_upcoming if _affects(m.components, picked))
     return replace(
         view,
-        status=computed_status(components, incidents, active),
+        status=worst_status(c.status for c in components),
         components=components,
         incidents=incidents,
         maintenance_active=active,

@@ -22,6 +22,7 @@ from typing import Any
 
 from statusgen.vendors._payload import Node, load_json
 from statusgen.vendors.model import (
+    AffectedComponent,
     VendorComponent,
     VendorIncident,
     VendorMaintenance,
@@ -87,15 +88,18 @@ def _services(event: Node) -> tuple[str, ...]:
 
 
 def _incident(event: Node) -> VendorIncident:
+    impact = IMPACT.get(event["type"].word(), "degraded")
     return VendorIncident(
         id=event["id"].ident(),
         title=event["title"].text(),
-        impact=IMPACT.get(event["type"].word(), "degraded"),
+        impact=impact,
         status=event["status"].word(),
         started_at=event.get("date_created").time_or_none(),
         updated_at=event.get("date_updated").time_or_none(),
         url=event.get("url").text_or_none(),
         components=_services(event),
+        # Slack's events carry no per-update status: their type is their current word.
+        affected=tuple(AffectedComponent(s, s, status_from_impacts([impact])) for s in _services(event)),
     )
 
 

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -23,7 +24,7 @@ from statusgen.jsonout import dump
 from statusgen.model import Outcome
 from statusgen.neterrors import Network, RedirectGuard
 from statusgen.secrets import public_url
-from statusgen.vendors import VendorView, fetch_source, parse_vendor, read_local
+from statusgen.vendors import VendorView, fetch_source, kumapair, parse_vendor, read_local
 from statusgen.vendors.fetch import FetchResult
 
 DETAIL_LIMIT = 300
@@ -66,7 +67,7 @@ def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:
     if body is None:
         return None
     fmt = None if source.format == "auto" else source.format
-    return parse_vendor(body, fmt, list(source.components) or None)
+    return parse_vendor(body, fmt, list(source.components) or None, ZoneInfo(source.timezone))
 
 
 def _safe_detail(text: str) -> str:
@@ -113,16 +114,21 @@ async def _fetch(
     client: httpx.AsyncClient, prev: VendorRow, source: VendorConfig, max_bytes: int, guard: RedirectGuard
 ) -> FetchResult:
     if source.url.startswith(("http://", "https://")):
-        return await fetch_source(
-            client,
-            source.url,
-            etag=prev.etag,
-            last_modified=prev.last_modified,
-            timeout=source.timeout,
-            max_bytes=max_bytes,
-            headers=source.headers,
-            guard=guard,
-        )
+
+        async def get(url: str, etag: str | None = None, last_modified: str | None = None) -> FetchResult:
+            return await fetch_source(
+                client,
+                url,
+                etag=etag,
+                last_modified=last_modified,
+                timeout=source.timeout,
+                max_bytes=max_bytes,
+                headers=source.headers,
+                guard=guard,
+            )
+
+        got = await get(source.url, prev.etag, prev.last_modified)
+        return await kumapair.complete(got, prev.body, source.url, source.format, get)
     try:
         body = await asyncio.to_thread(read_local, source.url, max_bytes=max_bytes)
     except StatusgenError:
@@ -161,16 +167,21 @@ async def fetch_vendors(
 def read_vendor_source(
     source: str, fmt: str | None, components: list[str] | None, timeout: float, max_bytes: int = 5 * 1_048_576
 ) -> VendorView:
-    """One source read once, for ``statusgen vendor``: a URL or a local file."""
+    """One source read once, for ``statusgen vendor``: a URL or a local file (an Uptime Kuma
+    status-page URL brings its heartbeats along, see ``kumapair``)."""
     if source.startswith(("http://", "https://")):
 
-        async def get() -> FetchResult:
+        async def both() -> FetchResult:
             async with httpx.AsyncClient(max_redirects=5) as client:
-                return await fetch_source(
-                    client, source, etag=None, last_modified=None, timeout=timeout, max_bytes=max_bytes
-                )
 
-        got = asyncio.run(get())
+                async def get(url: str) -> FetchResult:
+                    return await fetch_source(
+                        client, url, etag=None, last_modified=None, timeout=timeout, max_bytes=max_bytes
+                    )
+
+                return await kumapair.complete(await get(source), None, source, fmt or "auto", get)
+
+        got = asyncio.run(both())
         if got.outcome is not Outcome.OK or got.body is None:
             code = f" (HTTP {got.status_code})" if got.status_code else ""
             raise StatusgenError(f"{public_url(source)}: could not fetch: {got.outcome.value}{code}")

@@ -11,7 +11,10 @@ Mapping to our scale (status.io status codes):
   except 100 and 200 -> none (no message, or another code -> degraded).
   Incident status word: the state of its latest message (100 investigating,
   200 identified, 300 monitoring; otherwise "open"). Every incident in the
-  payload is open.
+  payload is open. The impact is what the newest message says, which may
+  lag the components: each component's own ``status_code`` is its current
+  status, and the incident's ``affected`` components carry the newest
+  message's code as what that update said of them.
 * maintenance: ``maintenance.active`` is in progress, ``maintenance.upcoming``
   is scheduled.
 """
@@ -24,6 +27,7 @@ from typing import Any
 from statusgen.vendors._payload import Node, load_json
 from statusgen.vendors._text import LONG_AGO
 from statusgen.vendors.model import (
+    AffectedComponent,
     VendorComponent,
     VendorIncident,
     VendorMaintenance,
@@ -116,6 +120,18 @@ def _incident(event: Node) -> VendorIncident:
         updated_at=when,
         url=None,
         components=_affected(event),
+        affected=_said_of(event, message),
+    )
+
+
+def _said_of(event: Node, message: Node | None) -> tuple[AffectedComponent, ...]:
+    """The components the incident names, as its newest message left them."""
+    if message is None:
+        return ()
+    status = _status(message.get("status"))
+    return tuple(
+        AffectedComponent(id=c["_id"].ident(), name=c.get("name").text_or_none(), status=status)
+        for c in event.get("components_affected").items_or_none()
     )
 
 

@@ -18,7 +18,9 @@ Mapping to our scale:
   the status is computed from components, open incidents and active
   maintenance.
 * incident impact: none, minor -> degraded, major -> partial_outage,
-  critical -> major_outage (anything else -> degraded).
+  critical -> major_outage (anything else -> degraded). It is the incident's
+  worst; the ``affected_components`` of its latest update (``new_status``,
+  mapped as a component status) say where each component stands now.
 * open incidents: status not resolved / postmortem / completed.
 * maintenance: in_progress and verifying are active, scheduled is upcoming,
   completed (or cancelled) is left out.
@@ -27,10 +29,13 @@ Mapping to our scale:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from statusgen.vendors._payload import Node, load_json
+from statusgen.vendors._text import LONG_AGO
 from statusgen.vendors.model import (
+    AffectedComponent,
     VendorComponent,
     VendorIncident,
     VendorMaintenance,
@@ -171,6 +176,31 @@ def _incident(event: Node, status: str, page_url: str | None) -> VendorIncident:
         updated_at=event.get("updated_at").time_or_none(),
         url=_event_url(event, page_url),
         components=_component_ids(event),
+        affected=_affected(_latest_update(event)),
+    )
+
+
+def _latest_update(event: Node) -> Node | None:
+    """The newest update (Statuspage lists them newest first: on a tie, the one listed first)."""
+    updates = list(event.get("incident_updates").items_or_none())
+    dated = [(_update_time(u), -i, u) for i, u in enumerate(updates)]
+    return max(dated, key=lambda d: (d[0] or LONG_AGO, d[1]))[2] if dated else None
+
+
+def _update_time(update: Node) -> datetime | None:
+    return update.get("display_at").time_or_none() or update.get("created_at").time_or_none()
+
+
+def _affected(update: Node | None) -> tuple[AffectedComponent, ...]:
+    if update is None:
+        return ()
+    return tuple(
+        AffectedComponent(
+            id=a["code"].ident(),
+            name=a.get("name").text_or_none(),
+            status=COMPONENT_STATUS.get(a["new_status"].word(), "unknown"),
+        )
+        for a in update.get("affected_components").items_or_none()
     )
 
 
