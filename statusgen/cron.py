@@ -101,3 +101,20 @@ def last_fire(expr: str, at: datetime, within_s: float) -> datetime | None:
         else:
             return t
     return None
+
+
+def next_fire(expr: str, after: datetime, within_s: float) -> datetime | None:
+    """The earliest time ``t`` the expression fires with ``after < t <= after + within_s``, or None."""
+    cron = parse_cron(expr)
+    latest = after + timedelta(seconds=within_s)
+    t = after.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    while t <= latest:
+        if not cron.day_matches(t):
+            t = t.replace(hour=0, minute=0) + timedelta(days=1)
+        elif t.hour not in cron.hours:
+            t = t.replace(minute=0) + timedelta(hours=1)
+        elif t.minute not in cron.minutes:
+            t += timedelta(minutes=1)
+        else:
+            return t
+    return None

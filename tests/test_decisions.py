@@ -360,3 +360,51 @@ def test_overall_status_and_its_sentence():
     assert overall([S.MAINTENANCE]).status is S.MAINTENANCE
     assert overall([S.UNKNOWN, S.UNKNOWN]) == overall([S.UNKNOWN]).__class__(S.UNKNOWN, "No service is measured yet.")
     assert overall([]).status is S.UNKNOWN
+
+
+def test_maintenance_told_in_progress_and_within_the_horizon():
+    from statusgen.decide.maintenance import HORIZON, announced, scheduled, told
+
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
+    svc = ServiceConfig(
+        "api",
+        "Example API",
+        "cloud",
+        SVC.checks,
+        maintenance=(
+            MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
+            MaintenanceWindow(now + timedelta(days=3), now + timedelta(days=3, hours=1), "Move"),  # upcoming
+            MaintenanceWindow(now + HORIZON + MIN, now + HORIZON + 2 * MIN, "Far"),  # past the horizon
+            MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # over
+            MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # next Sunday 02:00
+        ),
+    )
+    view = {
+        "maintenance_active": [
+            {"title": "Vendor DB", "starts_at": "2026-11-25T11:00:00Z", "ends_at": None, "url": "https://v/1"}
+        ],
+        "maintenance_upcoming": [{"title": "No start", "starts_at": None, "ends_at": None, "url": None}],
+    }
+    notices = told(scheduled(svc, now) + announced("api", view), now)
+    assert [(n.title, n.in_progress(now), n.source) for n in notices] == [
+        ("Vendor DB", True, "vendor"),
+        ("Upgrade", True, "schedule"),
+        ("Move", False, "schedule"),  # Saturday noon
+        ("Weekly", False, "schedule"),  # Sunday 02:00
+    ]
+    weekly = notices[3]
+    assert (weekly.start, weekly.end) == (
+        datetime(2026, 11, 29, 2, 0, tzinfo=UTC),
+        datetime(2026, 11, 29, 4, 0, tzinfo=UTC),
+    )
+    assert notices[0].to_json(now, "Example API")["status"] == "in_progress"
+    assert notices[3].to_json(now, "Example API") | {"start": None} == {
+        "service": "api",
+        "service_name": "Example API",
+        "title": "Weekly",
+        "status": "upcoming",
+        "start": None,
+        "end": "2026-11-29T04:00:00Z",
+        "source": "schedule",
+        "url": None,
+    }

@@ -1040,3 +1040,24 @@ def test_front_page_for_200_services_with_90_days_is_under_150_kb(simulated: dic
 def test_service_pages_of_200_services_stay_small(simulated: dict[str, bytes]) -> None:
     sizes = [len(body) for path, body in simulated.items() if re.fullmatch(r"services/[^/]+/index\.html", path)]
     assert len(sizes) == SIM_SERVICES and max(sizes) < 64 * 1024
+
+
+def test_maintenance_is_told_where_readers_look(demo: DemoBuild) -> None:
+    from statusgen.demo import MAINTAINED
+
+    (notice,) = demo.json("api/v1/snapshot.json")["upcoming_maintenance"]
+    assert (notice["service"], notice["title"], notice["status"], notice["source"]) == (
+        MAINTAINED,
+        "Database upgrade",
+        "in_progress",
+        "schedule",
+    )
+    assert demo.json(routes.service_file(MAINTAINED))["service"]["upcoming_maintenance"] == [notice]
+    assert demo.json(routes.service_file("acme-api"))["service"]["upcoming_maintenance"] == []
+    front = text_of(demo.page("index.html").xpath("//section[@aria-labelledby='h-maintenance']")[0])
+    name = demo.config.by_slug[MAINTAINED].name
+    assert (
+        f"{name}: Database upgrade" in front and "in progress since" in front and "scheduled by the operator" in front
+    )
+    page = demo.page(f"services/{MAINTAINED}/index.html")
+    assert "Database upgrade" in text_of(page.xpath("//ul[@class='maintenance-list']")[0])

@@ -16,6 +16,7 @@ from statusgen import routes
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig, VendorConfig
 from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
+from statusgen.decide.maintenance import Notice, announced, scheduled, told
 from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
@@ -135,6 +136,7 @@ def service_document(
             "checks": checks,
             "vendor": vendor_record(data, svc),
             "open_incident": _incident_ref(open_inc),
+            "upcoming_maintenance": maintenance_document(data, notices_of(data, svc)),
             "last_day": _last_day(last_day, day_summary),
         },
     }
@@ -229,6 +231,18 @@ def index_of(data: SiteData) -> float | None:
     return health_index(data.state(s.slug).status for s in data.config.services)
 
 
+def notices_of(data: SiteData, svc: ServiceConfig) -> list[Notice]:
+    """The maintenance a service's readers are told about: configured, or announced by its vendor
+    (unless the vendor's view is set aside as stale)."""
+    vendor = vendor_record(data, svc)
+    view = vendor["view"] if vendor and not vendor["stale"] else None
+    return told(scheduled(svc, data.now) + announced(svc.slug, view), data.now)
+
+
+def maintenance_document(data: SiteData, notices: list[Notice]) -> list[dict[str, Any]]:
+    return [n.to_json(data.now, data.service(n.service).name) for n in notices]
+
+
 def overall_of(data: SiteData) -> dict[str, str]:
     """The site's status in a word and a sentence (the front page's first line)."""
     found = overall(data.state(s.slug).status for s in data.config.services)
@@ -244,6 +258,9 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
+        "upcoming_maintenance": maintenance_document(
+            data, told((n for s in data.config.services for n in notices_of(data, s)), data.now)
+        ),
         "count": len(data.config.services),
         "services": list(summaries.values()),
     }

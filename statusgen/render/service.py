@@ -23,6 +23,8 @@ from statusgen.render import pages
 from statusgen.render.documents import (
     as_of_service,
     incident_document,
+    maintenance_document,
+    notices_of,
     service_document,
     vendor_record,
 )
@@ -58,6 +60,7 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_coun
         iso(as_of_service(data, svc)),
         vendor_record(data, svc),
         [i.record for i in data.incidents_of(svc.slug)],
+        maintenance_document(data, notices_of(data, svc)),  # moves as a window begins or ends
     ]
     return digest(jsonout.dump(made_of))
 

@@ -185,6 +185,24 @@ INCIDENT_REF = {
     ]
 }
 
+MAINTENANCE_NOTICE = obj(
+    {
+        "service": {"type": "string"},
+        "service_name": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"enum": ["in_progress", "upcoming"]},
+        "start": TIME,
+        "end": OPT_TIME,
+        "source": {
+            "enum": ["schedule", "vendor"],
+            "description": "schedule: a window the operator configured; vendor: announced on the vendor's page.",
+        },
+        "url": OPT_STR,
+    },
+    description="A maintenance window in progress, or starting within 14 days.",
+)
+UPCOMING_MAINTENANCE = {"type": "array", "items": MAINTENANCE_NOTICE}
+
 SERVICE_DETAIL = obj(
     {
         "as_of": TIME,
@@ -221,6 +239,7 @@ SERVICE_DETAIL = obj(
                         "checks": {"type": "array", "items": CHECK},
                         "vendor": {"oneOf": [{"type": "null"}, VENDOR]},
                         "open_incident": INCIDENT_REF,
+                        "upcoming_maintenance": UPCOMING_MAINTENANCE,
                         "last_day": obj(
                             {
                                 "columns": {"type": "array", "items": {"type": "string"}},
@@ -344,6 +363,7 @@ SNAPSHOT = obj(
             }
         ),
         "open_incidents": INT,
+        "upcoming_maintenance": UPCOMING_MAINTENANCE,
         "count": INT,
         "services": {"type": "array", "items": SERVICE_SUMMARY},
     },

@@ -1,0 +1,78 @@
+"""Decision: which maintenance readers are told about, in progress or upcoming. Pure.
+
+Two sources: the windows the operator configured (one-off, or the next
+occurrence of a recurring one) and what a vendor announces on its status
+page. A window in progress is told until it ends; an upcoming one from
+``HORIZON`` before it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from statusgen.config import ServiceConfig
+from statusgen.cron import next_fire
+from statusgen.timeutil import iso, parse_iso
+
+HORIZON = timedelta(days=14)  # how far ahead a window is announced
+
+
+@dataclass(frozen=True)
+class Notice:
+    service: str
+    title: str
+    start: datetime
+    end: datetime | None  # None: the vendor gave no end
+    source: str  # "schedule" (configured by the operator) or "vendor" (announced on its page)
+    url: str | None = None  # the vendor's page about it
+
+    def in_progress(self, now: datetime) -> bool:
+        return self.start <= now
+
+    def to_json(self, now: datetime, service_name: str) -> dict[str, Any]:
+        return {
+            "service": self.service,
+            "service_name": service_name,
+            "title": self.title,
+            "status": "in_progress" if self.in_progress(now) else "upcoming",
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "source": self.source,
+            "url": self.url,
+        }
+
+
+def scheduled(svc: ServiceConfig, now: datetime) -> list[Notice]:
+    """The configured windows in progress or starting within ``HORIZON``."""
+    out = []
+    for window in svc.maintenance:
+        occurrence = window.occurrence(now)
+        if occurrence is None and window.start is not None and window.end is not None and window.start > now:
+            occurrence = (window.start, window.end)
+        elif occurrence is None and window.schedule is not None and window.duration is not None:
+            began = next_fire(window.schedule, now, HORIZON.total_seconds())
+            occurrence = (began, began + timedelta(seconds=window.duration)) if began else None
+        if occurrence is not None:
+            out.append(Notice(svc.slug, window.title, occurrence[0], occurrence[1], "schedule"))
+    return out
+
+
+def announced(service: str, view: dict[str, Any] | None) -> list[Notice]:
+    """What a vendor's view (as published in the service record) announces: in progress or upcoming."""
+    if not view:
+        return []
+    out = []
+    for m in view["maintenance_active"] + view["maintenance_upcoming"]:
+        start = parse_iso(m["starts_at"])
+        if start is not None:  # a window with no start cannot be placed in time
+            out.append(Notice(service, m["title"], start, parse_iso(m["ends_at"]), "vendor", m["url"]))
+    return out
+
+
+def told(notices: Iterable[Notice], now: datetime) -> list[Notice]:
+    """The notices readers see: not over, starting within ``HORIZON``; in progress first, then by start."""
+    shown = [n for n in notices if (n.end is None or n.end > now) and n.start <= now + HORIZON]
+    return sorted(shown, key=lambda n: (not n.in_progress(now), n.start, n.service, n.title))
