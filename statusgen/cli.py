@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from statusgen import __version__
-from statusgen.config import load_config
+from statusgen.config import VENDOR_FORMATS, load_config
 from statusgen.errors import StatusgenError
 
 DEFAULT_CONFIG = "services.toml"
@@ -176,7 +176,7 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", "statuspage", "statusio", "slack", "heroku", "cachet", "gcp", "feed"]),
+    type=click.Choice(VENDOR_FORMATS),
     default="auto",
     show_default=True,
 )

@@ -127,7 +127,19 @@ VENDOR_VIEW = obj(
         "description": OPT_STR,
         "components": {
             "type": "array",
-            "items": obj({"id": {"type": "string"}, "name": {"type": "string"}, "status": STATUS, "group": OPT_STR}),
+            "items": obj(
+                {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "status": STATUS,
+                    "group": OPT_STR,
+                    "uptime": {
+                        "type": "object",
+                        "additionalProperties": {"type": "number"},
+                        "description": "Uptime figures the vendor publishes (Upptime, Uptime Kuma), in %, by period.",
+                    },
+                }
+            ),
         },
         "incidents": {
             "type": "array",
@@ -141,6 +153,11 @@ VENDOR_VIEW = obj(
                     "updated_at": OPT_TIME,
                     "url": OPT_STR,
                     "components": {"type": "array", "items": {"type": "string"}},
+                    "affected_components": {
+                        "type": "array",
+                        "items": obj({"id": {"type": "string"}, "name": {"type": "string"}, "status": STATUS}),
+                        "description": "Where the incident's latest update says each component stands now.",
+                    },
                 }
             ),
         },
