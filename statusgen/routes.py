@@ -11,6 +11,7 @@ must match a strict pattern and name a file that the build wrote.
     /api/v1/services/{slug}                  api/v1/services/{slug}.json
     /api/v1/services/{slug}/history?range=R  api/v1/services/{slug}/history/{R|24h}.json
     /api/v1/incidents?active=A               api/v1/incidents.json, api/v1/incidents/_active/{0|1}.json
+    /api/v1/incidents?service=S&active=A     api/v1/incidents/_service/{S}/{_all|0|1}.json
     /api/v1/health                           api/v1/health.json
     /feed/incidents.xml                      feed/incidents.xml
     /feed/services/{slug}.xml                feed/services/{slug}.xml
@@ -63,8 +64,15 @@ def history_file(slug: str, range_name: str) -> str:
     return f"{API}/services/{slug}/history/{range_name}.json"
 
 
-def incidents_file(active: str | None = None) -> str:
+def incidents_file(active: str | None = None, service: str | None = None) -> str:
+    """The incidents list: all, or open (``active`` "1") or closed ("0") only; of one service or all."""
+    if service is not None:
+        return f"{API}/incidents/_service/{service}/{active or ALL}.json"
     return f"{API}/incidents.json" if active is None else f"{API}/incidents/_active/{active}.json"
+
+
+def service_incidents_list_url(slug: str) -> str:
+    return f"/{API}/incidents?service={slug}"
 
 
 def service_feed_file(slug: str) -> str:
@@ -178,11 +186,13 @@ def _history(slug: str, query: Mapping[str, Sequence[str]], exists: Callable[[st
     return Resolved(200, history_file(slug, rng))
 
 
-def _incidents(query: Mapping[str, Sequence[str]]) -> Resolved:
-    active = _first(query, "active")
+def _incidents(query: Mapping[str, Sequence[str]], exists: Callable[[str], bool]) -> Resolved:
+    active, service = _first(query, "active"), _first(query, "service")
     if active is not None and active not in ACTIVE_VALUES:
         return Resolved(400, error_file("400-active"))
-    return Resolved(200, incidents_file(active))
+    if service is not None and not (SLUG_RE.fullmatch(service) and exists(incidents_file(None, service))):
+        return Resolved(404, error_file("404-service"))
+    return Resolved(200, incidents_file(active, service))
 
 
 def _service(slug: str, exists: Callable[[str], bool]) -> Resolved:
@@ -230,7 +240,7 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
         if name == "services" and len(rest) == 2 and rest[1] == "history":
             return _history(rest[0], query, exists)
         if name == "incidents" and not rest:
-            return _incidents(query)
+            return _incidents(query, exists)
     old = OLD_INCIDENT.fullmatch(path)
     if old:
         return _old_incident(old["slug"], old["at"], exists)

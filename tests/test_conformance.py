@@ -155,6 +155,21 @@ def test_incidents_active_filters(server, http):
     assert [i["service"] for i in http.get("/api/v1/incidents?active=0").json()["incidents"]] == ["bravo"]
 
 
+def test_incidents_of_one_service(server, http):
+    for service in ("bravo", "charlie", "alpha"):
+        for active in ("", "1", "0"):
+            r = http.get(f"/api/v1/incidents?active={active}&service={service}")
+            assert r.status_code == 200 and r.content == server.file(routes.incidents_file(active or None, service))
+            listed = r.json()
+            assert listed["filters"] == {"active": active or None, "service": service}
+            assert all(i["service"] == service for i in listed["incidents"])
+    assert [i["service"] for i in http.get("/api/v1/incidents?service=bravo").json()["incidents"]] == ["bravo"]
+    assert http.get("/api/v1/incidents?service=alpha").json()["incidents"] == []
+    assert http.get("/api/v1/incidents?service=").content == server.file(routes.incidents_file())
+    link = http.get("/api/v1/services/charlie").json()["service"]["links"]["incidents"]
+    assert http.get(link).json()["filters"]["service"] == "charlie"
+
+
 def test_the_scenario_has_every_status(server, http):
     listed = {s["slug"]: s["status"] for s in http.get("/api/v1/snapshot").json()["services"]}
     assert set(listed.values()) == set(STATUSES), listed
@@ -202,6 +217,11 @@ INVALID = [
     ("/api/v1/services/alpha/history?range=../24h", 400, "400-range"),
     ("/api/v1/incidents?active=yes", 400, "400-active"),
     ("/api/v1/incidents?active=01", 400, "400-active"),
+    ("/api/v1/incidents?active=2&service=nope", 400, "400-active"),  # active is checked first
+    ("/api/v1/incidents?service=nope", 404, "404-service"),
+    ("/api/v1/incidents?service=Alpha", 404, "404-service"),
+    ("/api/v1/incidents?service=..%2Falpha", 404, "404-service"),
+    ("/api/v1/incidents?service=alpha%0A", 404, "404-service"),
     ("/api/v1/services/nope", 404, "404-service"),
     ("/api/v1/services/Alpha", 404, "404-service"),
     ("/api/v1/services/alpha.json", 404, "404-service"),

@@ -50,7 +50,7 @@ from statusgen.config import Config
 from statusgen.errors import RenderError
 from statusgen.render import pages
 from statusgen.render.badges import badge_files
-from statusgen.render.documents import incident_document, incident_lists, site_documents
+from statusgen.render.documents import incident_document, incident_lists, service_incident_lists, site_documents
 from statusgen.render.feeds import SITE_FEED, feed, feed_entries
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
@@ -287,13 +287,16 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
         rows = data.incidents_of(slug)
         key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat()]))
         svc = config.by_slug.get(slug)
-        paths = [routes.service_incidents_file(slug), *([routes.service_feed_file(slug)] if svc else [])]
+        own_lists = [routes.incidents_file(active, slug) for active in (None, "1", "0")]
+        paths = [routes.service_incidents_file(slug), *own_lists, *([routes.service_feed_file(slug)] if svc else [])]
         if _kept(placer, job, paths, key):
             continue
         told = every.of(slug)
         placer.put(paths[0], pages.service_incidents_page(config.site, slug, name, told), key)
+        for path, doc in service_incident_lists(slug, told).items():
+            placer.put(path, jsonout.dump(doc), key)
         if svc is not None:
-            placer.put(paths[1], feed(config, data.epoch, told, every.entries, svc), key)
+            placer.put(paths[-1], feed(config, data.epoch, told, every.entries, svc), key)
 
 
 def _kept(placer: Placer, job: ServiceJob, paths: list[str], key: str) -> bool:

@@ -35,6 +35,7 @@ def _links(slug: str) -> dict[str, str]:
         "history": routes.history_url(slug),
         "feed": routes.service_feed_url(slug),
         "page": routes.service_page_url(slug),
+        "incidents": routes.service_incidents_list_url(slug),
     }
 
 
@@ -299,13 +300,14 @@ def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
     }
 
 
-def incidents_document(made: list[dict[str, Any]], active: str | None) -> dict[str, Any]:
-    """The incidents list (all, open or closed) of the incident documents ``made``. Its time is
-    that of the latest update (the texts compare as the times)."""
+def incidents_document(made: list[dict[str, Any]], active: str | None, service: str | None = None) -> dict[str, Any]:
+    """The incidents list (all, open or closed; of one service's, or every service's) of the
+    incident documents ``made``. Its time is that of the latest update (the texts compare as the
+    times)."""
     chosen = [d for d in made if active is None or d["open"] == (active == "1")]
     return {
         "as_of": max((d["updated_at"] for d in chosen), default=None),
-        "filters": {"active": active},
+        "filters": {"active": active, "service": service},
         "count": len(chosen),
         "incidents": chosen,
     }
@@ -329,3 +331,8 @@ def site_documents(data: SiteData) -> Documents:
 def incident_lists(made: list[dict[str, Any]]) -> Documents:
     """The three lists of incidents (all, open, closed) of every incident's document."""
     return {routes.incidents_file(active): incidents_document(made, active) for active in (None, "1", "0")}
+
+
+def service_incident_lists(slug: str, made: list[dict[str, Any]]) -> Documents:
+    """One service's three lists of incidents (all, open, closed), of its incidents' documents."""
+    return {routes.incidents_file(active, slug): incidents_document(made, active, slug) for active in (None, "1", "0")}

@@ -106,8 +106,15 @@ def openapi_document(config: Config) -> dict[str, Any]:
         "/api/v1/incidents": _get(
             "statusgen's own incidents, newest first.",
             _json("IncidentList", "Incidents."),
-            [_query("active", ["1", "0"], "1: open incidents only; 0: closed only.")],
-            (400,),
+            [
+                _query("active", ["1", "0"], "1: open incidents only; 0: closed only."),
+                _query(
+                    "service",
+                    [svc.slug for svc in config.services],
+                    "One service's incidents only (its slug); an unknown one is 404.",
+                ),
+            ],
+            (400, 404),
         ),
         "/api/v1/health": _get(
             "The health index and the state of our own collection.", _json("Health", "Health."), [], ()

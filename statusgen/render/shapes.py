@@ -35,7 +35,13 @@ def listing(key: str, item: Schema, filters: Schema) -> Schema:
 
 
 LINKS = obj(
-    {"self": {"type": "string"}, "history": {"type": "string"}, "feed": {"type": "string"}, "page": {"type": "string"}}
+    {
+        "self": {"type": "string"},
+        "history": {"type": "string"},
+        "feed": {"type": "string"},
+        "page": {"type": "string"},
+        "incidents": {"type": "string", "description": "The service's incidents: /api/v1/incidents?service={slug}."},
+    }
 )
 
 EVIDENCE = obj(
@@ -388,7 +394,16 @@ SNAPSHOT = obj(
 )
 
 SERVICES = listing("services", SERVICE_SUMMARY, obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}))
-INCIDENTS = listing("incidents", INCIDENT, obj({"active": {"type": ["string", "null"], "enum": [None, "0", "1"]}}))
+INCIDENTS = listing(
+    "incidents",
+    INCIDENT,
+    obj(
+        {
+            "active": {"type": ["string", "null"], "enum": [None, "0", "1"]},
+            "service": {**OPT_STR, "description": "The service whose incidents these are; null for every service's."},
+        }
+    ),
+)
 
 COLLECTION = obj(
     {
@@ -448,7 +463,7 @@ def schema_for(tree_path: str) -> str | None:
         return fixed[rest]
     if rest.startswith(("services/_filter/",)):
         return "ServiceList"
-    if rest.startswith("incidents/_active/"):
+    if rest.startswith(("incidents/_active/", "incidents/_service/")):
         return "IncidentList"
     if "/history/" in rest:
         return "History"

@@ -283,7 +283,7 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
         "# percent-decoded: the allowed values need no escaping.",
         "",
     ]
-    for parameter in ("category", "status", "range", "active"):
+    for parameter in ("category", "status", "range", "active", "service"):
         out += _query_map(parameter)
     out += [
         "",
@@ -299,6 +299,22 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
         ['""  /api/v1/incidents.json;']
         + [f"{_exact(v)}  /{routes.incidents_file(v)};" for v in vocab.active]
         + ['default  "";'],
+    )
+    out += ["", '# ?service=: a slug (its list is looked for on disk), or "!" when it cannot be one.']
+    out += _block(
+        "map $statusgen_arg_service $statusgen_service",
+        ['""  "";', f'"~^{SLUG}$"  $statusgen_arg_service;', 'default  "!";'],
+    )
+    out += _block(
+        "map $statusgen_arg_active $statusgen_active_name",
+        [f'""  {routes.ALL};'] + [f"{_exact(v)}  {v};" for v in vocab.active] + ['default  "!";'],
+    )
+    out += _block(  # chosen by a map, not by "if" and "set": an "if" block would lose try_files
+        "map $statusgen_service $statusgen_incidents_list",
+        [
+            '""  $statusgen_incidents_file;',
+            f"default  /{routes.API}/incidents/_service/$statusgen_service/$statusgen_active_name.json;",
+        ],
     )
     out += ["", "# /api/v1/services: which parameter is invalid (category first), and the file to serve."]
     out += _block(
@@ -504,13 +520,15 @@ def _api_routes() -> list[str]:
         ),
         *_block(rf'location ~ "^{api}/services/[^/]+/history/?$"', [*service_errors, "return 404;"]),
         "",
-        "# ?active=1 open incidents only, ?active=0 closed only, absent all, anything else 400.",
+        "# ?active=1 open incidents only, ?active=0 closed only, absent all, anything else 400;",
+        "# ?service=S one service's only (404 when it has no list).",
         *_block(
             rf'location ~ "^{api}/incidents/?$"',
             [
-                *_error_pages({"400": "400-active"}),
+                *_error_pages({"400": "400-active", "404": "404-service"}),
                 *_block('if ($statusgen_incidents_file = "")', ["return 400;"]),
-                "try_files $statusgen_incidents_file =404;",
+                *_block('if ($statusgen_service = "!")', ["return 404;"]),
+                "try_files $statusgen_incidents_list =404;",
             ],
         ),
         "",
