@@ -238,3 +238,18 @@ def test_a_connection_that_sends_nothing_waits_only_so_long():
         with pytest.raises(TimeoutError):
             io.BufferedReader(reader).readline(65537)
         assert time.monotonic() - started < 0.5
+
+
+def test_the_preview_servers_limiter_forgets_idle_addresses() -> None:
+    """Many addresses that each ask once must not grow its memory for ever."""
+    from statusgen.web.serve import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(per_minute=120, clock=lambda: now[0])
+    for n in range(3 * RateLimiter.CLIENTS):
+        assert limiter.take(f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}") == 0.0
+        now[0] += 0.001
+    now[0] += RateLimiter.WINDOW
+    limiter.take("192.0.2.1")
+    assert len(limiter.seen) == 1
+    assert max(len(t) for t in limiter.seen.values()) == 1

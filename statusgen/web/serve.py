@@ -110,30 +110,33 @@ class RateLimiter:
     """
 
     WINDOW = 60.0
+    CLIENTS = 10_000  # past this many addresses remembered, those idle for a window are forgotten
 
     def __init__(self, per_minute: int = RATE_PER_MINUTE, clock: Callable[[], float] = time.monotonic):
         self.limit = per_minute
         self.clock = clock
         self.seen: dict[str, deque[float]] = {}
+        self.swept = -self.WINDOW  # when idle addresses were last forgotten
         self.lock = threading.Lock()
 
     def take(self, client: str) -> float:
         """0 when the request may go; else the seconds until it could."""
         with self.lock:
             now = self.clock()
+            if len(self.seen) > self.CLIENTS and now - self.swept >= 1.0:  # a sweep at most each second
+                self.swept = now
+                self._forget_idle(now)
             times = self.seen.setdefault(client, deque())
             while times and now - times[0] >= self.WINDOW:
                 times.popleft()
             if len(times) < self.limit:
                 times.append(now)
                 return 0.0
-            self._forget_idle(now)
             return self.WINDOW - (now - times[0])
 
     def _forget_idle(self, now: float) -> None:
-        if len(self.seen) > 10_000:
-            for client in [c for c, t in self.seen.items() if not t or now - t[-1] >= self.WINDOW]:
-                del self.seen[client]
+        for client in [c for c, t in self.seen.items() if not t or now - t[-1] >= self.WINDOW]:
+            del self.seen[client]
 
 
 class DeadlineReader(io.RawIOBase):
