@@ -120,6 +120,7 @@ def service_document(
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
+    vendor = vendor_record(data, svc)
     return {
         "as_of": iso(as_of_service(data, svc)),
         "service": service_summary(data, svc)
@@ -135,9 +136,9 @@ def service_document(
             "thresholds": _thresholds(svc),
             "maintenance": [_window_doc(w) for w in svc.maintenance],
             "checks": checks,
-            "vendor": vendor_record(data, svc),
+            "vendor": vendor,
             "open_incident": _incident_ref(open_inc),
-            "upcoming_maintenance": maintenance_document(data, notices_of(data, svc)),
+            "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
             "last_day": _last_day(last_day, day_summary),
         },
     }
@@ -232,10 +233,9 @@ def index_of(data: SiteData) -> float | None:
     return health_index(data.state(s.slug).status for s in data.config.services)
 
 
-def notices_of(data: SiteData, svc: ServiceConfig) -> list[Notice]:
+def notices_of(data: SiteData, svc: ServiceConfig, vendor: dict[str, Any] | None) -> list[Notice]:
     """The maintenance a service's readers are told about: configured, or announced by its vendor
-    (unless the vendor's view is set aside as stale)."""
-    vendor = vendor_record(data, svc)
+    (``vendor``, its ``vendor_record``; unless its view is set aside as stale)."""
     view = vendor["view"] if vendor and not vendor["stale"] else None
     return told(scheduled(svc, data.now) + announced(svc.slug, view), data.now)
 
@@ -260,7 +260,7 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
         "upcoming_maintenance": maintenance_document(
-            data, told((n for s in data.config.services for n in notices_of(data, s)), data.now)
+            data, told((n for s in data.config.services for n in notices_of(data, s, vendor_record(data, s))), data.now)
         ),
         "count": len(data.config.services),
         "services": list(summaries.values()),

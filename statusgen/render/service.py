@@ -51,6 +51,7 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_coun
     (their version moves with every write of its results or buckets), the results of its last day
     (with the same version, their count tells the same day: results leave it only from its old
     end), its vendor record and incidents, and the site's settings and code (``site_key``)."""
+    vendor = vendor_record(data, svc)
     made_of = [
         site_key,
         repr(svc),
@@ -58,9 +59,9 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_coun
         data.versions.get(svc.slug, 0),
         last_day_count,
         iso(as_of_service(data, svc)),
-        vendor_record(data, svc),
+        vendor,
         [i.record for i in data.incidents_of(svc.slug)],
-        maintenance_document(data, notices_of(data, svc)),  # moves as a window begins or ends
+        maintenance_document(data, notices_of(data, svc, vendor)),  # moves as a window begins or ends
     ]
     return digest(jsonout.dump(made_of))
 
