@@ -3,12 +3,12 @@
 #   nginx (the production server the conformance suite runs against),
 #   chromium + chromium-driver (the website tests in a real headless browser),
 #   libxml2-utils (xmllint: Atom feeds against the RELAX NG schema of RFC 4287),
-#   rclone (statusgen publish, tested against a local target), wrk (benchmarks),
+#   rclone (statusgen publish, tested against a local target and S3), wrk and rsync (benchmarks),
 #   systemd (systemd-analyze verify checks the units in contrib/).
 # Needs root (as on CI and the development machines); does nothing when all are there.
 set -euo pipefail
 want=(nginx:nginx chromium:chromium chromedriver:chromium-driver xmllint:libxml2-utils rclone:rclone wrk:wrk
-      systemd-analyze:systemd)
+      rsync:rsync systemd-analyze:systemd)
 missing=()
 for pair in "${want[@]}"; do
   cmd=${pair%%:*}; pkg=${pair#*:}

@@ -310,14 +310,22 @@ def nginx_conf(
 )
 @click.option("--dry-run", is_flag=True, help="Show what would be uploaded and deleted; change nothing.")
 @click.option("--rclone", "rclone_bin", default="rclone", show_default=True, help="The rclone binary.")
+@click.option(
+    "--precompressed",
+    is_flag=True,
+    help="Upload each file that has a .gz copy as its gzipped bytes, with Content-Encoding: gzip (for a "
+    "target that serves objects as stored); by default .gz copies stay home and the CDN compresses.",
+)
 @config_option
-def publish(site: Path | None, remote: str, dry_run: bool, rclone_bin: str, config_path: Path) -> None:
+def publish(
+    site: Path | None, remote: str, dry_run: bool, rclone_bin: str, precompressed: bool, config_path: Path
+) -> None:
     """Copy the tree to object storage or another host with rclone: changed files, entry documents last."""
     from statusgen.web.publish import publish_tree
 
     if site is None:
         site = load_config(config_path).site.output if config_path.exists() else Path("site")
-    for line in publish_tree(site, remote, rclone_bin, dry_run).lines():
+    for line in publish_tree(site, remote, rclone_bin, dry_run, precompressed).lines():
         click.echo(line)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Collection, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -102,6 +103,10 @@ def open_store(config: Config, new_store: bool = False) -> Store:
     be what keeps the store from being written). Unless ``new_store``, a store the site was built
     from must still hold its data. Call with the run lock held."""
     clear_partial(config.site.output)
+    # Earlier versions kept the closed part of the histories in this file; nothing reads it now.
+    legacy_cache = config.site.store.with_name(config.site.store.name + ".cache")
+    with suppress(OSError):  # a leftover: never a reason not to run
+        legacy_cache.unlink(missing_ok=True)
     expected = not new_store and recorded_store(config.site.output) == config.site.store.resolve()
     return Store(config.site.store, expected=expected)
 

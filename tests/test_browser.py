@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts
-from statusgen.render.words import bucket_time, number, status_word
+from statusgen.render.words import bucket_time, number, outcome_word, status_word
 from statusgen.web.serve import PreviewServer
 from tests.test_accessibility import contrast
 from tests.test_pages import DemoBuild, bar_foot, demo_build
@@ -235,6 +235,48 @@ def test_service_page(browser: Browser, site: Site) -> None:
             assert check["url"] in page.inner_text("section[aria-labelledby='h-checks']")
 
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
+
+
+def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(browser: Browser, site: Site) -> None:
+    """The page leaves out what moves with every result; its script tells it from the record, and
+    asks for the record again every interval with the ETag it has (a 304 costs no body)."""
+    slug = "payments-eu"
+    record = site.json(f"/api/v1/services/{slug}")["service"]
+    context = browser.new_context()
+    page = context.new_page()
+    page.clock.install()
+    asked: list[tuple[str | None, int]] = []
+    page.on(
+        "response",
+        lambda r: (
+            asked.append((r.request.headers.get("if-none-match"), r.status))
+            if r.url.endswith(record["links"]["self"])
+            else None
+        ),
+    )
+    page.goto(f"{site.base}/services/{slug}/", wait_until="load")
+    for check in record["checks"]:
+        told = page.locator(f"[data-live='check-{check['check']}']")
+        r = check["last_result"]
+        said = outcome_word(r["outcome"])
+        expect(told).to_contain_text(said[0].upper() + said[1:])
+        if r["latency_ms"] is not None:
+            expect(told).to_contain_text(f"{r['latency_ms']} ms")
+    day = record["last_day"]
+    expect(page.locator("[data-live='last-day']")).to_contain_text(f"Last day: {day['count']} results")
+    expect(page.locator("[data-live='as-of']")).to_contain_text("Data as of")
+    assert asked == [(None, 200)]
+    interval = site.build.config.site.interval
+    page.clock.run_for(int(interval * 1000) + 1000)
+    page.wait_for_timeout(500)
+    expect(page.locator("[data-live='last-day']")).to_contain_text(f"Last day: {day['count']} results")
+    assert len(asked) == 2 and asked[1][0] is not None and asked[1][1] == 304, asked
+    context.close()
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{site.base}/services/{slug}/", wait_until="load")
+    assert page.inner_text("[data-live='check-1']") == "In the JSON"  # without script: a link to the record
+    context.close()
 
 
 def test_times_read_in_the_readers_zone_and_say_for_how_long(browser: Browser, site: Site) -> None:

@@ -11,7 +11,7 @@ import pytest
 from statusgen import latency
 from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, SiteConfig
 from statusgen.decide.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.decide.history import Bucket, closed_part, history, incident_seconds
+from statusgen.decide.history import Bucket, history, in_progress, incident_seconds
 from statusgen.decide.incidents import Incident, advance
 from statusgen.decide.run import decide_cycle
 from statusgen.decide.state import ServiceState, decide, verdict
@@ -236,12 +236,13 @@ def test_history_gives_every_bucket_with_null_gaps():
             start, 4, 1, 0, 0, 0, latency.percentile(hist, 0.5), latency.percentile(hist, 0.95), latency.encode(hist)
         )
     ]
-    closed = closed_part(rng, T0, [], rows)
-    assert (closed.up, closed.down) == (4, 1)
-    made = history("api", rng, T0, [], closed, None)
+    now = Bucket(start + 10 * 60, 1, 0, 0, 0, 0, 30.0, 30.0, latency.encode(latency.add({}, [30])))
+    made = history("api", rng, T0 + MIN, [], [*rows, now])  # the bucket in progress is not in it
     doc, points = made.document, made.points()
     assert doc["count"] == 288 == len(points)
-    assert points[-1]["start"] == "2026-11-22T12:00:00Z"
+    assert points[-1]["start"] == "2026-11-22T11:55:00Z" and doc["to"] == doc["as_of"] == "2026-11-22T12:00:00Z"
+    assert in_progress(rng, T0 + MIN, [], now)["start"] == "2026-11-22T12:00:00Z"
+    assert in_progress(rng, T0 + MIN, [], now)["checks"] == 1
     measured = [p for p in points if p["availability"] is not None]
     assert len(measured) == 1 and measured[0]["availability"] == 80.0
     assert measured[0]["start"] == "2026-11-22T11:50:00Z"

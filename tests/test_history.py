@@ -1,11 +1,11 @@
-"""Histories through the cache of closed buckets equal histories made anew, in a real store.
+"""Histories kept between builds equal histories made anew, in a real store.
 
 A service is checked every 17 minutes for three days (so every range slides, buckets
-close, some stay empty); after every cycle its four histories are made the way a build
-makes them (the closed buckets from ``render.histcache`` when their key holds) and
-compared, byte for byte, with histories made from the store's buckets alone. An
-incident opens and ends on the way, a result arrives late into a closed bucket, and
-retention runs.
+close, some stay empty); after every cycle a real build runs, keeping each history whose
+key holds (``render.service``), and every served history is compared, byte for byte,
+with the history made from the store's buckets alone, and the record's buckets in
+progress with those made anew. An incident opens and ends on the way, a result arrives
+late into a closed bucket, and retention runs.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from pathlib import Path
 
 import orjson
 
-from statusgen import latency
+from statusgen import latency, routes
 from statusgen.config import Config, parse_config
 from statusgen.decide.health import RunRecord
-from statusgen.decide.history import COARSER, Columns, closed_part, history, window
+from statusgen.decide.history import COARSER, Columns, history, in_progress, window
 from statusgen.decide.incidents import Incident, IncidentUpdate
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.model import RANGES, CheckResult, Outcome, Status
-from statusgen.render.gather import gather
-from statusgen.render.histcache import cache_path
-from statusgen.render.service import ServiceJob, ServiceRenderer
+from statusgen.render.build import build
 from statusgen.store import Cycle, Store
 from statusgen.timeutil import to_epoch
 
@@ -48,23 +46,33 @@ def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident
     for name, rng in RANGES.items():
         start, end = window(rng, as_of)
         res, coarser = rng.resolution_s, COARSER[rng.resolution_s]
-        coarse = store.buckets(slug, coarser, start, end - res) if coarser else []
-        closed = closed_part(rng, as_of, spans, store.buckets(slug, res, start, end - res), coarse)
-        now = store.buckets(slug, res, end - res, end)
-        made = history(slug, rng, as_of, spans, closed, now[0] if now else None)
+        coarse = store.buckets(slug, coarser, start, end) if coarser else []
+        made = history(slug, rng, as_of, spans, store.buckets(slug, res, start, end), coarse)
         assert made.columns == Columns.of(made.points())  # the charts' columns are the points'
         out[name] = orjson.dumps(made.document)
     return out
 
 
-def through_the_cache(store: Store, cfg: Config, at: datetime) -> tuple[dict[str, bytes], int]:
-    """The four histories as a build makes them, and how many closed parts it made anew."""
-    renderer = ServiceRenderer(ServiceJob(gather(store, cfg, at), store.path, "k", True), None)  # type: ignore[arg-type]  # places nothing
-    try:
-        made = renderer.histories(cfg.services[0])
-        return {name: orjson.dumps(h.document) for name, h in made.items()}, len(renderer.cache.made)
-    finally:
-        renderer.close()
+def progress_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, object]:
+    """The buckets in progress of the four ranges, from the store's buckets alone."""
+    spans = [(to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None) for i in incidents]
+    out: dict[str, object] = {}
+    for name, rng in RANGES.items():
+        begun = window(rng, as_of)[1]
+        now = store.buckets(slug, rng.resolution_s, begun, begun + rng.resolution_s)
+        out[name] = in_progress(rng, as_of, spans, now[0] if now else None)
+    return out
+
+
+def through_the_build(store: Store, cfg: Config, at: datetime) -> tuple[dict[str, bytes], int, dict[str, object]]:
+    """The four histories as a build serves them, how many it made anew (the others it kept), and
+    the record's buckets in progress."""
+    kept = build(store, cfg, at, workers=1).stats.kept
+    site = cfg.site.output
+    paths = {name: routes.history_file("api", name) for name in RANGES}
+    docs = {name: orjson.dumps(orjson.loads((site / path).read_bytes())) for name, path in paths.items()}
+    record = orjson.loads((site / routes.service_file("api")).read_bytes())
+    return docs, sum(1 for path in paths.values() if path not in kept), record["service"]["in_progress"]
 
 
 def save(
@@ -90,7 +98,7 @@ def save(
     )
 
 
-def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
+def test_histories_kept_between_builds_equal_histories_made_anew(tmp_path):
     rnd = random.Random(7)
     cfg = config(tmp_path)
     store = Store(cfg.site.store)
@@ -137,23 +145,24 @@ def test_histories_through_the_cache_equal_histories_made_anew(tmp_path):
             save(store, at - timedelta(hours=1), Outcome.OK, 5000.0, observed=at)
         if n % 50 == 0:
             store.prune(at)
-        docs, made = through_the_cache(store, cfg, at)
+        docs, made, progress = through_the_build(store, cfg, at)
         remade += made
         cycles += 1
         assert docs == made_anew(store, "api", at, incidents), f"cycle {n} at {at}"
-    assert remade < cycles * 4 / 2  # most closed parts came from the cache
+        assert progress == progress_anew(store, "api", at, incidents), f"cycle {n} at {at}"
+    assert remade < cycles * 4 / 2  # most histories were kept
 
 
-def test_a_late_result_or_a_changed_incident_makes_the_closed_part_again(tmp_path):
+def test_a_late_result_or_a_changed_incident_makes_the_history_again(tmp_path):
     cfg = config(tmp_path)
     store = Store(cfg.site.store)
     at = T0 + timedelta(hours=2)
     for minutes in range(0, 120, 7):
         save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0, observed=at)
-    assert through_the_cache(store, cfg, at)[1] == 4  # the first build makes every range
-    assert through_the_cache(store, cfg, at)[1] == 0  # the next finds them all
+    assert through_the_build(store, cfg, at)[1] == 4  # the first build makes every range
+    assert through_the_build(store, cfg, at)[1] == 0  # the next keeps them all
     save(store, at - timedelta(minutes=50), Outcome.OK, 70.0, observed=at)  # late: closed in 24h and 7d only
-    assert through_the_cache(store, cfg, at)[1] == 2
+    assert through_the_build(store, cfg, at)[1] == 2
     started = T0 + timedelta(minutes=30)
     save(
         store,
@@ -172,28 +181,8 @@ def test_a_late_result_or_a_changed_incident_makes_the_closed_part_again(tmp_pat
             )
         ],
     )
-    docs, made = through_the_cache(store, cfg, at)
+    docs, made, _ = through_the_build(store, cfg, at)
     assert made == 4 and docs == made_anew(store, "api", at, store.incidents())
-
-
-def test_a_cache_that_cannot_be_read_is_no_cache(tmp_path):
-    cfg = config(tmp_path)
-    store = Store(cfg.site.store)
-    at = T0 + timedelta(minutes=300)
-    for minutes in range(0, 300, 11):
-        save(store, T0 + timedelta(minutes=minutes), Outcome.OK, 50.0 + minutes, observed=at)
-    through_the_cache(store, cfg, at)
-    cache = Store(cfg.site.store).db  # a connection to the store, to spoil the cache beside it
-    cache.execute(f"ATTACH DATABASE '{cache_path(cfg.site.store)}' AS c")
-    cache.execute("UPDATE c.closed SET body = x'00'")  # unreadable entries
-    docs, made = through_the_cache(store, cfg, at)
-    assert made == 4 and docs == made_anew(store, "api", at, [])
-    cache.execute("DETACH DATABASE c")
-    cache_path(cfg.site.store).write_bytes(b"not a database at all")  # an unreadable file
-    docs, made = through_the_cache(store, cfg, at)
-    assert docs == made_anew(store, "api", at, [])
-    cache_path(cfg.site.store).unlink()  # no file: made again
-    assert through_the_cache(store, cfg, at) == (docs, 4)
 
 
 def test_simulated_buckets_add_up_across_resolutions(tmp_path):

@@ -10,8 +10,6 @@ the second with a new incident, a new service and a removed one.
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import re
 import shutil
@@ -23,9 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -49,6 +46,7 @@ from statusgen.web.publish import (
     tree_files,
 )
 from tests.conftest import Targets, write_config
+from tests.objectstore import RecordingProxy
 
 RCLONE = shutil.which("rclone") or "/usr/bin/rclone"
 BASE_URL = "https://status.example.org"
@@ -266,94 +264,8 @@ def test_cli_publishes_the_configs_output(trees, tmp_path):
 # -- real rclone over WebDAV, through a recording proxy --------------------------------
 
 
-@dataclass
-class Request:
-    method: str
-    path: str  # the tree path, below the remote's folder
-    content_types: list[str]
-    cache_control: list[str]
-
-
-class RecordingProxy(ThreadingHTTPServer):
-    """Forwards every request to the WebDAV server and logs it in arrival order."""
-
-    daemon_threads = True
-
-    def __init__(self, upstream: int, prefix: str):
-        super().__init__(("127.0.0.1", 0), ProxyHandler)
-        self.upstream = upstream
-        self.prefix = prefix
-        self.log: list[Request] = []
-        self.fail: set[str] = set()  # tree paths whose PUT answers 500
-        self.lock = threading.Lock()
-
-    def remote(self) -> str:
-        return f":webdav,url='http://127.0.0.1:{self.server_address[1]}':{self.prefix}"
-
-    def uploads(self) -> list[str]:
-        return [r.path for r in self.log if r.method == "PUT"]
-
-
-class ProxyHandler(BaseHTTPRequestHandler):
-    server: RecordingProxy
-    protocol_version = "HTTP/1.1"
-
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        chunks = []
-        while size := int(self.rfile.readline().strip(), 16):
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline()
-        self.rfile.readline()
-        return b"".join(chunks)
-
-    upstream: http.client.HTTPConnection | None = None
-
-    def _forward(self) -> None:
-        body = self._body()
-        rel = unquote(urlsplit(self.path).path).removeprefix(f"/{self.server.prefix}/")
-        with self.server.lock:
-            self.server.log.append(
-                Request(
-                    self.command,
-                    rel,
-                    self.headers.get_all("Content-Type") or [],
-                    self.headers.get_all("Cache-Control") or [],
-                )
-            )
-        if self.command == "PUT" and rel in self.server.fail:
-            return self._reply(500, [], b"refused by the test")
-        hop = {"connection", "content-length", "transfer-encoding", "keep-alive"}
-        if self.upstream is None:  # one upstream connection per client connection
-            self.upstream = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=10)
-        self.upstream.request(
-            self.command, self.path, body=body, headers={k: v for k, v in self.headers.items() if k.lower() not in hop}
-        )
-        answer = self.upstream.getresponse()
-        data = answer.read()
-        self._reply(answer.status, [(k, v) for k, v in answer.getheaders() if k.lower() not in hop], data)
-
-    def _reply(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
-        self.send_response(status)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("do_"):  # GET, PUT, PROPFIND, MKCOL, DELETE, MOVE...
-            return self._forward
-        raise AttributeError(name)
-
-    def handle(self) -> None:
-        with contextlib.suppress(ConnectionResetError):  # rclone exits without closing its idle connections
-            super().handle()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+def dav_remote(proxy: RecordingProxy) -> str:
+    return f":webdav,url='http://127.0.0.1:{proxy.port}':{proxy.prefix}"
 
 
 @dataclass
@@ -377,8 +289,7 @@ def webdav(tmp_path: Path) -> Iterator[WebDav]:
     proxy = RecordingProxy(int(found.group(1)), "pub")
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     yield WebDav(folder, proxy, process)
-    proxy.shutdown()
-    proxy.server_close()
+    proxy.close()
     process.terminate()
     process.wait(timeout=10)
 
@@ -414,14 +325,14 @@ def references(root: Path, rel: str, files: set[str]) -> set[str]:
 def test_headers_order_and_deletions_through_webdav(trees, webdav):
     seed(webdav.folder / "pub", trees.before)
     there_before = set(tree_files(trees.before))
-    report = publish_tree(trees.after, webdav.proxy.remote(), RCLONE)
+    report = publish_tree(trees.after, dav_remote(webdav.proxy), RCLONE)
     assert report.compare == ("--ignore-times",)  # plain WebDAV keeps neither hashes nor mtimes
     log = webdav.proxy.log
     puts = [r for r in log if r.method == "PUT"]
     files = set(tree_files(trees.after))
     assert sorted(r.path for r in puts) == sorted(files) == sorted(report.changed("copy"))
     for r in puts:  # one Content-Type, ours, and our Cache-Control
-        assert r.content_types == [content_type(r.path)] and r.cache_control == [CACHE_CONTROL], r
+        assert r.header("content-type") == [content_type(r.path)] and r.header("cache-control") == [CACHE_CONTROL], r
 
     tiers = [tier_of(r.path) for r in puts]
     assert tiers == sorted(tiers)  # leaves first, pages last
@@ -450,10 +361,10 @@ def test_a_failed_upload_stops_before_any_entry_document(trees, webdav, monkeypa
     monkeypatch.setenv("RCLONE_LOW_LEVEL_RETRIES", "1")
     webdav.proxy.fail = {"api/v1/services/alpha/history/24h.json"}
     with pytest.raises(PublishError) as caught:
-        publish_tree(trees.before, webdav.proxy.remote(), RCLONE)
+        publish_tree(trees.before, dav_remote(webdav.proxy), RCLONE)
     message = str(caught.value)
-    assert message.startswith(f"publish to {webdav.proxy.remote()} failed: rclone copy of the leaves ")
-    assert "500" in message and "\n" not in message
+    assert message.startswith(f"publish to {dav_remote(webdav.proxy)} failed: rclone copy of the leaves ")
+    assert "403" in message and "\n" not in message
     assert all(tier_of(p) == Tier.LEAVES for p in webdav.proxy.uploads())
     assert not (webdav.folder / "pub/api/v1/snapshot.json").exists()
 

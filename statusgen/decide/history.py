@@ -8,13 +8,12 @@ fault, are not counted (they are reported as ``maintenance`` and
 of good answers; the summary's from the merged histograms of every bucket of
 the range.
 
-A history is made in two parts: its closed buckets (``closed_part``: every
-bucket but the last, which no longer changes once the clock has left it) and
-the bucket in progress (``history``, from the closed part and the last
-bucket). A build may keep the closed part between builds (``render.histcache``)
-and then reads and makes only the bucket in progress. The points are kept as
-the JSON text the answer holds, and beside them the columns the charts draw
-(``Columns``), so that a build neither writes nor reads them point by point.
+A history holds the range's closed buckets only: it ends where the bucket
+in progress begins (``in_progress``, which the service's record carries). So
+a history's bytes change when one of its buckets closes (every 5 minutes for
+24h, every hour for 7d, every 6 hours for 30d, every UTC day for 90d), or
+when what a closed bucket holds changes (a late result, an incident), never
+with every result.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
-
-import orjson
 
 from statusgen import latency
 from statusgen.model import Range
@@ -55,9 +52,10 @@ class Bucket(NamedTuple):
 
 
 def window(rng: Range, as_of: datetime) -> tuple[int, int]:
-    """First bucket start and the end (exclusive) of the range ending with as_of's bucket."""
-    last = floor_to(to_epoch(as_of), rng.resolution_s)
-    return last - (rng.buckets - 1) * rng.resolution_s, last + rng.resolution_s
+    """First bucket start and the end (exclusive) of the range's closed buckets at ``as_of``: the
+    range ends where the bucket in progress begins."""
+    end = floor_to(to_epoch(as_of), rng.resolution_s)
+    return end - rng.buckets * rng.resolution_s, end
 
 
 def availability(up: int, down: int) -> float | None:
@@ -136,46 +134,20 @@ class Columns(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Closed:
-    """The closed buckets of one range of a history: their points and what the summary sums."""
-
-    points: str  # their JSON, comma-joined (the answer's array without its last point)
-    columns: Columns
-    up: int
-    down: int
-    maintenance: int
-    excluded: int
-    incident_s: int
-    hist: latency.Histogram  # the merged latency histogram of their good answers
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "points": self.points,
-            "columns": list(self.columns),
-            "counts": [self.up, self.down, self.maintenance, self.excluded],
-            "incident_s": self.incident_s,
-            "hist": sorted(self.hist.items()),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Closed:
-        up, down, maintenance, excluded = d["counts"]
-        hist = {int(b): int(n) for b, n in d["hist"]}
-        return cls(d["points"], Columns(*d["columns"]), up, down, maintenance, excluded, d["incident_s"], hist)
-
-
-@dataclass(frozen=True)
 class History:
-    """A history answer (``document``: its points as JSON text) and the columns of its points."""
+    """A history answer and the columns its charts draw (in the points' order)."""
 
     document: dict[str, Any]
     columns: Columns
-    points_json: str  # the answer's array of points
 
     def points(self) -> list[Point]:
-        """The points, read back (a service page's table of days reads the 90 of its 90-day history)."""
-        result: list[Point] = orjson.loads(self.points_json)
-        return result
+        points: list[Point] = self.document["points"]
+        return points
+
+    @classmethod
+    def of(cls, document: dict[str, Any]) -> History:
+        """A history answer read back (the served file of a range whose buckets did not change)."""
+        return cls(document, Columns.of(document["points"]))
 
 
 def _merged_hist(
@@ -196,29 +168,47 @@ def _merged_hist(
     return hist
 
 
-def closed_part(
-    rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
-) -> Closed:
-    """The closed buckets of the range ending with as_of's bucket. ``fine``: the stored buckets of
-    the range's resolution between its start and its last bucket; ``coarse``: those of the next
-    coarser resolution in the same span (the summary's histogram merges them where they fit)."""
+def history(
+    slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], fine: Sequence[Bucket], coarse: Sequence[Bucket] = ()
+) -> History:
+    """The history of one service for one range: its buckets closed by ``as_of``. ``fine``: the
+    stored buckets of the range's resolution in its window; ``coarse``: those of the next coarser
+    resolution in the same span (the summary's histogram merges them where they fit)."""
     step = rng.resolution_s
     start, end = window(rng, as_of)
-    last = end - step
-    rows = {b.start: b for b in fine if start <= b.start < last}
-    inc_s = incident_seconds(spans, start, step, rng.buckets - 1, last)
-    points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, last, step)]
+    rows = {b.start: b for b in fine if start <= b.start < end}
+    inc_s = incident_seconds(spans, start, step, rng.buckets, end)
+    points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, end, step)]
     counted = rows.values()
-    return Closed(
-        orjson.dumps(points).decode()[1:-1],
-        Columns.of(points),
-        sum(b.up for b in counted),
-        sum(b.down for b in counted),
-        sum(b.maintenance for b in counted),
-        sum(b.excluded for b in counted),
-        sum(inc_s),
-        _merged_hist(start, last, step, list(counted), coarse),
-    )
+    document = {
+        "service": slug,
+        "range": rng.name,
+        "resolution": rng.resolution,
+        "resolution_s": step,
+        "from": iso(from_epoch(start)),
+        "to": iso(from_epoch(end)),
+        "as_of": iso(from_epoch(end)),
+        "summary": summary(
+            sum(b.up for b in counted),
+            sum(b.down for b in counted),
+            sum(b.maintenance for b in counted),
+            sum(b.excluded for b in counted),
+            _merged_hist(start, end, step, list(counted), coarse),
+            sum(inc_s),
+        ),
+        "count": rng.buckets,
+        "points": points,
+    }
+    return History(document, Columns.of(points))
+
+
+def in_progress(rng: Range, as_of: datetime, spans: Sequence[Span], bucket: Bucket | None) -> Point:
+    """The bucket in progress of a range at ``as_of`` (the one its history stops before), as a
+    point so far (``bucket``: None when nothing was measured in it yet)."""
+    step = rng.resolution_s
+    begun = window(rng, as_of)[1]
+    (incident_s,) = incident_seconds(spans, begun, step, 1, to_epoch(as_of))
+    return point(begun, bucket, incident_s)
 
 
 def summary(
@@ -235,35 +225,3 @@ def summary(
         "excluded": excluded,
         "incident_minutes": round(incident_s / 60),
     }
-
-
-def history(
-    slug: str, rng: Range, as_of: datetime, spans: Sequence[Span], closed: Closed, now: Bucket | None
-) -> History:
-    """The history of one service for one range: ``closed`` (``closed_part``) and the bucket in
-    progress, ``now`` (None when nothing was measured in it yet)."""
-    step = rng.resolution_s
-    start, end = window(rng, as_of)
-    last = end - step
-    (now_s,) = incident_seconds(spans, last, step, 1, min(end, to_epoch(as_of)))
-    c = closed
-    up, down, maint, excl, hist = c.up, c.down, c.maintenance, c.excluded, dict(c.hist)
-    if now is not None:
-        up, down, maint, excl = up + now.up, down + now.down, maint + now.maintenance, excl + now.excluded
-        if now.hist:
-            latency.merge(hist, latency.decode(now.hist))
-    in_progress = point(last, now, now_s)
-    points = "[" + ",".join([*([c.points] if c.points else []), orjson.dumps(in_progress).decode()]) + "]"
-    document = {
-        "service": slug,
-        "range": rng.name,
-        "resolution": rng.resolution,
-        "resolution_s": step,
-        "from": iso(from_epoch(start)),
-        "to": iso(from_epoch(end)),
-        "as_of": iso(as_of),
-        "summary": summary(up, down, maint, excl, hist, c.incident_s + now_s),
-        "count": rng.buckets,
-        "points": orjson.Fragment(points),
-    }
-    return History(document, c.columns.then(Columns.of([in_progress])), points)

@@ -114,9 +114,14 @@ def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
 
 
 def service_document(
-    data: SiteData, svc: ServiceConfig, day_summary: dict[str, Any], last_day: tuple[int, str]
+    data: SiteData,
+    svc: ServiceConfig,
+    day_summary: dict[str, Any],
+    last_day: tuple[int, str],
+    progress: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
-    """A service's record: its state, checks, vendor view, open incident and last day of results."""
+    """A service's record: its state, checks, vendor view, open incident, last day of results and
+    the bucket in progress of each history range (``progress``: their points, by range)."""
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
@@ -140,6 +145,7 @@ def service_document(
             "open_incident": _incident_ref(open_inc),
             "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
             "last_day": _last_day(last_day, day_summary),
+            "in_progress": progress,
         },
     }
 

@@ -32,7 +32,7 @@ from typing import Any
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
 from statusgen.decide.history import Columns, History
-from statusgen.model import DESCRIPTIONS, RANGES, STATUSES, Outcome
+from statusgen.model import DESCRIPTIONS, FLAG_WORDS, RANGES, STATUSES, Outcome
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
 from statusgen.render.openapi import openapi_document
@@ -79,33 +79,71 @@ def front_page(
     )
 
 
-def service_page(config: Config, record: Document, histories: dict[str, History], incidents: list[Document]) -> bytes:
-    """One service: its record, vendor view, checks, charts of every range, its days, incidents
-    and links. Open incidents are told with their timelines; the newest past ones are listed,
-    each linking its timeline on the service's incidents page, which tells them all."""
+#: What moves with every result: the page leaves it out (``service_page_view``), and its script
+#: shows it from the record, where JavaScript runs.
+LIVE_FIELDS = {
+    "service": ("last_day", "in_progress"),
+    "state": ("evidence",),
+    "check": ("last_result",),
+    "vendor": ("outcome", "detail", "fetched_at", "last_ok_at"),
+}
+
+
+#: The words site.js needs to tell the live fields: outcomes and flags, as the pages say them.
+LIVE_WORDS = {
+    "outcomes": {o.value: DESCRIPTIONS[o] for o in Outcome},
+    "flags": FLAG_WORDS,
+}
+
+
+def _without(doc: Document, fields: tuple[str, ...]) -> Document:
+    return {k: v for k, v in doc.items() if k not in fields}
+
+
+def service_page_view(config: Config, record: Document, incidents: list[Document]) -> Document:
+    """Everything a service's page shows but its charts: its record without what moves with every
+    result (``LIVE_FIELDS``), and its incidents. The page is made again only when this changes (or
+    a history it draws does)."""
     s = record["service"]
+    service = _without(s, LIVE_FIELDS["service"])
+    service["state"] = _without(s["state"], LIVE_FIELDS["state"])
+    service["checks"] = [_without(c, LIVE_FIELDS["check"]) for c in s["checks"]]
+    if s["vendor"] is not None:
+        service["vendor"] = _without(s["vendor"], LIVE_FIELDS["vendor"])
+    past = [i for i in incidents if not i["open"]]
+    return {
+        "service": service,
+        "category_name": config.categories.get(s["category"]) or s["category"],
+        "open_incidents": [i for i in incidents if i["open"]],
+        "past_count": len(past),
+        "past_shown": past[:PAST_ON_SERVICE_PAGE],
+        "interval_s": config.site.interval,
+    }
+
+
+def service_page(site: SiteConfig, view: Document, histories: dict[str, History]) -> bytes:
+    """One service (``service_page_view``): state, vendor view, checks, charts of every range, its
+    days, incidents and links. Open incidents are told with their timelines; the newest past ones
+    are listed, each linking its timeline on the service's incidents page, which tells them all."""
+    slug = view["service"]["slug"]
     panels = [
         {
             "name": name,
             "history": h.document,
-            "url": routes.history_url(s["slug"], name),
+            "url": routes.history_url(slug, name),
             "latency": charts.latency(h),
             "availability": charts.availability(h),
         }
         for name, h in histories.items()
     ]
-    past = [i for i in incidents if not i["open"]]
     return render(
         "service.html",
-        site=config.site,
+        site=site,
         nav="status",
-        record=record,
+        view=view,
         panels=panels,
-        category_name=config.categories.get(s["category"]) or s["category"],
         days=charts.day_rows(histories["90d"].points()),
-        open_incidents=[i for i in incidents if i["open"]],
-        past_incidents=past,
-        past_shown=past[:PAST_ON_SERVICE_PAGE],
+        live_words=LIVE_WORDS,
     )
 
 

@@ -1,9 +1,21 @@
 """Render: one service's files: its record, its four histories and its page.
 
-``ServiceRenderer`` renders the services it is given into a generation
-(through a ``tree.Placer``), reading their measurements from the store through
-a connection of its own, so that it works alike in the building process and in
-a worker process (``render.build``).
+Each file is made again only when what it says may have changed, and keeps
+its bytes otherwise (``Placer.keep``), so that a normal cycle rewrites and
+publishes little:
+
+- the record carries what moves with every result (the last result of each
+  check, the last day of results, the bucket in progress of each range);
+- a history holds closed buckets only: it is made again when one closes or a
+  closed one changes (its key: the window, the results its buckets hold, the
+  service's incidents);
+- the page shows what changes in meaning (status, reason, incidents, vendor
+  view, closed histories); what moves every minute reaches it, where
+  JavaScript runs, from the record (``static/site.js``).
+
+``ServiceRenderer`` reads the store through a connection of its own, so that
+it works alike in the building process and in a worker process
+(``render.build``).
 """
 
 from __future__ import annotations
@@ -15,9 +27,9 @@ from typing import Any
 
 import orjson
 
-from statusgen import jsonout, routes
+from statusgen import __version__, jsonout, routes
 from statusgen.config import ServiceConfig
-from statusgen.decide.history import COARSER, Closed, Columns, History, Span, closed_part, history, window
+from statusgen.decide.history import COARSER, History, Span, history, in_progress, window
 from statusgen.model import RANGES, Range
 from statusgen.render import pages
 from statusgen.render.documents import (
@@ -29,7 +41,6 @@ from statusgen.render.documents import (
     vendor_record,
 )
 from statusgen.render.gather import SiteData
-from statusgen.render.histcache import HistoryCache, cache_path, entry_key
 from statusgen.render.tree import Placer, digest
 from statusgen.store import Store
 from statusgen.timeutil import iso
@@ -46,8 +57,8 @@ def service_paths(slug: str) -> list[str]:
     ]
 
 
-def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_count: int) -> str:
-    """The key of what a service's files are made from: its configuration, state, measurements
+def record_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_count: int) -> str:
+    """The key of what a service's record is made from: its configuration, state, measurements
     (their version moves with every write of its results or buckets), the results of its last day
     (with the same version, their count tells the same day: results leave it only from its old
     end), its vendor record and incidents, and the site's settings and code (``site_key``)."""
@@ -66,6 +77,15 @@ def service_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_coun
     return digest(jsonout.dump(made_of))
 
 
+def history_key(
+    site_key: str, slug: str, name: str, window_: tuple[int, int], tally: tuple[int, int], spans: list[Span]
+) -> str:
+    """The key of what a history is made from: its window, how many buckets and results the store
+    holds in it (every result stored adds one to its bucket, so a late result changes it), and the
+    service's incidents (their minutes are in the points)."""
+    return digest(orjson.dumps([site_key, __version__, slug, name, *window_, *tally, spans]))
+
+
 @dataclass(frozen=True)
 class ServiceJob:
     """What every service of a build is rendered with (handed to a worker process as it starts)."""
@@ -77,92 +97,100 @@ class ServiceJob:
 
 
 class ServiceRenderer:
-    """Renders services into a generation with a store connection and history cache of its own."""
-
-    SAVE_EVERY = 100  # services: the cache's new entries are written in batches of this many
+    """Renders services into a generation with a store connection of its own."""
 
     def __init__(self, job: ServiceJob, placer: Placer):
         self.job, self.data, self.placer = job, job.data, placer
         self.store = Store(job.store)
-        self.schema = self.store.schema_version()
-        self.cache = HistoryCache(cache_path(job.store))
 
     def close(self) -> None:
-        self.cache.save()
-        self.cache.close()
         self.store.close()
 
     def render(self, svc: ServiceConfig) -> Document:
-        """Place the service's files; what the front page shows of it (``pages.front_bar``). Its
-        files are kept, not made again, when their inputs have the served files' key."""
-        last_day = self.store.last_day_count(svc.slug, self.data.last_day_since)
-        paths, key = service_paths(svc.slug), service_key(self.data, svc, self.job.site_key, last_day)
-        if self.job.use_keys and all(self.placer.previous_key(p) == key for p in paths):
-            kept = self.placer.read_served(routes.history_file(svc.slug, "90d"))
-            if kept is not None:
-                for path in paths:
-                    self.placer.keep(path, key)
-                ninety = orjson.loads(kept)
-                return pages.front_bar(ninety["summary"], Columns.of(ninety["points"]))
-        histories = self.histories(svc)
-        record = service_document(
-            self.data,
-            svc,
-            histories["24h"].document["summary"],
-            self.store.last_day_json(svc.slug, self.data.last_day_since),
-        )
-        incidents = [incident_document(self.data, row) for row in self.data.incidents_of(svc.slug)]
-        self.placer.put(paths[0], jsonout.dump(record), key)
-        for path, made in zip(paths[1:-1], histories.values(), strict=True):
-            self.placer.put(path, jsonout.dump(made.document), key)
-        self.placer.put(paths[-1], pages.service_page(self.data.config, record, histories, incidents), key)
-        ninety = histories["90d"]
+        """Place the service's files; what the front page shows of it (``pages.front_bar``)."""
+        slug, as_of = svc.slug, as_of_service(self.data, svc)
+        paths = service_paths(slug)
+        histories = Histories(self, svc, as_of)
+        record = self.record(svc, as_of, histories, paths[0])
+        incidents = [incident_document(self.data, row) for row in self.data.incidents_of(slug)]
+        shown = pages.service_page_view(self.data.config, record, incidents)
+        page_key = digest(jsonout.dump([self.job.site_key, shown, histories.keys]))
+        if not self.kept(paths[-1], page_key):
+            self.placer.put(paths[-1], pages.service_page(self.data.config.site, shown, histories.all()), page_key)
+        ninety = histories.get("90d")
         return pages.front_bar(ninety.document["summary"], ninety.columns)
 
-    def histories(self, svc: ServiceConfig) -> dict[str, History]:
-        """The service's four histories, by range name: the closed buckets of each from the cache
-        when their inputs are unchanged, else made from the store's buckets (and kept for the next
-        build); then the bucket in progress."""
-        slug, as_of, spans = svc.slug, as_of_service(self.data, svc), self.data.spans_of(svc.slug)
-        windows = {name: window(rng, as_of) for name, rng in RANGES.items()}
-        lasts = {
-            name: (rng.resolution_s, end - rng.resolution_s)
-            for (name, rng), (_, end) in zip(RANGES.items(), windows.values(), strict=True)
-        }
-        tallies = self.store.bucket_tallies(
-            slug, [(res, windows[name][0], last) for name, (res, last) in lasts.items()]
-        )
-        cached, now = self.cache.entries(slug), self.store.buckets_at(slug, list(lasts.values()))
-        out = {}
-        for (name, rng), tally in zip(RANGES.items(), tallies, strict=True):
-            start, last = windows[name][0], lasts[name][1]
-            key = entry_key(slug, name, (start, last), spans, tally, self.schema)
-            entry = cached.get(name)
-            closed = self.cache.closed(entry[1]) if entry and entry[0] == key else None
-            if closed is None:
-                closed = self.closed(slug, rng, as_of, spans)
-                self.cache.put(slug, name, key, closed)
-            out[name] = history(slug, rng, as_of, spans, closed, now.get(lasts[name]))
-        return out
+    def record(self, svc: ServiceConfig, as_of: datetime, histories: Histories, path: str) -> Document:
+        """Place the service's record (kept when its inputs are unchanged); the record."""
+        since = self.data.last_day_since
+        key = record_key(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since))
+        served = self.placer.read_served(path) if self.job.use_keys else None
+        if served is not None and self.kept(path, key):
+            kept: Document = orjson.loads(served)
+            return kept
+        spans = self.data.spans_of(svc.slug)
+        starts = {name: (rng.resolution_s, window(rng, as_of)[1]) for name, rng in RANGES.items()}
+        now = self.store.buckets_at(svc.slug, list(starts.values()))
+        progress = {name: in_progress(rng, as_of, spans, now.get(starts[name])) for name, rng in RANGES.items()}
+        day = self.store.last_day_json(svc.slug, since)
+        record = service_document(self.data, svc, histories.get("24h").document["summary"], day, progress)
+        self.placer.put(path, jsonout.dump(record), key)
+        return record
 
-    def closed(self, slug: str, rng: Range, as_of: datetime, spans: list[Span]) -> Closed:
-        """A range's closed buckets, made from the store's."""
-        res, coarser = rng.resolution_s, COARSER[rng.resolution_s]
-        start, end = window(rng, as_of)
-        coarse = self.store.buckets(slug, coarser, start, end - res) if coarser else []
-        return closed_part(rng, as_of, spans, self.store.buckets(slug, res, start, end - res), coarse)
+    def kept(self, path: str, key: str) -> bool:
+        """Keep the served file at ``path`` when it was made from inputs of this key; whether it was."""
+        if not self.job.use_keys or self.placer.previous_key(path) != key:
+            return False
+        self.placer.keep(path, key)
+        return True
+
+
+class Histories:
+    """A service's four histories, each kept when its key is the served file's, else made from the
+    store's buckets and placed. A kept one is read back only when asked for."""
+
+    def __init__(self, renderer: ServiceRenderer, svc: ServiceConfig, as_of: datetime):
+        self.renderer, self.slug, self.as_of = renderer, svc.slug, as_of
+        self.spans = renderer.data.spans_of(svc.slug)
+        self.windows = {name: window(rng, as_of) for name, rng in RANGES.items()}
+        tallies = renderer.store.bucket_tallies(
+            svc.slug, [(rng.resolution_s, *self.windows[name]) for name, rng in RANGES.items()]
+        )
+        site_key = renderer.job.site_key
+        self.keys = {
+            name: history_key(site_key, svc.slug, name, self.windows[name], tally, self.spans)
+            for name, tally in zip(RANGES, tallies, strict=True)
+        }
+        self.made: dict[str, History] = {}
+        for name, rng in RANGES.items():
+            if not renderer.kept(routes.history_file(svc.slug, name), self.keys[name]):
+                self.made[name] = self.make(rng)
+                renderer.placer.put(
+                    routes.history_file(svc.slug, name), jsonout.dump(self.made[name].document), self.keys[name]
+                )
+
+    def make(self, rng: Range) -> History:
+        store, res = self.renderer.store, rng.resolution_s
+        start, end = self.windows[rng.name]
+        coarser = COARSER[res]
+        coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
+        return history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
+
+    def get(self, name: str) -> History:
+        if name not in self.made:
+            served = self.renderer.placer.read_served(routes.history_file(self.slug, name))
+            self.made[name] = History.of(orjson.loads(served)) if served is not None else self.make(RANGES[name])
+        return self.made[name]
+
+    def all(self) -> dict[str, History]:
+        return {name: self.get(name) for name in RANGES}
 
 
 def render_services(job: ServiceJob, placer: Placer, indexes: list[int]) -> dict[str, Document]:
     """Render the services at ``indexes`` of the configuration; each one's ``pages.front_bar``."""
     renderer = ServiceRenderer(job, placer)
     services = job.data.config.services
-    bars = {}
     try:
-        for n, i in enumerate(indexes, 1):
-            bars[services[i].slug] = renderer.render(services[i])
-            if n % ServiceRenderer.SAVE_EVERY == 0:
-                renderer.cache.save()
+        return {services[i].slug: renderer.render(services[i]) for i in indexes}
     finally:
         renderer.close()
-    return bars

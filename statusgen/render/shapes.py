@@ -65,6 +65,21 @@ EVIDENCE = obj(
     description="The latest result of one check.",
 )
 
+POINT = obj(
+    {
+        "start": TIME,
+        "availability": OPT_NUM,
+        "latency_p50_ms": OPT_NUM,
+        "latency_p95_ms": OPT_NUM,
+        "checks": INT,
+        "failed": INT,
+        "slow": INT,
+        "maintenance": INT,
+        "excluded": INT,
+        "incident_minutes": INT,
+    }
+)
+
 SERVICE_SUMMARY = obj(
     {
         "slug": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"},
@@ -269,7 +284,13 @@ SERVICE_DETAIL = obj(
                                 "count": INT,
                                 "rows": {"type": "array", "items": LAST_DAY_ROW},
                                 "summary": HISTORY_SUMMARY,
-                            }
+                            },
+                            description="Every result of the last day; summary: the 24h history's.",
+                        ),
+                        "in_progress": obj(
+                            dict.fromkeys(RANGES, POINT),
+                            description="The bucket in progress of each history range, so far: a history "
+                            "holds closed buckets only and ends where this one begins.",
                         ),
                     }
                 ),
@@ -278,21 +299,6 @@ SERVICE_DETAIL = obj(
     },
     description="One service: current state, the reason behind it, checks, and the last day of measurements "
     "(one row per result, in the order given by columns).",
-)
-
-POINT = obj(
-    {
-        "start": TIME,
-        "availability": OPT_NUM,
-        "latency_p50_ms": OPT_NUM,
-        "latency_p95_ms": OPT_NUM,
-        "checks": INT,
-        "failed": INT,
-        "slow": INT,
-        "maintenance": INT,
-        "excluded": INT,
-        "incident_minutes": INT,
-    }
 )
 
 HISTORY = obj(
@@ -308,8 +314,9 @@ HISTORY = obj(
         "count": INT,
         "points": {"type": "array", "items": POINT},
     },
-    description="Every bucket of the range, in order; null where nothing was measured. "
-    "Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, 90d 1 day.",
+    description="Every closed bucket of the range, in order, ending where the bucket in progress (in the "
+    "service's record) begins; null where nothing was measured. Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, "
+    "90d 1 day.",
 )
 
 UPDATE = obj(

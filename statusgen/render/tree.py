@@ -417,7 +417,7 @@ def _target(output: Path, served: Path | None) -> Path:
 
 def _folders(gens: Path) -> list[Path]:
     """The folders of ``gens``: the generations, complete or not (not its dotfiles)."""
-    return [g for g in gens.iterdir() if g.is_dir() and not g.is_symlink()]
+    return [g for g in gens.iterdir() if g.is_dir() and not g.is_symlink() and not g.name.startswith(".")]
 
 
 def clear_partial(output: Path) -> None:

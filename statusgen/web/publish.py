@@ -30,19 +30,28 @@ Headers. rclone sets one set of upload headers per invocation
 ``serve.content_type``); every object gets ``Cache-Control: public,
 max-age=15``, as ``statusgen serve`` answers.
 
-Change detection is rclone's: ``--checksum`` when the remote keeps a hash
-(S3, R2, GCS, Azure, SFTP with md5sum: the hash comes with the listing, so no
-extra request per object, and bytes decide, not the fresh mtimes of a tree
-rendered on a new CI runner). A remote without hashes but with modification
-times is compared by size and mtime (the tree gives a changed file a later
-mtime); one with neither (plain WebDAV) gets every file every time.
+What changed. Each build's manifest says what every file is (size,
+modification time: a changed file always gets a later one). After a
+publish, statusgen keeps what it published to that remote beside the
+generations (``<output>.gens/.published/``), and the next publish uploads
+exactly the files whose entry differs, and deletes the files the tree no
+longer has, with ``--no-check-dest``: rclone asks the remote nothing before
+an upload (no HEAD, no listing). The record is written after each step, so
+a publish that fails, or a cycle that was not published, is caught up by
+the next one. The first publish to a remote (or after the record is lost)
+compares with the remote instead, as rclone does: ``--checksum`` when the
+remote keeps a hash (S3, R2, GCS, Azure, SFTP with md5sum), else size and
+modification time, else every file (plain WebDAV).
 
-Skipped: dotfiles (``.manifest.json``), which are neither uploaded nor deleted,
-and the ``.gz`` copies: an object store answers with the object as stored and
-never picks ``foo.json.gz`` for a client that accepts gzip, and storing
-gzipped bytes under the plain name would break clients that do not; the CDN
-in front compresses by negotiation instead. ``.gz`` objects left on the
-remote are deleted as stale.
+Compression. By default the ``.gz`` copies are not uploaded: an object
+store answers with the object as stored and never picks ``foo.json.gz`` for
+a client that accepts gzip, and the CDN in front compresses by negotiation.
+With ``precompressed`` (``statusgen publish --precompressed``), a file that
+has a ``.gz`` copy is uploaded as those gzipped bytes under its own name,
+with ``Content-Encoding: gzip``, for a target that serves objects as stored
+(S3 website hosting or CloudFront without compression; every HTTP client
+reading the API accepts gzip): fewer bytes to upload and to serve. Dotfiles
+(``.manifest.json``) are neither uploaded nor deleted.
 """
 
 from __future__ import annotations
@@ -51,16 +60,17 @@ import enum
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from statusgen.errors import StatusgenError
 from statusgen.policy import CACHE_CONTROL, content_type
-from statusgen.render.tree import current_generation
+from statusgen.render.tree import Entry, current_generation, digest, gens_dir, read_manifest
 
 MODTIME_NOT_SUPPORTED = 3153600000000000000  # rclone's "precision" for a remote without mtimes (100 years in ns)
 LISTING_NOT_FOUND = 3  # rclone's exit status for "directory not found"
@@ -133,17 +143,20 @@ class Step:
     files: tuple[str, ...] = ()
     tier: Tier | None = None
     content_type: str | None = None
+    encoding: str | None = None  # "gzip": the files go up as their .gz copies' bytes
 
     @property
     def label(self) -> str:
         if self.tier is None:
             return "deletions" if self.action == "delete" else "empty folders"
-        return f"{self.tier.label} ({self.content_type})"
+        encoded = f", {self.encoding}" if self.encoding else ""
+        return f"{self.tier.label} ({self.content_type}{encoded})"
 
     def argv(
         self, rclone: str, source: Path, remote: str, files_from: Path, compare: Sequence[str], dry_run: bool = False
     ) -> list[str]:
-        """The rclone command line; ``files_from`` is a file holding ``self.files``, one a line."""
+        """The rclone command line; ``files_from`` is a file holding ``self.files``, one a line.
+        ``compare``: how rclone tells a changed file, or ``BLIND`` to upload without asking."""
         tail = [*COMMON_FLAGS, *(["--dry-run"] if dry_run else [])]
         if self.action == "rmdirs":
             return [rclone, "rmdirs", remote, "--leave-root", *tail]
@@ -160,16 +173,21 @@ class Step:
             f"Content-Type: {self.content_type}",
             "--header-upload",
             f"Cache-Control: {CACHE_CONTROL}",
+            *(["--header-upload", f"Content-Encoding: {self.encoding}"] if self.encoding else []),
             *listed,
         ]
 
 
-def plan_uploads(files: Iterable[str]) -> list[Step]:
-    """The upload steps for these tree paths: by tier, then by content type."""
-    groups: dict[tuple[Tier, str], list[str]] = {}
+def plan_uploads(files: Iterable[str], encoded: Collection[str] = ()) -> list[Step]:
+    """The upload steps for these tree paths: by tier, then by content type, those in ``encoded``
+    (uploaded as their gzipped bytes) apart."""
+    groups: dict[tuple[Tier, str, str], list[str]] = {}
     for rel in sorted(f for f in files if publishable(f)):
-        groups.setdefault((tier_of(rel), content_type(rel)), []).append(rel)
-    return [Step("copy", tuple(names), tier, ctype) for (tier, ctype), names in sorted(groups.items())]
+        groups.setdefault((tier_of(rel), content_type(rel), "gzip" if rel in encoded else ""), []).append(rel)
+    return [
+        Step("copy", tuple(names), tier, ctype, encoding or None)
+        for (tier, ctype, encoding), names in sorted(groups.items())
+    ]
 
 
 def plan_deletions(files: Iterable[str], remote_files: Iterable[str]) -> list[Step]:
@@ -183,6 +201,63 @@ def plan_publish(files: Iterable[str], remote_files: Iterable[str]) -> list[Step
     """Tree paths and the remote's listing -> the ordered steps of a publish; deletions last."""
     files = list(files)
     return plan_uploads(files) + plan_deletions(files, remote_files)
+
+
+Fingerprint = tuple[int, int, bool]  # a published file's size, modification time and .gz copy
+
+#: Upload without asking the remote anything first (the published record says what changed): no
+#: listing, no HEAD before or after each upload, no check that the bucket exists.
+BLIND = ("--no-check-dest", "--no-traverse", "--s3-no-check-bucket", "--s3-no-head")
+
+
+def plan_changes(
+    manifest: Mapping[str, Entry], published: Mapping[str, Fingerprint], precompressed: bool
+) -> list[Step]:
+    """The steps that bring a remote holding ``published`` to the generation of ``manifest``:
+    upload what is new or changed, then delete what the tree no longer has."""
+    changed = [rel for rel, e in manifest.items() if publishable(rel) and published.get(rel) != fingerprint(e)]
+    encoded = {rel for rel in changed if precompressed and manifest[rel].gz}
+    gone = sorted(rel for rel in published if rel not in manifest)
+    return plan_uploads(changed, encoded) + ([Step("delete", tuple(gone)), Step("rmdirs")] if gone else [])
+
+
+def fingerprint(entry: Entry) -> Fingerprint:
+    """What tells a file's version: the tree gives a changed file a later modification time."""
+    return (entry.size, entry.mtime, entry.gz)
+
+
+class PublishedRecord:
+    """What a remote holds of the tree: the fingerprints of the files the publishes to it uploaded,
+    kept in ``<output>.gens/.published/`` under a name made from the remote and the way files go up."""
+
+    def __init__(self, site: Path, remote: str, precompressed: bool):
+        name = digest(f"{remote}\0{precompressed}".encode())
+        self.path = gens_dir(site) / ".published" / f"{name}.json"
+        self.remote = remote
+        self.files: dict[str, Fingerprint] | None = self._read()
+
+    def _read(self) -> dict[str, Fingerprint] | None:
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if doc.get("remote") != self.remote:
+                return None
+            return {rel: (int(size), int(mtime), bool(gz)) for rel, (size, mtime, gz) in doc["files"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # none yet, or unreadable: the next publish compares with the remote
+
+    def update(self, done: Step, manifest: Mapping[str, Entry]) -> None:
+        """Record what a step did, at once: a publish that fails later keeps it."""
+        files = dict(self.files or {})
+        for rel in done.files:
+            if done.action == "copy":
+                files[rel] = fingerprint(manifest[rel])
+            elif done.action == "delete":
+                files.pop(rel, None)
+        self.files = files
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"remote": self.remote, "files": files}), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 def comparison_flags(hashes: Sequence[str], precision_ns: int) -> tuple[str, ...]:
@@ -320,9 +395,12 @@ class Rclone:
         return [] if done.returncode == LISTING_NOT_FOUND else [n for n in done.stdout.splitlines() if n]
 
     def step(self, step: Step, source: Path, compare: Sequence[str], workdir: Path, dry_run: bool) -> StepResult:
-        """Run one step, its file list written into ``workdir``."""
+        """Run one step, its file list written into ``workdir`` (and, for files that go up as
+        their gzipped bytes, a folder of links to their .gz copies under their own names)."""
         files_from = workdir / "files-from.txt"
         files_from.write_text("".join(f + "\n" for f in step.files), encoding="utf-8")
+        if step.encoding:
+            source = stage_encoded(source, step.files, workdir / "encoded")
         argv = step.argv(self.binary, source, self.remote, files_from, compare, dry_run)[1:]
         done = self.run(argv, step.action if step.tier is None else f"{step.action} of the {step.label}")
         return StepResult(step, tuple(changed_objects(done.stderr, step.action)))
@@ -348,15 +426,42 @@ def source_generation(site: Path) -> Path:
     return gen
 
 
-def publish_tree(site: Path, remote: str, rclone: str = "rclone", dry_run: bool = False) -> PublishReport:
-    """Copy the tree at ``site`` to ``remote``: changed files only, leaves first, deletions last."""
+def stage_encoded(source: Path, files: Iterable[str], folder: Path) -> Path:
+    """A folder where each of ``files`` is its .gz copy in ``source`` (linked, not copied, where the
+    file system allows)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for rel in files:
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source / f"{rel}.gz", target)
+        except OSError:
+            shutil.copyfile(source / f"{rel}.gz", target)
+    return folder
+
+
+def publish_tree(
+    site: Path, remote: str, rclone: str = "rclone", dry_run: bool = False, precompressed: bool = False
+) -> PublishReport:
+    """Copy the tree at ``site`` to ``remote``: what changed since the last publish to it (all
+    that differs from the remote, the first time), leaves first, deletions last."""
     check_remote(remote)
     source = source_generation(site)
     runner = Rclone(rclone, remote)
-    compare = runner.compare_flags()
-    steps = plan_publish(tree_files(source), runner.listing())
+    manifest = read_manifest(source)
+    record = PublishedRecord(site, remote, precompressed)
+    if record.files is None:
+        compare = runner.compare_flags()
+        encoded = {rel for rel, e in manifest.items() if precompressed and e.gz}
+        files = tree_files(source)
+        steps = plan_uploads(files, encoded) + plan_deletions(files, runner.listing())
+    else:
+        compare, steps = BLIND, plan_changes(manifest, record.files, precompressed)
     report = PublishReport(remote, source, compare, dry_run)
-    with tempfile.TemporaryDirectory(prefix="statusgen-publish-") as work:
+    record.path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="work-", dir=record.path.parent) as work:
         for step in steps:
             report.results.append(runner.step(step, source, compare, Path(work), dry_run))
+            if not dry_run:
+                record.update(step, manifest)
     return report

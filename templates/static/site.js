@@ -194,6 +194,63 @@
     if (t.closest("[data-since]")) t.after(` (for ${lasted(Date.now() - at.getTime())})`);
   });
 
+  // A service page leaves out what moves with every result (so that it changes only when what it
+  // says does): its data-live parts are told here from the service's record, asked again every
+  // interval with the ETag of the last answer, so that an unchanged record costs a 304 and no body.
+  const live = document.querySelector("[data-record]");
+  if (live) {
+    const words = JSON.parse(live.dataset.words);
+    const every = Math.max(5, Number(live.dataset.refresh) || 60) * 1000;
+    let etag = null;
+    let asOf = null;
+    const tell = (name, text) => {
+      const el = document.querySelector(`[data-live="${name}"]`);
+      if (el) { el.textContent = text; el.hidden = false; }
+    };
+    const at = (iso) => LOCAL.format(new Date(iso));
+    const figure = (v, unit) => (v === null || v === undefined ? "\u2014" : `${v}${unit}`);
+    const result = (r) => {
+      const said = words.outcomes[r.outcome] || r.outcome;
+      let text = said.charAt(0).toUpperCase() + said.slice(1);
+      if (r.http_status) text += `, HTTP ${r.http_status}`;
+      if (r.latency_ms !== null) text += `, ${r.latency_ms} ms`;
+      if (r.slow) text += " (slow)";
+      if (r.flag) text += `; not counted: ${words.flags[r.flag] || r.flag}`;
+      return `${text}, ${at(r.at)}`;
+    };
+    const age = () => {
+      if (asOf) tell("as-of", `Data as of ${at(asOf)} (${lasted(Date.now() - Date.parse(asOf))} ago).`);
+    };
+    const fill = (record) => {
+      const s = record.service;
+      asOf = record.as_of;
+      for (const c of s.checks) tell(`check-${c.check}`, c.last_result ? result(c.last_result) : "No result yet");
+      const day = s.last_day;
+      const sum = day.summary;
+      tell("last-day", `Last day: ${day.count} results, ${sum.failed} failed; availability `
+        + `${figure(sum.availability, "%")}; latency p50 ${figure(sum.latency_p50_ms, " ms")}, `
+        + `p95 ${figure(sum.latency_p95_ms, " ms")}.`);
+      const v = s.vendor;
+      if (v) {
+        tell("vendor-read", v.fetched_at ? `Last read ${at(v.fetched_at)}: ${words.outcomes[v.outcome] || v.outcome}`
+          + `${v.detail ? ` (${v.detail})` : ""}.` : "Not read yet.");
+      }
+      if (s.status !== live.dataset.status) tell("changed", "The status has changed since this page was made: reload it.");
+    };
+    const refresh = () => {
+      const headers = etag ? { "If-None-Match": etag } : {};
+      fetch(live.dataset.record, { headers, cache: "no-store" }).then((r) => {
+        if (r.status === 200) {
+          etag = r.headers.get("ETag");
+          return r.json().then(fill);
+        }
+        return null;   // 304: nothing new; anything else: try again next time
+      }).catch(() => {}).finally(age);
+    };
+    refresh();
+    setInterval(refresh, every);
+  }
+
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
   document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
