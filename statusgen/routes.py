@@ -130,6 +130,15 @@ def service_incidents_file(slug: str) -> str:
     return f"services/{slug}/incidents/index.html"
 
 
+def incidents_page_file(period: str) -> str:
+    """The incidents page of a month (``2026-11``) or a day (``2026-11-22``)."""
+    return f"incidents/{period}/index.html"
+
+
+def incidents_page_url(period: str) -> str:
+    return f"/incidents/{period}/"
+
+
 def service_incidents_url(slug: str) -> str:
     return f"/services/{slug}/incidents/"
 

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -40,12 +40,12 @@ from statusgen.render.build import build
 from statusgen.render.documents import site_documents
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
-from statusgen.render.pages import PAST_ON_SERVICE_PAGE, PAST_WITH_TIMELINES
+from statusgen.render.pages import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
 from statusgen.render.templating import environment
 from statusgen.render.words import band, day, duration, number, outside_link, status_word
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Store
-from statusgen.timeutil import utcnow
+from statusgen.timeutil import iso, utcnow
 
 DEMO_CYCLES = 6
 SIZE_LIMIT = 150_000
@@ -204,6 +204,8 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     expected |= {routes.error_page_file("404"), routes.error_page_file("429")}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
     expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
+    days = {i["started_at"][:10] for i in incidents if not i["open"]}  # the incidents pages of each day and month
+    expected |= {routes.incidents_page_file(p) for day_ in days for p in (day_, day_[:7])}
     told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}
     assert told and told <= expected  # a page where the JSON links each incident
     assert set(demo.pages()) == expected
@@ -537,45 +539,68 @@ def test_service_pages_list_every_day_of_the_90d_history(demo: DemoBuild) -> Non
 # -- incidents ---------------------------------------------------------------------------------
 
 
-def _incidents_page_matches(page: lxml.html.HtmlElement, lists: dict[str, list[dict[str, Any]]]) -> None:
-    for section, expected in lists.items():
-        cards = page.xpath(f"//section[@aria-labelledby='{section}']//article")
-        older = page.xpath(f"//section[@aria-labelledby='{section}']//table[@id='older']//a")
-        assert len(cards) == min(len(expected), PAST_WITH_TIMELINES if section == "h-past" else len(expected))
-        assert [text_of(c.xpath("h3")[0]) for c in cards] + [text_of(a) for a in older] == [
-            i["title"] for i in expected
-        ]
-        assert [a.get("href") for a in older] == [i["links"]["page"] for i in expected[len(cards) :]]
-        for card, incident in zip(cards, expected, strict=False):
-            steps = card.xpath(".//ol[@class='timeline']/li")
-            assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
-            assert all(u["message"] in text_of(s) for s, u in zip(steps, incident["updates"], strict=True))
+def test_incidents_page_tells_open_incidents_in_full(demo: DemoBuild) -> None:
+    expected = demo.json(routes.incidents_file("1"))["incidents"]
+    page = demo.page("incidents/index.html")
+    cards = page.xpath("//section[@aria-labelledby='h-open']//article")
+    assert [text_of(c.xpath("h3")[0]) for c in cards] == [i["title"] for i in expected]
+    for card, incident in zip(cards, expected, strict=True):
+        steps = card.xpath(".//ol[@class='timeline']/li")
+        assert [s.xpath("time/@datetime")[0] for s in steps] == [u["at"] for u in incident["updates"]]
+        assert all(u["message"] in text_of(s) for s, u in zip(steps, incident["updates"], strict=True))
 
 
-def test_incidents_page_has_open_then_past_with_timelines(demo: DemoBuild) -> None:
-    lists = {
-        "h-open": demo.json(routes.incidents_file("1"))["incidents"],
-        "h-past": demo.json(routes.incidents_file("0"))["incidents"],
-    }
-    _incidents_page_matches(demo.page("incidents/index.html"), lists)
-
-
-def test_incidents_page_lists_the_oldest_past_incidents_without_timelines(demo: DemoBuild) -> None:
+def many_past_incidents(demo: DemoBuild, days: int, per_day: int) -> dict[str, Any]:
+    """The demo's incident lists with ``per_day`` past incidents on each of ``days`` days."""
     lists = {routes.incidents_file(a): demo.json(routes.incidents_file(a)) for a in (None, "1", "0")}
-    past = lists[routes.incidents_file("0")]
-    template = past["incidents"][0]
-    past["incidents"] = [
+    template = next(i for i in lists[routes.incidents_file()]["incidents"] if not i["open"])
+    start = datetime(2026, 11, 20, 23, 0, tzinfo=UTC)
+    past = [
         dict(
             template,
-            id=f"{template['id']}-{n}",
-            title=f"Incident {n}",
-            links=dict(template["links"], page=f"/services/x/incidents/#inc-{template['id']}-{n}"),
+            id=f"x-{d}-{n}",
+            title=f"Incident {d}-{n}",
+            started_at=iso(start - timedelta(days=d, minutes=n)),
+            links=dict(template["links"], page=f"/services/x/incidents/#inc-x-{d}-{n}"),
         )
-        for n in range(PAST_WITH_TIMELINES + 7)
+        for d in range(days)
+        for n in range(per_day)
     ]
-    page = lxml.html.document_fromstring(pages.incidents_page(demo.config.site, lists))
-    assert len(page.xpath("//table[@id='older']//tbody/tr")) == 7
-    _incidents_page_matches(page, {"h-past": past["incidents"]})
+    lists[routes.incidents_file("0")] = dict(lists[routes.incidents_file("0")], incidents=past, count=len(past))
+    return lists
+
+
+def test_incidents_pages_go_by_day_and_by_month_and_stay_small(demo: DemoBuild) -> None:
+    """A large site (80 incidents a day for 90 days, as 1,000 services have): the incidents page
+    lists the last 30 days, each with its newest DAY_ROWS incidents and a link to the day's page,
+    which lists them all; a page per month; every past incident on its day's page; no page
+    over 200 KB."""
+    lists = many_past_incidents(demo, 90, 80)
+    made = pages.incidents_pages(demo.config.site, lists, date(2026, 11, 20))
+    past = lists[routes.incidents_file("0")]["incidents"]
+    days = sorted({i["started_at"][:10] for i in past}, reverse=True)
+    months = sorted({d[:7] for d in days}, reverse=True)
+    assert set(made) == {
+        "incidents/index.html",
+        *(routes.incidents_page_file(m) for m in months),
+        *(routes.incidents_page_file(d) for d in days),
+    }
+    assert max(len(page) for page in made.values()) < 200_000
+    front = lxml.html.document_fromstring(made["incidents/index.html"])
+    headings = front.xpath("//section[@aria-labelledby='h-past']//h3")
+    assert [h.get("id") for h in headings] == [f"day-{d}" for d in days[:RECENT_DAYS]]
+    for heading, day_ in zip(headings, days, strict=False):
+        assert heading.xpath(".//a/@href") == [routes.incidents_page_url(day_)]
+        rows = heading.getnext().xpath(".//tbody/tr")
+        assert [text_of(r.xpath(".//a")[0]) for r in rows] == [
+            i["title"] for i in past if i["started_at"][:10] == day_
+        ][:DAY_ROWS]
+    assert front.xpath("//ul[@id='months']//a/@href") == [routes.incidents_page_url(m) for m in months]
+    told = []
+    for day_ in days:
+        page = lxml.html.document_fromstring(made[routes.incidents_page_file(day_)])
+        told += [text_of(a) for a in page.xpath("//table[@id='day']//tbody//a")]
+    assert told == [i["title"] for i in past]  # every one on its day's page, newest first
 
 
 def test_each_incident_is_told_where_its_link_points(demo: DemoBuild) -> None:

@@ -245,9 +245,12 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     third = build(store, config, now)  # into the first generation again: pages untouched
     assert third.stats.kept and third.stats.generation == first.stats.generation
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
-    # keyed: the three lists of incidents, the incidents page and each service's, each service's
-    # three lists, the feeds (site and one per service), each service's record, histories and page
-    assert len(previous_keys(config.site.output)) == 3 + 1 + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6
+    # keyed: the three lists of incidents, the incidents page, its pages of each day and month and
+    # each service's, each service's three lists, the feeds (site and one per service), each
+    # service's record, histories and page
+    days = {i.started_at.date() for i in store.incidents() if i.ended_at is not None}
+    periods = len(days) + len({d.strftime("%Y-%m") for d in days})
+    assert len(previous_keys(config.site.output)) == 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6
     page = pages[1].read_bytes()
     for gen in (tmp_path / "site.gens").iterdir():  # a file to keep has gone: built again in full
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)

@@ -65,6 +65,7 @@ from statusgen.render.tree import (
     digest,
 )
 from statusgen.store import Store
+from statusgen.timeutil import from_epoch
 
 #: A site with fewer services renders them here: starting workers costs more than they save.
 WORKER_SERVICES = 200
@@ -274,15 +275,19 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
     data, config = job.data, job.data.config
     names = {s.slug: s.name for s in config.services}
     every = _Incidents(data)
-    whole = [job.site_key, [i.record for i in data.incidents], names, data.epoch.isoformat()]
+    today = data.time.date()  # the incidents page lists the last days
+    whole = [job.site_key, [i.record for i in data.incidents], names, data.epoch.isoformat(), today.isoformat()]
+    days = {from_epoch(i.started).date().isoformat() for i in data.incidents if i.ended is not None}
     site_wide = [*(routes.incidents_file(a) for a in (None, "1", "0")), SITE_FEED, "incidents/index.html"]
+    site_wide += sorted({routes.incidents_page_file(p) for day in days for p in (day, day[:7])})
     key = digest(jsonout.dump(whole))
     if not _kept(placer, job, site_wide, key):
         lists = incident_lists(every.documents())
         for path, doc in lists.items():
             placer.put(path, jsonout.dump(doc), key)
         placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries), key)
-        placer.put("incidents/index.html", pages.incidents_page(config.site, lists), key)
+        for path, page in pages.incidents_pages(config.site, lists, today).items():
+            placer.put(path, page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
         key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat()]))

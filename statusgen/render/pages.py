@@ -7,7 +7,10 @@
     services/{slug}/incidents/index.html
                                  every incident of one service, each told in full
                                  (an incident's URL is its part there: ``routes.incident_page_url``)
-    incidents/index.html         open and past incidents with their timelines
+    incidents/index.html         open incidents with their timelines, the last 30 days by day,
+                                 and every month
+    incidents/{YYYY-MM}/index.html, incidents/{YYYY-MM-DD}/index.html
+                                 a month's incidents by day, and a day's
     method/index.html            how the checks are made, from the configuration
     api/index.html               every endpoint: parameters, caching, limits, examples
     _errors/404.html, 429.html   a missing page, and a browser that asked too often
@@ -27,6 +30,7 @@ tells the same in words.
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from typing import Any
 
 from statusgen import policy, routes
@@ -39,7 +43,8 @@ from statusgen.render.openapi import openapi_document
 from statusgen.render.templating import render
 from statusgen.render.words import LEGEND
 
-PAST_WITH_TIMELINES = 50  # the incidents page tells the newest past incidents in full, lists the older ones
+RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
+DAY_ROWS = 10  # the incidents and month pages list a day's newest incidents; the day's own page all
 PAST_ON_SERVICE_PAGE = 5  # a service page lists its newest past incidents; its incidents page has them all
 #: Failure outcomes of a check (the vendor-only ``parse`` is not one).
 CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (Outcome.OK, Outcome.PARSE))
@@ -152,18 +157,51 @@ def service_incidents_page(site: SiteConfig, slug: str, name: str, incidents: li
     return render("service-incidents.html", site=site, nav="incidents", slug=slug, name=name, incidents=incidents)
 
 
-def incidents_page(site: SiteConfig, lists: dict[str, Document]) -> bytes:
-    """Open incidents, then past ones with their timelines; the oldest listed, each linking its part
-    of its service's incidents page."""
-    return render(
-        "incidents.html",
-        site=site,
-        nav="incidents",
-        open_list=lists[routes.incidents_file("1")],
-        past_list=lists[routes.incidents_file("0")],
-        recent=PAST_WITH_TIMELINES,
-        as_of=lists[routes.incidents_file()]["as_of"],
-    )
+def incident_day(started_at: str) -> str:
+    """The UTC day an incident started, as its pages are named (``2026-11-22``)."""
+    return started_at[:10]
+
+
+def incidents_pages(site: SiteConfig, lists: dict[str, Document], today: date) -> dict[str, bytes]:
+    """The incidents pages: ``incidents/`` (open incidents told in full, then the past ones of the
+    last RECENT_DAYS days grouped by day, then every month), one page a month and one a day. A day
+    lists its newest DAY_ROWS incidents on the first two and all of them on its own, so that
+    every page stays small however many services a site has."""
+    past = lists[routes.incidents_file("0")]["incidents"]
+    days: dict[str, list[Document]] = {}
+    for incident in past:  # newest first
+        days.setdefault(incident_day(incident["started_at"]), []).append(incident)
+    months: dict[str, list[str]] = {}
+    for day in days:
+        months.setdefault(day[:7], []).append(day)
+    since = (today - timedelta(days=RECENT_DAYS - 1)).isoformat()
+    out = {
+        "incidents/index.html": render(
+            "incidents.html",
+            site=site,
+            nav="incidents",
+            open_list=lists[routes.incidents_file("1")],
+            past_count=len(past),
+            days=[(day, days[day]) for day in days if day >= since],
+            months=[(month, sum(len(days[d]) for d in in_month)) for month, in_month in months.items()],
+            rows=DAY_ROWS,
+            as_of=lists[routes.incidents_file()]["as_of"],
+        )
+    }
+    for month, in_month in months.items():
+        out[routes.incidents_page_file(month)] = render(
+            "incidents-month.html",
+            site=site,
+            nav="incidents",
+            month=month,
+            days=[(day, days[day]) for day in in_month],
+            rows=DAY_ROWS,
+        )
+    for day, told in days.items():
+        out[routes.incidents_page_file(day)] = render(
+            "incidents-day.html", site=site, nav="incidents", day=day, incidents=told
+        )
+    return out
 
 
 def method_page(config: Config, health: Document) -> bytes:

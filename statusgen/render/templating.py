@@ -33,6 +33,7 @@ def environment() -> Environment:
         service_url=routes.service_url,
         service_incidents_url=routes.service_incidents_url,
         incident_anchor=routes.incident_anchor,
+        incidents_page_url=routes.incidents_page_url,
     )
     return env
 

@@ -16,6 +16,20 @@ from statusgen.decide.incidents import SEVERITY
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.timeutil import human_duration, iso, parse_iso
 
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 IMPACT_WORDS = {"none": "no visible impact"}
@@ -109,6 +123,18 @@ def day(stamp: str) -> str:
 
 
 @lru_cache(maxsize=4096)
+def day_word(day_: str) -> str:
+    """A UTC day as its pages name it, ``2026-11-22``, in words: ``22 Nov 2026``."""
+    return day(f"{day_}T00:00:00Z")
+
+
+def month_word(month: str) -> str:
+    """``2026-11`` as ``November 2026``."""
+    year, number_ = month.split("-")
+    return f"{MONTH_NAMES[int(number_) - 1]} {year}"
+
+
+@lru_cache(maxsize=4096)
 def bucket_time(stamp: str, resolution_s: int) -> str:
     """A bucket's start, as precise as its resolution needs."""
     when = parse_iso(stamp)
@@ -137,6 +163,8 @@ FILTERS = {
     "outside_link": outside_link,
     "moment": moment,
     "day": day,
+    "day_word": day_word,
+    "month_word": month_word,
     "iso": iso,
     "range_label": lambda name: RANGE_LABELS.get(name, name),
     "source_word": lambda source: SOURCE_WORDS.get(source, source),
