@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from statusgen.conditions import OPERATORS, Answer, Condition, ConditionError, first_failed, parse
 from statusgen.config import ServiceConfig, load_config
+from statusgen.cycle import run_cycle
 from statusgen.decide import certs
 from statusgen.decide.state import ServiceState, decide
 from statusgen.errors import ConfigError
@@ -466,3 +468,108 @@ def test_evidence_keeps_the_certificate_through_the_store_json():
         "issuer": "Example CA",
         "names": ["web.example"],
     }
+
+
+# -- end to end: a configuration with every kind of check, a real cycle, the records and pages --------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.t
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory):
+    """One cycle over a service of each kind and outcome, against real loopback servers."""
+    tmp = tmp_path_factory.mktemp("kinds")
+    with http_site() as base, tls_sites(tmp) as sites, banner_server() as port, dns_servers() as dns:
+        ca = str(sites.ca_file)
+        checks: dict[str, dict[str, object]] = {
+            "api": {"url": f"{base}/health", "conditions": ["[STATUS] == 200", "[BODY].status == UP"]},
+            "api-degraded": {"url": f"{base}/degraded", "conditions": ["[BODY].status == UP"]},
+            "web": {"url": sites.url("good"), "ca_file": ca, "label": "web"},
+            "soon": {"url": sites.url("soon"), "ca_file": ca, "label": "soon"},
+            "old": {"url": sites.url("expired"), "ca_file": ca, "label": "old"},
+            "wrong-name": {"url": sites.url("wrong_name"), "ca_file": ca, "label": "wrong"},
+            "db": {"url": f"tcp://127.0.0.1:{port}", "send": "PING", "expect": "+PONG"},
+            "cache": {"url": f"tcp://127.0.0.1:{closed_port()}"},
+            "name": {"url": "dns://svc.test?type=A", "resolver": dns.answering, "expect": "192.0.2.10"},
+            "moved": {"url": "dns://svc.test?type=A", "resolver": dns.answering, "expect": "192.0.2.99"},
+            "gone": {"url": "dns://nothing.test?type=A", "resolver": dns.answering},
+            "silent": {"url": "dns://svc.test?type=A", "resolver": dns.silent, "timeout": 1},
+        }
+        cfg = load_config(write_config(tmp, services_toml(checks), SITE))
+        run_cycle(cfg, Clock())
+    site = cfg.site.output
+
+    def record(slug: str) -> dict[str, object]:
+        return json.loads((site / f"api/v1/services/{slug}.json").read_bytes())["service"]
+
+    yield {"site": site, "record": record, "issued": sites.issued}
+
+
+EXPECTED = {
+    "api": ("ok", "operational", "The check answers as expected."),
+    "api-degraded": ("condition", "major_outage", "failed the condition [BODY].status == UP"),
+    "web": ("ok", "operational", "The check answers as expected."),
+    "soon": ("ok", "degraded", "The certificate of soon expires in 3 days"),
+    "old": ("cert_expired", "major_outage", "old has an expired certificate"),
+    "wrong-name": ("cert_name", "major_outage", "wrong has a certificate for other names than its own"),
+    "db": ("ok", "operational", "The check answers as expected."),
+    "cache": ("connect", "major_outage", "could not be reached"),
+    "name": ("ok", "operational", "The check answers as expected."),
+    "moved": ("wrong_answer", "major_outage", "svc.test resolved, but not to 192.0.2.99"),
+    "gone": ("no_such_name", "major_outage", "nothing.test does not exist in the DNS"),
+    "silent": ("timeout", "major_outage", "svc.test timed out after 1 s"),
+}
+
+
+@pytest.mark.parametrize("slug", list(EXPECTED))
+def test_every_kind_in_the_service_records_and_pages(every_kind, slug):
+    outcome, status, reason = EXPECTED[slug]
+    svc = every_kind["record"](slug)
+    evidence = svc["state"]["evidence"][0]
+    assert (evidence["outcome"], svc["status"]) == (outcome, status)
+    assert reason in svc["state"]["reason"]
+    assert svc["checks"][0]["last_result"] == evidence
+    page = (every_kind["site"] / f"services/{slug}/index.html").read_text()
+    assert svc["state"]["reason"].replace('"', "&#34;") in page
+    assert (evidence["certificate"] is not None) == (slug in ("web", "soon"))
+
+
+def test_certificate_figures_in_the_record_and_on_the_page(every_kind):
+    for slug, which, days in (("web", "good", (89, 90)), ("soon", "soon", (3,))):
+        cert = every_kind["record"](slug)["state"]["evidence"][0]["certificate"]
+        assert cert["days_left"] in days  # 90 days to the second, less the moments the run took
+        assert cert["issuer"] == "Statusgen Test CA" and cert["names"] == ["localhost"]
+        assert cert["not_after"] == every_kind["issued"][which].strftime("%Y-%m-%dT%H:%M:%SZ")
+        page = (every_kind["site"] / f"services/{slug}/index.html").read_text()
+        assert f"Certificate: expires in {cert['days_left']} days" in page and "Statusgen Test CA" in page
+
+
+def test_the_method_page_lists_every_kind_and_check(every_kind):
+    page = (every_kind["site"] / "method/index.html").read_text()
+    assert all(kind in page for kind in ("<strong>HTTP</strong>", "<strong>TCP</strong>", "<strong>DNS</strong>"))
+    assert "<code>TCP tcp://127.0.0.1:" in page and "<code>DNS dns://svc.test?type=A</code>" in page
+    assert "<code>[BODY].status == UP</code>" in page
+    for outcome in ("condition", "cert_expired", "cert_name", "no_such_name", "no_records", "wrong_answer"):
+        assert f"<code>{outcome}</code>" in page
+
+
+def test_every_example_in_the_checks_doc_is_a_valid_configuration(tmp_path, monkeypatch):
+    import trustme
+
+    monkeypatch.setenv("API_TOKEN", "t")
+    (tmp_path / "ca").mkdir()
+    trustme.CA().cert_pem.write_to_path(str(tmp_path / "ca/internal-root.pem"))
+    doc = (Path(__file__).resolve().parents[1] / "docs/checks.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", doc, re.S)
+    kinds = set()
+    for i, block in enumerate(blocks):
+        service = f'[[services]]\nslug = "s{i}"\nname = "S"\ncategory = "c"\n'
+        cfg = load_config(write_config(tmp_path, CATS + service + block))
+        kinds |= {check.kind for check in cfg.services[0].checks}
+    assert len(blocks) >= 5 and kinds == {"http", "tcp", "dns"}
