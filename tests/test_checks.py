@@ -573,3 +573,27 @@ def test_every_example_in_the_checks_doc_is_a_valid_configuration(tmp_path, monk
         cfg = load_config(write_config(tmp_path, CATS + service + block))
         kinds |= {check.kind for check in cfg.services[0].checks}
     assert len(blocks) >= 5 and kinds == {"http", "tcp", "dns"}
+
+
+def test_check_config_and_run_end_in_one_line_for_a_bad_condition_or_a_lost_ca_file(tmp_path):
+    from click.testing import CliRunner
+
+    from statusgen.cli import main
+
+    bad = write_config(tmp_path, services_toml({"a": {"url": "https://a.example", "conditions": ["[BODY] == "]}}))
+    for args in (["check-config", str(bad)], ["run", "--config", str(bad)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2 and "Traceback" not in res.output
+        assert 'services.toml: service "a", check 1: conditions has a condition 1 ("[BODY] == ")' in res.output
+    with tls_sites(tmp_path) as sites:
+        ca_file = tmp_path / "gone.pem"
+        ca_file.write_bytes(sites.ca_file.read_bytes())
+        path = write_config(tmp_path, services_toml({"a": {"url": sites.url("good"), "ca_file": "gone.pem"}}), SITE)
+        cfg = load_config(path)
+        ca_file.unlink()  # after the configuration was read, before the run reads it again
+        with pytest.raises(ConfigError) as lost:  # the CLI's boundary prints it as one line, exit 2
+            asyncio.run(probe_all(cfg))
+        res = CliRunner().invoke(main, ["run", "--config", str(path)])
+    assert str(lost.value).startswith(f"{ca_file}: cannot be read as PEM certificates")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "check 1: ca_file gone.pem cannot be read as PEM certificates" in res.output

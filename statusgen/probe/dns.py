@@ -39,6 +39,7 @@ _OUTCOMES: tuple[tuple[type[BaseException], Outcome], ...] = (
     (dns.exception.Timeout, Outcome.TIMEOUT),
     (TimeoutError, Outcome.TIMEOUT),
     (dns.resolver.NoNameservers, Outcome.DNS),
+    (dns.resolver.NoResolverConfiguration, Outcome.DNS),  # no system resolver to ask
 )
 
 
@@ -89,10 +90,10 @@ def expected(expect: str, record_type: str) -> str:
 async def probe_dns(target: CheckTarget, clock: Callable[[], datetime] = utcnow) -> CheckResult:
     """One DNS check, within its timeout; every failure becomes an outcome."""
     check = target.check
-    resolver = _resolver(check.resolver)
     name = str(urlsplit(check.url).hostname)
     sent = clock()
     try:
+        resolver = _resolver(check.resolver)
         async with asyncio.timeout(check.timeout):
             start = time.perf_counter()
             answer = await resolver.resolve(name, check.dns_type, search=False, lifetime=check.timeout)

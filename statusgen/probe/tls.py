@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from statusgen.errors import ConfigError
 from statusgen.model import Certificate
 
 
@@ -23,7 +24,10 @@ def trust(ca_file: Path | None) -> ssl.SSLContext:
     """The TLS context of checks: httpx's own (its CA bundle), or only the CAs of ``ca_file``."""
     if ca_file is None:
         return httpx.create_ssl_context()
-    return ssl.create_default_context(cafile=ca_file)
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:  # read when the configuration was; gone or changed since
+        raise ConfigError([f"{ca_file}: cannot be read as PEM certificates ({exc}); give a PEM file of CAs"]) from None
 
 
 def _issuer(cert: dict[str, Any]) -> str:
