@@ -279,8 +279,9 @@ def _connect_outcome(exc: BaseException) -> Outcome:
     if any(_looks_like_dns(e) for e in chain):
         return Outcome.DNS
     for e in chain:
-        if isinstance(e, ssl.SSLCertVerificationError) and e.verify_code in CERT_CODES:
-            return CERT_CODES[e.verify_code]
+        code = getattr(e, "verify_code", None)  # set by the ssl module's handshake, not by every raiser
+        if isinstance(e, ssl.SSLCertVerificationError) and code in CERT_CODES:
+            return CERT_CODES[code]
     if any(isinstance(e, ssl.SSLError) or "certificate" in str(e).lower() or "[ssl" in str(e).lower() for e in chain):
         return Outcome.TLS
     return Outcome.CONNECT
