@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -446,6 +447,19 @@ def test_an_expiring_certificate_degrades_at_once_and_clears_when_renewed():
 def test_the_warning_follows_the_checks_days(warn_days, expires_in, status):
     state = decide(ServiceState(), https_service(warn_days), [seen(NOW, expires_in)], NOW)
     assert state.status is status
+
+
+def test_a_warning_of_a_check_since_removed_is_forgotten():
+    from statusgen.config import CheckConfig
+
+    two = ServiceConfig("web", "Web", "c", (CheckConfig("https://a.example/"), CheckConfig("https://web.example/")))
+    state = decide(
+        ServiceState(), two, [seen(NOW, timedelta(days=90)), replace(seen(NOW, timedelta(days=2)), check_index=1)], NOW
+    )
+    assert state.status is Status.DEGRADED
+    later = NOW + timedelta(minutes=1)
+    state = decide(state, https_service(), [seen(later, timedelta(days=90))], later)
+    assert state.status is Status.OPERATIONAL
 
 
 def test_a_failure_outweighs_a_certificate_warning():

@@ -54,6 +54,8 @@ def warnings(evidence: Sequence[Seen], svc: ServiceConfig) -> list[str]:
     e.g. "the certificate of api.example.com expires in 3 days (2026-11-29 18:00 UTC)"."""
     out = []
     for e in evidence:
+        if e.check > len(svc.checks):
+            continue  # a check since removed from the configuration (the previous state's evidence)
         check = svc.checks[e.check - 1]
         if e.outcome == Outcome.OK.value and e.certificate and expiring(e.certificate, e.at, check.cert_expiry_days):
             left = days_left(e.certificate, e.at)
