@@ -13,19 +13,22 @@ it in step.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
+import ssl
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+from statusgen.conditions import Condition, ConditionError, parse
 from statusgen.errors import ConfigError
-from statusgen.secrets import references
+from statusgen.secrets import public_url, references
 
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # always fullmatch: "$" would let a final newline in
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -54,6 +57,9 @@ MAX_MILLISECONDS = 600_000
 MAX_BYTES = 1 << 30
 MAX_FILE_BYTES = 4 << 20  # the configuration file itself
 MAX_NESTING = 16  # arrays and inline tables inside one another
+MAX_CONDITIONS = 50  # conditions on one check
+MAX_CERT_DAYS = 365
+DNS_TYPES = ("A", "AAAA", "CNAME", "MX", "TXT")
 
 
 class Invalid(ValueError):
@@ -142,6 +148,27 @@ def http_url(value: Any) -> str:
     return str(value)
 
 
+def check_url(value: Any) -> str:
+    """What a check reaches: an http(s) URL, ``tcp://host:port`` or ``dns://name?type=A``."""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
+        return str(value)
+    try:
+        port = parts.port if parts is not None else None
+    except ValueError:
+        port = None
+    if parts is not None and parts.scheme == "tcp" and parts.hostname and port and parts.path in ("", "/"):
+        return str(value)
+    if parts is not None and parts.scheme == "dns" and parts.hostname and parts.path in ("", "/") and not port:
+        query = parse_qs(parts.query, keep_blank_values=True)
+        if set(query) <= {"type"} and query.get("type", ["A"])[-1].upper() in DNS_TYPES:
+            return str(value)
+    raise Invalid(
+        f"must be an http:// or https:// URL, tcp://host:port or dns://name?type=TYPE "
+        f"(TYPE one of {', '.join(DNS_TYPES)}), got {_show(value)}"
+    )
+
+
 def base_url(value: Any) -> str:
     return http_url(value).rstrip("/")
 
@@ -203,6 +230,44 @@ def headers(value: Any) -> tuple[tuple[str, str], ...]:
             raise Invalid(f"must have one-line string values, got {_show(v)} for {name}")
         out.append((name, v))
     return tuple(out)
+
+
+def conditions(value: Any) -> tuple[Condition, ...]:
+    """A list of conditions on the answer (``statusgen.conditions``), each checked here."""
+    if not isinstance(value, list) or not value or len(value) > MAX_CONDITIONS:
+        example = '["[STATUS] == 200", "[BODY].status == UP"]'
+        raise Invalid(f"must be a list of 1 to {MAX_CONDITIONS} conditions, like {example}, got {_show(value)}")
+    out = []
+    for i, line in enumerate(value, 1):
+        try:
+            out.append(parse(line))
+        except ConditionError as exc:
+            raise Invalid(f"has a condition {i} ({_show(line)}) that does not read: {exc}") from None
+    return tuple(out)
+
+
+def days(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CERT_DAYS:
+        raise Invalid(f"must be a whole number of days from 0 (no warning) to {MAX_CERT_DAYS}, got {_show(value)}")
+    return value
+
+
+def resolver(value: Any) -> str:
+    """A DNS server's IP address, with a port after it if not 53 (``10.0.0.2``, ``127.0.0.1:5353``, ``[::1]:53``)."""
+    try:
+        ipaddress.ip_address(text(value))
+        return str(value)
+    except (Invalid, ValueError):
+        pass
+    parts = urlsplit(f"//{value}")
+    try:
+        port = parts.port
+        ipaddress.ip_address(parts.hostname or "")
+    except ValueError:
+        port = None
+    if not port or parts.path or parts.username:
+        raise Invalid(f"must be an IP address, optionally with a port (127.0.0.1:5353, [::1]:53), got {_show(value)}")
+    return str(value)
 
 
 def ratio(value: Any) -> float:
@@ -293,7 +358,12 @@ SITE_KEYS = (
 )
 
 CHECK_KEYS = (
-    Key("url", http_url, doc="URL to request."),
+    Key(
+        "url",
+        check_url,
+        doc="What to check: an http:// or https:// URL to request, tcp://host:port to connect to, or "
+        "dns://name?type=TYPE to resolve (TYPE one of A, AAAA, CNAME, MX, TXT; A by default).",
+    ),
     Key(
         "label",
         optional_text,
@@ -314,7 +384,67 @@ CHECK_KEYS = (
         "Request headers, a table; a value may name environment variables (${TOKEN}), read at run time and "
         "never published. The url may name them too; its userinfo and query are never published.",
     ),
+    Key(
+        "body",
+        optional_text,
+        None,
+        'Request body, sent as it is (set method = "POST" and a Content-Type header); it may name '
+        "environment variables like headers, and is never published.",
+    ),
+    Key(
+        "follow_redirects",
+        boolean,
+        True,
+        "Follow redirects (at most 5); when false, a redirect is the answer, judged by its status.",
+    ),
+    Key(
+        "conditions",
+        conditions,
+        (),
+        'Conditions the answer must meet, each a line like "[STATUS] == 200", "[RESPONSE_TIME] < 300", '
+        '"[HEADER].Content-Type contains json", "[BODY] contains "ok"", "[BODY] matches "v[0-9]+"" or '
+        '"[BODY].status == UP" (a path into a JSON body; operators ==, !=, <, >, in [a, b], contains, matches). '
+        "The first one failed is the reason, and they are published: name no secret in them.",
+    ),
+    Key(
+        "cert_expiry_days",
+        days,
+        14,
+        "HTTPS: a certificate that expires within this many days makes the service degraded, with that reason "
+        "(0: never); an expired one, or one for another name, is a failure.",
+    ),
+    Key(
+        "ca_file",
+        path_value,
+        None,
+        "HTTPS: a PEM file of the certificate authorities to trust instead of the system's, relative to the "
+        "configuration file (a private CA).",
+    ),
+    Key(
+        "send",
+        optional_text,
+        None,
+        "tcp://: a line sent once connected (CR LF added); it may name environment variables and is never published.",
+    ),
+    Key(
+        "expect",
+        optional_text,
+        None,
+        "tcp://: text the server must send back (a banner such as SSH-2.0); dns://: a value one of the answers "
+        "must be (an address, a host name, or the text of a TXT record).",
+    ),
+    Key(
+        "resolver",
+        resolver,
+        None,
+        "dns://: the DNS server to ask, an IP address with an optional port (10.0.0.2, 127.0.0.1:5353); "
+        "the system's resolvers by default.",
+    ),
 )
+
+#: The keys that belong to one kind of check only (the others apply to HTTP checks alone).
+KIND_KEYS = {"send": ("tcp",), "expect": ("tcp", "dns"), "resolver": ("dns",)}
+COMMON_KEYS = ("url", "label", "timeout", "degraded_ms")
 
 
 def time_zone(value: Any) -> str:
@@ -403,7 +533,7 @@ MAINTENANCE_KEYS = (
 @dataclass(frozen=True)
 class CheckConfig:
     url: str
-    method: str = "GET"
+    method: str = "GET"  # "TCP" and "DNS" for those kinds
     expect_status: tuple[int, ...] = (200,)
     keyword: str | None = None
     timeout: float = 10.0
@@ -411,11 +541,36 @@ class CheckConfig:
     max_bytes: int = 1_048_576
     headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
     label: str | None = None
+    body: str | None = None  # may name ${VARIABLES}
+    follow_redirects: bool = True
+    conditions: tuple[Condition, ...] = ()
+    cert_expiry_days: int = 14
+    ca_file: Path | None = None
+    send: str | None = None  # may name ${VARIABLES}
+    expect: str | None = None
+    resolver: str | None = None
 
     @property
     def name(self) -> str:
         """What a reader sees of this check: its label, or its URL's host."""
         return self.label or urlsplit(self.url).hostname or "the check"
+
+    @property
+    def kind(self) -> str:
+        """``http`` (http and https), ``tcp`` or ``dns``."""
+        scheme = urlsplit(self.url).scheme
+        return scheme if scheme in ("tcp", "dns") else "http"
+
+    @property
+    def dns_type(self) -> str:
+        """The record type a dns:// check asks for."""
+        return parse_qs(urlsplit(self.url).query).get("type", ["A"])[-1].upper()
+
+    @property
+    def public_url(self) -> str:
+        """The URL as it is published: no userinfo, query or fragment, but a DNS check's type."""
+        shown = public_url(self.url)
+        return f"{shown.rstrip('/')}?type={self.dns_type}" if self.kind == "dns" else shown
 
 
 @dataclass(frozen=True)
@@ -515,8 +670,9 @@ class Config:
 
 
 class _Problems:
-    def __init__(self, filename: str):
+    def __init__(self, filename: str, folder: Path = Path(".")):
         self.filename = filename
+        self.folder = folder  # where the file is: its relative paths start there
         self.items: list[str] = []
 
     def add(self, where: str, message: str) -> None:
@@ -587,6 +743,7 @@ def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
 def _named_variables_are_set(values: dict[str, Any], where: str, problems: _Problems) -> None:
     """Every ${NAME} in the url and header values is set now (its value is read again at each request)."""
     named = [("url", values.get("url", ""))] + [(f"headers.{n}", v) for n, v in values.get("headers", ())]
+    named += [(key, values[key]) for key in ("body", "send") if values.get(key)]
     for key, value in named:
         for name in references(value):
             if name not in os.environ:
@@ -598,10 +755,38 @@ def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> Che
     _report_unknown(values, where, problems, [k.name for k in CHECK_KEYS])
     _named_variables_are_set(values, where, problems)
     values.setdefault("max_bytes", site.max_bytes)
+    _kind_keys(table, values, where, problems)
+    if "ca_file" in values:
+        values["ca_file"] = _ca_file(values["ca_file"], where, problems)
     try:
         return CheckConfig(**values)
     except TypeError:
         return None
+
+
+def _kind_keys(table: Any, values: dict[str, Any], where: str, problems: _Problems) -> None:
+    """Keys that do not apply to the check's kind are reported; TCP and DNS checks get their method."""
+    if "url" not in values or not isinstance(table, Mapping):
+        return
+    kind = CheckConfig(values["url"]).kind
+    for key in table:
+        kinds = KIND_KEYS.get(key, ("http",) if key not in COMMON_KEYS else ("http", "tcp", "dns"))
+        if key in values and kind not in kinds:
+            scheme = "http:// and https://" if kinds == ("http",) else " and ".join(f"{k}://" for k in kinds)
+            problems.add(where, f"{key} applies to {scheme} checks only; remove it from this {kind}:// check")
+    if kind != "http":
+        values["method"] = kind.upper()
+
+
+def _ca_file(given: str, where: str, problems: _Problems) -> Path | None:
+    """The CA file, relative to the configuration's folder, read now as the checks will read it."""
+    path = Path(os.path.abspath(problems.folder / given))
+    try:
+        ssl.create_default_context(cafile=path)
+    except (OSError, ssl.SSLError) as exc:
+        problems.add(where, f"ca_file {given} cannot be read as PEM certificates ({exc}); give a PEM file of CAs")
+        return None
+    return path
 
 
 def _vendor(table: Any, where: str, problems: _Problems) -> VendorConfig | None:
@@ -752,7 +937,7 @@ def _string_end(text_: str, start: int) -> int:
 
 def parse_config(text_: str, path: Path) -> Config:
     """Validate the TOML text of ``path``; raise ConfigError listing every problem."""
-    problems = _Problems(path.name)
+    problems = _Problems(path.name, path.parent)
     if nesting(text_) > MAX_NESTING:
         raise ConfigError(
             [f"{path.name}: arrays and tables are nested more than {MAX_NESTING} deep; flatten the value"]
@@ -818,7 +1003,8 @@ def config_reference() -> str:
         "Generated by `statusgen config-docs` from `statusgen/config.py`; a test keeps it current.",
         "",
         "One TOML file (`services.toml` by default). Paths are relative to the file. "
-        "`[categories]` maps each category slug to its display name, in the order pages show them.",
+        "`[categories]` maps each category slug to its display name, in the order pages show them. "
+        "docs/checks.md shows a check of each kind (HTTP with conditions, HTTPS certificates, TCP, DNS).",
         "",
     ]
     headings = {

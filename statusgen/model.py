@@ -30,6 +30,12 @@ class Outcome(StrEnum):
     PRIVATE_REDIRECT = "private_redirect"  # redirected from a public address to a private one
     PROTOCOL = "protocol"  # broken HTTP (reset mid-answer, bad framing)
     PARSE = "parse"  # (vendor sources) payload not in the expected shape
+    CONDITION = "condition"  # the answer failed one of the check's conditions
+    CERT_EXPIRED = "cert_expired"  # the server's certificate has expired (or is not valid yet)
+    CERT_NAME = "cert_name"  # the server's certificate does not cover the name we asked for
+    NO_SUCH_NAME = "no_such_name"  # (DNS checks) the name does not exist (NXDOMAIN)
+    NO_RECORDS = "no_records"  # (DNS checks) the name exists but has no record of the type asked
+    WRONG_ANSWER = "wrong_answer"  # (DNS and TCP checks) answered, but not with the value expected
     ERROR = "error"  # anything else; details go to the log only
 
 
@@ -46,6 +52,12 @@ DESCRIPTIONS: dict[Outcome, str] = {
     Outcome.PRIVATE_REDIRECT: "was redirected to a private address",
     Outcome.PROTOCOL: "broke the HTTP protocol",
     Outcome.PARSE: "payload could not be read",
+    Outcome.CONDITION: "answer failed a condition",
+    Outcome.CERT_EXPIRED: "certificate has expired",
+    Outcome.CERT_NAME: "certificate does not match the name",
+    Outcome.NO_SUCH_NAME: "name does not exist",
+    Outcome.NO_RECORDS: "name has no record of that type",
+    Outcome.WRONG_ANSWER: "answered, but not what was expected",
     Outcome.ERROR: "failed",
 }
 
@@ -77,6 +89,15 @@ CheckId = tuple[str, int]  # a check: its service's slug and its index in the se
 
 
 @dataclass(frozen=True)
+class Certificate:
+    """What a TLS server's certificate says, as a check saw it: public facts, published as they are."""
+
+    not_after: datetime  # when it expires (UTC)
+    issuer: str  # who signed it: its organisation, else its common name
+    names: tuple[str, ...]  # the names it covers (subjectAltName)
+
+
+@dataclass(frozen=True)
 class CheckResult:
     service: str
     check_index: int  # 0-based position of the check in the service's config
@@ -85,6 +106,8 @@ class CheckResult:
     latency_ms: float | None  # time to the complete (capped) answer; None when none came
     http_status: int | None
     slow: bool  # answered well, but slower than the check's degraded_ms
+    certificate: Certificate | None = None  # the TLS certificate of the server that answered
+    detail: str | None = None  # public words the outcome needs, from the configuration (a failed condition)
 
     @property
     def up(self) -> bool:

@@ -41,6 +41,13 @@ ACCEPT_ENCODING = "gzip, deflate"  # only what ``read_capped`` can decode with a
 PIECE = 65536  # the most one decoding step hands on at once
 DEFAULT_PORTS = {"http": 80, "https": 443}
 REDIRECT_BODY_LIMIT = 65536  # the most of a redirect's (raw) body read before its connection is closed
+# OpenSSL's verification codes (``ssl.SSLCertVerificationError.verify_code``) that have outcomes of their own
+CERT_CODES = {
+    9: Outcome.CERT_EXPIRED,  # X509_V_ERR_CERT_NOT_YET_VALID: outside its validity all the same
+    10: Outcome.CERT_EXPIRED,  # X509_V_ERR_CERT_HAS_EXPIRED
+    62: Outcome.CERT_NAME,  # X509_V_ERR_HOSTNAME_MISMATCH
+    64: Outcome.CERT_NAME,  # X509_V_ERR_IP_ADDRESS_MISMATCH
+}
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -118,17 +125,22 @@ async def _discard(response: httpx.Response) -> None:
 
 @asynccontextmanager
 async def opened(
-    client: httpx.AsyncClient, request: httpx.Request, guard: RedirectGuard, private: Collection[str] = ()
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    guard: RedirectGuard,
+    private: Collection[str] = (),
+    follow: bool = True,
 ) -> AsyncIterator[httpx.Response]:
     """The answer to ``request``, streamed. Redirects are followed here, not by httpx (at most
-    ``client.max_redirects``), so that each hop's addresses are checked before it is requested,
-    and the body of a redirect is never decoded. The ``private`` headers (the configured ones,
-    which may carry secrets) go to the first origin only: httpx strips only Authorization."""
+    ``client.max_redirects``; none when not ``follow``), so that each hop's addresses are checked
+    before it is requested, and the body of a redirect is never decoded. The ``private`` headers
+    (the configured ones, which may carry secrets) go to the first origin only: httpx strips only
+    Authorization."""
     origin = _origin(request.url)
     response = await client.send(request, stream=True, follow_redirects=False)
     try:
         hops, outside = 0, False
-        while response.next_request is not None:
+        while follow and response.next_request is not None:
             if not (outside or guard.allow_private):  # where we are: resolved only once a redirect asks
                 outside = not await _leads_inside(response.request.url, guard)
             request = response.next_request
@@ -266,6 +278,10 @@ def _connect_outcome(exc: BaseException) -> Outcome:
     chain = _causes(exc)
     if any(_looks_like_dns(e) for e in chain):
         return Outcome.DNS
+    for e in chain:
+        code = getattr(e, "verify_code", None)  # set by the ssl module's handshake, not by every raiser
+        if isinstance(e, ssl.SSLCertVerificationError) and code in CERT_CODES:
+            return CERT_CODES[code]
     if any(isinstance(e, ssl.SSLError) or "certificate" in str(e).lower() or "[ssl" in str(e).lower() for e in chain):
         return Outcome.TLS
     return Outcome.CONNECT
@@ -287,6 +303,7 @@ _OUTCOMES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Ou
         ),
         Outcome.PROTOCOL,
     ),
+    (OSError, Outcome.CONNECT),  # a socket's own failure (no route to the host): a TCP check's, mostly
 )
 
 

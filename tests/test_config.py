@@ -45,7 +45,8 @@ BROKEN = [
         "second check",
         CATS + GOOD_SERVICE + '[[services.checks]]\nurl = "ftp://x"\ntimeout = -1\n',
         [
-            'services.toml: service "github", check 2: url must be an http:// or https:// URL, got "ftp://x"',
+            'services.toml: service "github", check 2: url must be an http:// or https:// URL, tcp://host:port or '
+            'dns://name?type=TYPE (TYPE one of A, AAAA, CNAME, MX, TXT), got "ftp://x"',
             'services.toml: service "github", check 2: timeout must be a number of seconds, greater than 0 and at '
             "most 300, got -1",
         ],
@@ -55,7 +56,8 @@ BROKEN = [
         CATS + GOOD_SERVICE + "retries = 3\n",
         [
             'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, label, method, '
-            "expect_status, keyword, timeout, degraded_ms, max_bytes, headers"
+            "expect_status, keyword, timeout, degraded_ms, max_bytes, headers, body, follow_redirects, conditions, "
+            "cert_expiry_days, ca_file, send, expect, resolver"
         ],
     ),
     (
@@ -205,7 +207,10 @@ BROKEN = [
     (
         "canary",
         CATS + GOOD_SERVICE + '[[canaries]]\nurl = "example.com"\n',
-        ['services.toml: canary 1: url must be an http:// or https:// URL, got "example.com"'],
+        [
+            "services.toml: canary 1: url must be an http:// or https:// URL, tcp://host:port or "
+            'dns://name?type=TYPE (TYPE one of A, AAAA, CNAME, MX, TXT), got "example.com"'
+        ],
     ),
 ]
 

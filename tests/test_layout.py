@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
         "statusgen.model",
         "statusgen.latency",
         "statusgen.cron",
+        "statusgen.conditions",
         "statusgen.config",
         "statusgen.routes",
         "statusgen.policy",

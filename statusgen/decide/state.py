@@ -10,13 +10,16 @@ and one cycle's observation and returns the next state:
   resolved after ``successes_to_resolve`` good cycles in a row;
 * ``degraded`` (slow) needs ``failures_to_open`` slow cycles in a row and
   ``successes_to_resolve`` fast ones to clear: the same hysteresis;
+* a good cycle whose TLS certificate expires within its check's
+  ``cert_expiry_days`` is ``degraded`` at once, and clears as soon as it is
+  renewed (``certs``): a date, not a measure that may be noise;
 * before the first good cycle, or while failures have not yet reached the
   threshold on a never-measured service, the status is ``unknown``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -24,17 +27,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from statusgen.config import CheckConfig, ServiceConfig
+from statusgen.decide import certs
 from statusgen.model import (
     DESCRIPTIONS,
     FLAG_WORDS,
     MAINTENANCE_FLAG,
     OUTAGES,
     STATUS_WORDS,
+    Certificate,
     CheckResult,
     Outcome,
     Status,
 )
-from statusgen.secrets import public_url
 from statusgen.timeutil import iso, moment, parse_iso, parse_time
 
 
@@ -62,10 +66,19 @@ class Evidence:
     at: datetime
     flag: str | None = None  # None (counted), MAINTENANCE_FLAG or EXCLUDED_FLAG
     label: str = ""  # the check's public name (CheckConfig.name)
+    certificate: Certificate | None = None  # the TLS certificate of the server that answered
+    condition: str | None = None  # the condition the answer failed (outcome condition)
 
     @property
     def counted(self) -> bool:
         return self.flag is None
+
+    def certificate_json(self) -> dict[str, Any] | None:
+        c = self.certificate
+        if c is None:
+            return None
+        left = certs.days_left(c, self.at)
+        return {"days_left": left, "not_after": iso(c.not_after), "issuer": c.issuer, "names": list(c.names)}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +92,8 @@ class Evidence:
             "at": iso(self.at),
             "flag": self.flag,
             "label": self.label,
+            "certificate": self.certificate_json(),
+            "condition": self.condition,
         }
 
     @classmethod
@@ -94,7 +109,13 @@ class Evidence:
             parse_time(d["at"]),
             d.get("flag"),
             d.get("label") or urlsplit(d["url"]).hostname or "",
+            _certificate(d.get("certificate")),
+            d.get("condition"),
         )
+
+
+def _certificate(d: dict[str, Any] | None) -> Certificate | None:
+    return None if d is None else Certificate(parse_time(d["not_after"]), d["issuer"], tuple(d["names"]))
 
 
 @dataclass(frozen=True)
@@ -183,7 +204,7 @@ def evidence_for(
             Evidence(
                 r.check_index + 1,
                 check.method,
-                public_url(check.url),
+                check.public_url,
                 r.outcome.value,
                 r.latency_ms,
                 r.http_status,
@@ -191,6 +212,8 @@ def evidence_for(
                 r.ts,
                 flag,
                 check.name,
+                r.certificate,
+                r.detail,
             )
         )
     return tuple(out)
@@ -275,10 +298,12 @@ def decide(
     flapping = is_flapping(prev.flapping, history, streaks["good_streak"])
     if prev.flapping and not flapping:
         history = history[-streaks["good_streak"] :]  # calm again: forget the bounces
-    own = next_own_status(prev.own_status, v, streaks, svc)
+    own = next_own_status(_machine_status(prev, svc), v, streaks, svc)
     if flapping and own not in OUTAGES:
         own = Status.DEGRADED
     since = _since(prev, own, streaks, at)
+    if own is Status.OPERATIONAL and certs.warnings([e for e in evidence if e.counted], svc):
+        own, since = Status.DEGRADED, prev.own_since if prev.own_status is Status.DEGRADED and prev.own_since else at
     state = replace(
         prev,
         status=own,
@@ -294,6 +319,15 @@ def decide(
         **streaks,
     )
     return replace(state, reason=explain(state, svc))
+
+
+def _machine_status(prev: ServiceState, svc: ServiceConfig) -> Status:
+    """The status the state machine left, before a certificate warning made it degraded: such a
+    warning clears once the certificate is renewed, not after a streak of fast cycles."""
+    warned = prev.own_status is Status.DEGRADED and not prev.slow_streak and not prev.flapping
+    if warned and certs.warnings([e for e in prev.evidence if e.counted], svc):
+        return Status.OPERATIONAL
+    return prev.own_status
 
 
 def held(prev: ServiceState, svc: ServiceConfig, evidence: tuple[Evidence, ...]) -> ServiceState:
@@ -331,6 +365,17 @@ CHECK_WORDS = {
     Outcome.TLS: "failed the TLS handshake",
     Outcome.TOO_LARGE: "answered more than the size cap",
     Outcome.REDIRECTS: "redirected too many times",
+    Outcome.CERT_EXPIRED: "has an expired certificate (or one not valid yet)",
+    Outcome.CERT_NAME: "has a certificate for other names than its own",
+    Outcome.NO_SUCH_NAME: "does not exist in the DNS",
+}
+
+#: What a failing TCP or DNS check did, in words that need its configuration.
+KIND_WORDS: dict[Outcome, Callable[[CheckConfig], str]] = {
+    Outcome.NO_RECORDS: lambda check: f"has no {check.dns_type} record",
+    Outcome.WRONG_ANSWER: lambda check: (
+        f"resolved, but not to {check.expect}" if check.kind == "dns" else f'answered without the text "{check.expect}"'
+    ),
 }
 
 
@@ -343,6 +388,10 @@ def _describe(e: Evidence, check: CheckConfig) -> str:
         what = f"answered HTTP {e.http_status} (expected {', '.join(map(str, check.expect_status))})"
     elif outcome is Outcome.KEYWORD:
         what = f'answered without the text "{check.keyword}"'
+    elif outcome is Outcome.CONDITION and e.condition:
+        what = f"answered, but failed the condition {e.condition}"
+    elif outcome in KIND_WORDS:
+        what = KIND_WORDS[outcome](check)
     else:
         what = CHECK_WORDS.get(outcome, DESCRIPTIONS[outcome])
     return f"{e.label or check.name} {what}"
@@ -402,6 +451,10 @@ def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[
             f"Recovering: checks answer again, {state.good_streak} of {svc.successes_to_resolve} "
             f"good cycles needed to resolve."
         )
+    warned = certs.warnings(counted, svc)
+    if warned and state.own_status is Status.DEGRADED and not state.slow_streak:
+        told = "; ".join(warned)
+        return f"{told[:1].upper()}{told[1:]}."
     if slow:
         e = slow[0]
         check = svc.checks[e.check - 1]

@@ -26,6 +26,10 @@ latency. What keeps the figures honest, each done once, here:
 - A task is made at its start slot, not all at once, and concurrency is
   bounded by ``site.concurrency``.
 
+TCP and DNS checks (``tcp``, ``dns``) take their slots like HTTP ones, without a
+client; an HTTPS check with a ``ca_file`` borrows from a shelf of its own, whose
+clients trust those CAs alone (``tls.trust``).
+
 ``ProbeRun.loop_lag`` reports how late each 10 ms tick of the loop woke: how
 far the loop itself could have delayed an answer.
 """
@@ -47,6 +51,9 @@ from statusgen.config import CheckConfig
 from statusgen.model import CheckId, CheckResult
 from statusgen.neterrors import REFUSE_INSIDE, RedirectGuard
 from statusgen.probe.check import CheckTarget, make_client, probe_one
+from statusgen.probe.dns import probe_dns
+from statusgen.probe.tcp import probe_tcp
+from statusgen.probe.tls import trust
 from statusgen.secrets import MissingSecret
 from statusgen.timeutil import utcnow
 
@@ -159,17 +166,26 @@ async def probe_run(
     stops the run with ``MissingSecret``."""
     if not todo:
         return ProbeRun([], [])
-    tls = httpx.create_ssl_context()
+    tls = trust(None)
     await _warm_up(tls)
     loop = asyncio.get_running_loop()
     gate, clients = asyncio.Semaphore(concurrency), Clients(user_agent, tls)
+    shelves = {c: Clients(user_agent, trust(c)) for c in {t.check.ca_file for t in todo} if c is not None}
     step = spread_s / len(todo)
     results: list[CheckResult | None] = [None] * len(todo)
     lags: list[tuple[float, float]] = []
 
     async def check(position: int) -> None:
-        async with gate, clients.lend() as client:
-            results[position] = await probe_one(client, todo[position], clock, guard)
+        target = todo[position]
+        kind, ca_file = target.check.kind, target.check.ca_file
+        async with gate:
+            if kind == "tcp":
+                results[position] = await probe_tcp(target, clock)
+            elif kind == "dns":
+                results[position] = await probe_dns(target, clock)
+            else:
+                async with (shelves[ca_file] if ca_file else clients).lend() as client:
+                    results[position] = await probe_one(client, target, clock, guard)
 
     start_at = loop.time()
     ticker = asyncio.create_task(_tick(lags, start_at))
@@ -186,5 +202,5 @@ async def probe_run(
     finally:
         gc.enable()
         ticker.cancel()
-        await clients.aclose()
+        await asyncio.gather(*(shelf.aclose() for shelf in (clients, *shelves.values())))
     return ProbeRun([r for r in results if r is not None], lags)

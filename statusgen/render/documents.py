@@ -88,12 +88,18 @@ def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
         "check": index + 1,
         "label": check.name,
         "method": check.method,
-        "url": public_url(check.url),
+        "url": check.public_url,
         "expect_status": list(check.expect_status),
         "keyword": check.keyword,
         "timeout_s": check.timeout,
         "degraded_ms": check.degraded_ms,
         "max_bytes": check.max_bytes,
+        "kind": check.kind,
+        "conditions": [c.text() for c in check.conditions],
+        "follow_redirects": check.follow_redirects,
+        "cert_expiry_days": check.cert_expiry_days,
+        "expect": check.expect,
+        "resolver": check.resolver,
     }
 
 

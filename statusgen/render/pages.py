@@ -112,7 +112,11 @@ def service_page_view(config: Config, record: Document, incidents: list[Document
     s = record["service"]
     service = _without(s, LIVE_FIELDS["service"])
     service["state"] = _without(s["state"], LIVE_FIELDS["state"])
-    service["checks"] = [_without(c, LIVE_FIELDS["check"]) for c in s["checks"]]
+    # A certificate's figures (days left, issuer, names) change by the day at most: on the page.
+    service["checks"] = [
+        _without(c, LIVE_FIELDS["check"]) | {"certificate": (c["last_result"] or {}).get("certificate")}
+        for c in s["checks"]
+    ]
     if s["vendor"] is not None:
         service["vendor"] = _without(s["vendor"], LIVE_FIELDS["vendor"])
     past = [i for i in incidents if not i["open"]]

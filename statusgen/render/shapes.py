@@ -44,6 +44,16 @@ LINKS = obj(
     }
 )
 
+CERTIFICATE = obj(
+    {
+        "days_left": {"type": "integer", "description": "Whole days from the result until the certificate expires."},
+        "not_after": TIME,
+        "issuer": {"type": "string", "description": "Who signed it: its organisation, else its common name."},
+        "names": {"type": "array", "items": {"type": "string"}, "description": "The names it covers."},
+    },
+    description="The TLS certificate of the server that answered an HTTPS check, as the check saw it.",
+)
+
 EVIDENCE = obj(
     {
         "check": {"type": "integer", "minimum": 1},
@@ -60,6 +70,11 @@ EVIDENCE = obj(
             "description": "null when the result counted; maintenance (inside a maintenance window, configured "
             "or announced by the vendor) or excluded (set aside because our own vantage point looked at fault) "
             "when it counted toward nothing.",
+        },
+        "certificate": {"oneOf": [CERTIFICATE, {"type": "null"}]},
+        "condition": {
+            **OPT_STR,
+            "description": "The condition the answer failed (outcome condition), as configured; else null.",
         },
     },
     description="The latest result of one check.",
@@ -137,6 +152,19 @@ CHECK = obj(
         "timeout_s": {"type": "number"},
         "degraded_ms": {"type": "number"},
         "max_bytes": INT,
+        "kind": {"type": "string", "enum": ["http", "tcp", "dns"], "description": "What the check does."},
+        "conditions": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Conditions the answer must meet (HTTP), in their canonical form.",
+        },
+        "follow_redirects": {"type": "boolean"},
+        "cert_expiry_days": {
+            "type": "integer",
+            "description": "HTTPS: a certificate expiring within this many days degrades the service (0: never).",
+        },
+        "expect": {**OPT_STR, "description": "TCP: the text the server must send; DNS: a value an answer must be."},
+        "resolver": {**OPT_STR, "description": "DNS: the server asked; null for the system's resolvers."},
         "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]},
     }
 )

@@ -215,6 +215,7 @@
       if (r.http_status) text += `, HTTP ${r.http_status}`;
       if (r.latency_ms !== null) text += `, ${r.latency_ms} ms`;
       if (r.slow) text += " (slow)";
+      if (r.condition) text += `: ${r.condition}`;
       if (r.flag) text += `; not counted: ${words.flags[r.flag] || r.flag}`;
       return `${text}, ${at(r.at)}`;
     };
