@@ -245,3 +245,23 @@ def test_a_valid_notifier_reads_with_its_defaults(monkeypatch):
     monkeypatch.setenv("SLACK_TOKEN", "T1/B2/C3")
     cfg = parse_config(NOTIFY_OK + '[[notify]]\nname = "chat"\nurl = "slack://${SLACK_TOKEN}"\n', Path("x.toml"))
     assert cfg.notifiers == (NotifyConfig("chat", "slack://${SLACK_TOKEN}"),)
+
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "notifications.md").read_text(encoding="utf-8")
+
+
+def test_the_documented_configurations_are_valid_and_the_example_body_follows_the_schema(monkeypatch):
+    import json
+    import re
+
+    from jsonschema import Draft202012Validator
+
+    from statusgen.notify.shape import webhook_schema
+
+    for name in ("SLACK_TOKENS", "SMTP_PASSWORD", "HOOK_KEY"):
+        monkeypatch.setenv(name, "T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ" if name == "SLACK_TOKENS" else "x-1")
+    toml = re.search(r"```toml\n(.*?)```", DOC, re.S).group(1)  # type: ignore[union-attr]
+    cfg = parse_config(NOTIFY_OK.replace("cloud", "payments") + toml, Path("services.toml"))
+    assert [n.name for n in cfg.notifiers] == ["slack", "oncall-mail", "hook"]
+    body = json.loads(re.search(r"```json\n(.*?)```", DOC, re.S).group(1))  # type: ignore[union-attr]
+    Draft202012Validator(webhook_schema()).validate(body)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -30,9 +31,11 @@ from statusgen.config import Config, NotifyConfig
 from statusgen.decide.incidents import Incident
 from statusgen.notify.events import Event, Plan, cycle_events, plan, queue
 from statusgen.notify.messages import message_of, trial_message
-from statusgen.notify.send import Answer, send
 from statusgen.store import Notification, SendOutcome, Store
 from statusgen.vendors.stage import VendorObservation
+
+if TYPE_CHECKING:  # notify.send imports Apprise, some tenths of a second: only a site with notifiers pays them
+    from statusgen.notify.send import Answer
 
 log = logging.getLogger("statusgen")
 GRACE_S = 2.0  # past the longest timeout, a notifier's thread is no longer waited for
@@ -98,6 +101,8 @@ def _send_all(config: Config, plans: Mapping[str, Plan], now: datetime, env: Map
     """Every notifier's batches, the notifiers at once; a thread not done in time is not waited for."""
     if not plans:
         return []
+    import statusgen.notify.send  # noqa: F401  (here, before the notifiers' time starts: see TYPE_CHECKING)
+
     notifiers = {n.name: n for n in config.notifiers}
     pool = ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="notify")
     futures = {pool.submit(_send_plan, config, notifiers[name], p, now, env): name for name, p in plans.items()}
@@ -120,6 +125,8 @@ def _send_plan(
 ) -> list[SendOutcome]:
     """One notifier's messages, in order, within its timeout: those there is no time left for
     wait for the next run."""
+    from statusgen.notify.send import send
+
     deadline = time.monotonic() + notifier.timeout
     outcomes = []
     for batch in p.batches:
@@ -145,6 +152,8 @@ def _log(answer: Answer, events: int) -> None:
 
 def try_notifiers(config: Config, names: Sequence[str], now: datetime) -> list[Answer]:
     """``statusgen notify --test``: a test message to each notifier named (all when none), at once."""
+    from statusgen.notify.send import send
+
     chosen = [n for n in config.notifiers if not names or n.name in names]
     if not chosen:
         return []
