@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from statusgen.cli import main
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
 from statusgen.store import Store
-from tests.conftest import Targets, write_config
+from tests.conftest import Clock, Targets, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "notify-webhook.schema.json").read_text(encoding="utf-8"))
@@ -124,17 +123,6 @@ successes_to_resolve = 1
 [[services.checks]]
 url = "{target}"
 """
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
-
-    def __call__(self) -> datetime:
-        return self.t
-
-    def tick(self) -> None:
-        self.t += timedelta(minutes=1)
 
 
 def site(tmp: Path, body: str, notify: str) -> Config:

@@ -122,10 +122,8 @@ def incident_events(before: Mapping[str, Incident], changed: Sequence[Incident])
 def _incident_event(incident: Incident, index: int, update: IncidentUpdate) -> Event:
     kind = UPDATE_EVENTS[update.kind]
     status = Status(update.status)
-    if kind == "incident.resolved":
-        title = f"{incident.title.split(':', 1)[0]}: resolved"
-    else:
-        title = f"{incident.title.split(':', 1)[0]}: {STATUS_WORDS[status]}"
+    service_name = incident.title.rsplit(": ", 1)[0]  # the title is "<service name>: <status in words>"
+    title = f"{service_name}: {'resolved' if kind == 'incident.resolved' else STATUS_WORDS[status]}"
     return Event(
         f"{incident.id}/{index}",
         kind,

@@ -34,7 +34,7 @@ from statusgen.notify.messages import message_of, trial_message
 from statusgen.store import Notification, SendOutcome, Store
 from statusgen.vendors.stage import VendorObservation
 
-if TYPE_CHECKING:  # notify.send imports Apprise, some tenths of a second: only a site with notifiers pays them
+if TYPE_CHECKING:  # notify.send imports Apprise, slow to import: only a site with notifiers pays for it
     from statusgen.notify.send import Answer
 
 log = logging.getLogger("statusgen")

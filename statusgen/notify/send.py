@@ -91,7 +91,10 @@ def send(
         body, fmt = webhook_body(config, message, now).decode(), apprise.NotifyFormat.TEXT
     else:
         body, fmt = message.body, apprise.NotifyFormat.MARKDOWN
-    result = target.notify(body=body, title=message.title, body_format=fmt, timeout=timeout, log_level=logging.INFO)
+    try:
+        result = target.notify(body=body, title=message.title, body_format=fmt, timeout=timeout, log_level=logging.INFO)
+    except Exception as exc:  # a notifier's failure, whatever it is, must not end the run that sends to it
+        return Answer(notifier.name, False, False, f"Apprise failed: {type(exc).__name__}")
     said = " ".join(" ".join(e.message.split()) for e in result.logs())
     timed_out = result.status == apprise.AppriseResultStatus.TIMEOUT
     said = said or ("sent" if result else "timed out" if timed_out else "not sent")
