@@ -338,3 +338,43 @@ def test_a_slow_notifier_holds_the_run_no_longer_than_its_timeout(tmp_path, targ
     run_cycle(cfg)  # what may have arrived is not sent again
     with Store(cfg.site.store) as store:
         assert store.notification_counts() == {"sent": 0, "failed": 1, "pending": 0, "uncertain": 1}
+
+
+VENDOR_ONLY = """
+[categories]
+cloud = "Cloud"
+
+[[services]]
+slug = "claude"
+name = "Claude"
+category = "cloud"
+[services.vendor]
+url = "{page}"
+format = "statuspage"
+"""
+
+
+def test_a_vendor_incident_is_told_once_when_the_page_first_shows_it(tmp_path, targets: Targets, receiver):
+    fixtures = ROOT / "tests" / "fixtures" / "vendors" / "statuspage"
+    quiet = (fixtures / "githubstatus_summary_all_operational_2026.json").read_bytes()
+    incident = (fixtures / "claude_summary_major_incident_now_degraded.json").read_bytes()
+    targets.set("/summary.json", body=quiet)
+    notify = webhook("hook", f"statusgen://{receiver.url}/hook", 'events = ["vendor.incident"]')
+    cfg = site(tmp_path, VENDOR_ONLY.format(page=targets.url("/summary.json")), notify)
+    clock = Clock()
+    cycles(cfg, clock, 2)
+    assert receiver.posts == []
+    targets.set("/summary.json", body=incident)
+    cycles(cfg, clock, 3)
+    (post,) = [p.json() for p in receiver.posts]
+    Draft202012Validator(SCHEMA).validate(post)
+    (event,) = post["events"]
+    assert (event["id"], event["kind"], event["severity"], event["incident"]) == (
+        "vendor/claude/978mjkgw6mh7",
+        "vendor.incident",
+        "major",
+        None,
+    )
+    assert event["message"].startswith("Elevated errors on platform.claude.com (")
+    (posted,) = json.loads(incident)["incidents"]
+    assert event["link"] in (posted["shortlink"], f"https://status.claude.com/incidents/{posted['id']}")
