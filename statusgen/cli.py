@@ -138,6 +138,33 @@ def run(config_path: Path, loop: bool, max_cycles: int | None, wait_lock: float,
 
 @main.command()
 @config_option
+@click.option("--test", "test_message", is_flag=True, help="Send a test message (the only thing notify does for now).")
+@click.argument("name", required=False)
+def notify(config_path: Path, test_message: bool, name: str | None) -> None:
+    """Send a test message to the notifier NAME, or to every [[notify]] notifier, and print what
+    each answered. Exit 1 when any could not be sent to."""
+    from statusgen.logs import printable
+    from statusgen.notify.outbox import try_notifiers
+    from statusgen.timeutil import utcnow
+
+    if not test_message:
+        raise click.UsageError("say what to do: statusgen notify --test [NAME]")
+    cfg = load_config(config_path)
+    known = [n.name for n in cfg.notifiers]
+    if name is not None and name not in known:
+        raise click.BadParameter(f'no notifier "{name}"; configured: {", ".join(known) or "none"}', param_hint="NAME")
+    if not known:
+        raise click.UsageError(f"{config_path} has no [[notify]] notifier; see docs/notifications.md")
+    answers = try_notifiers(cfg, [name] if name else [], utcnow())
+    for answer in answers:
+        click.echo(f"{answer.notifier}: {'sent' if answer.sent else 'NOT SENT'}: {printable(answer.said)}")
+    failed = [a.notifier for a in answers if not a.sent]
+    if failed:
+        raise StatusgenError(f"{len(failed)} of {len(answers)} notifiers could not be sent to: {', '.join(failed)}")
+
+
+@main.command()
+@config_option
 @new_store_option
 def build(config_path: Path, new_store: bool) -> None:
     """Re-render the whole tree from the store alone (no probing)."""

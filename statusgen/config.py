@@ -526,6 +526,79 @@ MAINTENANCE_KEYS = (
     Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
 )
 
+NOTIFY_EVENTS = (
+    "incident.opened",
+    "incident.escalated",
+    "incident.noted",
+    "incident.resolved",
+    "vendor.incident",
+    "maintenance.started",
+)
+SEVERITIES = ("minor", "major", "critical")
+MAX_NOTIFY_TIMEOUT = 60.0
+MAX_CATCH_UP = 7 * DAY
+
+
+def notify_events(value: Any) -> tuple[str, ...]:
+    chosen = value if isinstance(value, list) else None
+    if not chosen or not all(v in NOTIFY_EVENTS for v in chosen):
+        raise Invalid(f"must be a list of events from {', '.join(NOTIFY_EVENTS)}, got {_show(value)}")
+    return tuple(chosen)
+
+
+def severity(value: Any) -> str:
+    if value not in SEVERITIES:
+        raise Invalid(f"must be one of {', '.join(SEVERITIES)}, got {_show(value)}")
+    return str(value)
+
+
+def notify_url(value: Any) -> str:
+    given = text(value)
+    if "://" not in given:
+        raise Invalid(
+            f"must be an Apprise URL (slack://..., mailto://..., json://...) or statusgen:// for the "
+            f"generic webhook, got {_show(given)}"
+        )
+    return given
+
+
+NOTIFY_KEYS = (
+    Key("name", slug, doc="Identifier of the notifier (in logs, the store and `statusgen notify --test NAME`)."),
+    Key(
+        "url",
+        notify_url,
+        doc="Where to send: an Apprise URL (https://github.com/caronc/apprise/wiki: slack://, mailto://, "
+        "msteams://, tgram://, ntfy://, matrix://, json://...) or statusgen:// (https: statusgens://) for the "
+        "generic JSON webhook of docs/notifications.md. Secrets go in environment variables (${SLACK_TOKEN}), "
+        "read when sending and never written to the site, the store or the logs.",
+    ),
+    Key("services", string_list, (), "Only these services (slugs); all by default."),
+    Key("categories", string_list, (), "Only the services of these categories; all by default."),
+    Key("events", notify_events, NOTIFY_EVENTS, "The events to send; all by default."),
+    Key(
+        "min_severity",
+        severity,
+        "minor",
+        "Least severity of an incident (ours: its worst so far; a vendor's: its impact) that is sent: "
+        "minor, major or critical. Maintenance is always sent.",
+    ),
+    Key("timeout", seconds_up_to(MAX_NOTIFY_TIMEOUT), 10.0, "Seconds a run gives this notifier to send."),
+    Key(
+        "digest_after",
+        count,
+        5,
+        "When more events than this are due for the notifier in one run (a mass change, or what it "
+        "missed while down), it gets one digest of them all instead of one message each.",
+    ),
+    Key(
+        "catch_up",
+        seconds_up_to(MAX_CATCH_UP),
+        86400.0,
+        "Seconds an event is kept for a notifier that could not be reached; past that it is told only "
+        "in a digest, and after seven days it is given up.",
+    ),
+)
+
 
 # -- records ------------------------------------------------------------------
 
@@ -654,12 +727,28 @@ class SiteConfig:
 
 
 @dataclass(frozen=True)
+class NotifyConfig:
+    """A notifier: where to send (``url``, which may name ${VARIABLES}: see secrets.expand) and what."""
+
+    name: str
+    url: str
+    services: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    events: tuple[str, ...] = NOTIFY_EVENTS
+    min_severity: str = "minor"
+    timeout: float = 10.0
+    digest_after: int = 5
+    catch_up: float = 86400.0
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     site: SiteConfig
     categories: dict[str, str]  # slug -> display name, in declared order
     services: tuple[ServiceConfig, ...]
     canaries: tuple[CheckConfig, ...] = ()
+    notifiers: tuple[NotifyConfig, ...] = ()
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -887,7 +976,7 @@ def _services(
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "services", "canaries")
+TOP_LEVEL = ("site", "categories", "services", "canaries", "notify")
 
 
 def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
@@ -897,6 +986,57 @@ def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> 
         return ()
     found = [_check(c, f"canary {i}", site, problems) for i, c in enumerate(raw, 1)]
     return tuple(c for c in found if c)
+
+
+def _notifier(
+    table: Any, index: int, services: tuple[ServiceConfig, ...], categories: dict[str, str], problems: _Problems
+) -> NotifyConfig | None:
+    name = table.get("name") if isinstance(table, Mapping) else None
+    where = f'notifier "{name}"' if isinstance(name, str) else f"notifier {index}"
+    values = _read_table(table, NOTIFY_KEYS, where, problems)
+    _report_unknown(values, where, problems, [k.name for k in NOTIFY_KEYS])
+    slugs = {s.slug for s in services}
+    for slug_ in values.get("services", ()):
+        if services and slug_ not in slugs:
+            problems.add(where, f'services names "{slug_}", which is not a declared service')
+    for cat in values.get("categories", ()):
+        if categories and cat not in categories:
+            problems.add(where, f'categories names "{cat}", which is not declared; declared: {", ".join(categories)}')
+    if "url" in values and _variables_set(values["url"], where, problems):
+        from statusgen.notifyurl import understood
+
+        if not understood(values["url"], os.environ):
+            shown = values["url"].split("://", 1)[0]  # the rest may hold a secret written in the file
+            problems.add(
+                where,
+                f'url (a "{shown}://" URL) is not one Apprise can send to; see '
+                "https://github.com/caronc/apprise/wiki for the form of each service's URL",
+            )
+    try:
+        return NotifyConfig(**values)
+    except TypeError:
+        return None
+
+
+def _variables_set(value: str, where: str, problems: _Problems) -> bool:
+    missing = [name for name in references(value) if name not in os.environ]
+    for name in missing:
+        problems.add(where, f"url names ${{{name}}}, which is not set in the environment; export it")
+    return not missing
+
+
+def _notifiers(
+    doc: Mapping[str, Any], services: tuple[ServiceConfig, ...], categories: dict[str, str], problems: _Problems
+) -> tuple[NotifyConfig, ...]:
+    raw = doc.get("notify", [])
+    if not isinstance(raw, list):
+        problems.add("[[notify]]", "must be a list of notifiers ([[notify]] with a name and a url)")
+        return ()
+    found = [_notifier(t, i, services, categories, problems) for i, t in enumerate(raw, 1)]
+    names = [n.name for n in found if n]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.add(f'notifier "{name}"', "name is used by more than one notifier; names must be unique")
+    return tuple(n for n in found if n)
 
 
 def nesting(text_: str) -> int:
@@ -953,9 +1093,17 @@ def parse_config(text_: str, path: Path) -> Config:
     categories = _categories(doc, problems)
     services = _services(doc, site, categories, problems)
     canaries = _canaries(doc, site, problems)
+    notifiers = _notifiers(doc, services, categories, problems)
     if problems.items:
         raise ConfigError(problems.items)
-    return Config(path=path.resolve(), site=site, categories=categories, services=services, canaries=canaries)
+    return Config(
+        path=path.resolve(),
+        site=site,
+        categories=categories,
+        services=services,
+        canaries=canaries,
+        notifiers=notifiers,
+    )
 
 
 def load_config(path: str | Path) -> Config:
@@ -981,6 +1129,7 @@ def documented_keys() -> dict[str, tuple[Key, ...]]:
         "services.vendor": VENDOR_KEYS,
         "services.maintenance": MAINTENANCE_KEYS,
         "canaries": CHECK_KEYS,
+        "notify": NOTIFY_KEYS,
     }
 
 
@@ -1014,6 +1163,7 @@ def config_reference() -> str:
         "services.vendor": "[services.vendor]",
         "services.maintenance": "[[services.maintenance]]",
         "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)",
+        "notify": "[[notify]] (notifiers: who is told of incidents and maintenance; docs/notifications.md)",
     }
     for section, keys in documented_keys().items():
         lines += [f"## `{headings[section]}`", "", "| key | default | meaning |", "|---|---|---|"]

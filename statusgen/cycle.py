@@ -21,6 +21,7 @@ from statusgen.decide.run import (
 from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
 from statusgen.model import CheckId, CheckResult, Outcome
+from statusgen.notify.outbox import deliver, queued
 from statusgen.probe import CheckTarget, probe_all, targets
 from statusgen.render.build import BuildResult, build
 from statusgen.render.tree import clear_partial, recorded_store, remember_store
@@ -126,7 +127,8 @@ def run_cycle(
         now = clock()
         vantage = judge_vantage(results, canaries, config.site)
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
-        decisions = decide_cycle(config, states, store.open_incidents(), results, now, observations, vantage)
+        before = store.open_incidents()
+        decisions = decide_cycle(config, states, before, results, now, observations, vantage)
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
         excluded = sum(1 for r in decisions.results if r.flag == "excluded")
@@ -145,10 +147,12 @@ def run_cycle(
             excluded,
         )
         rows = [row for row, _ in fetched.values()]
-        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows))
+        told = queued(store, config, before, decisions.incidents, observations, now)
+        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told))
         store.prune(now)
         built = build(store, config, now)
         remember_store(config.site.output, config.site.store)
+        deliver(store, config, now)  # after the build: a message's link leads to a page that tells it
         return CycleReport(run_id, len(results), failed, probe_ms, built, len(decisions.incidents))
     finally:
         store.close()

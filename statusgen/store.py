@@ -18,6 +18,8 @@ Tables:
   result_hours    per service and hour, the published rows of its results, deflated: rewritten
                   with every write of its results, so that a build reads a service's last day
                   in a few pages (``last_day_json``)
+  notifications   the outbox: each event due to each notifier, written with the run that decided
+                  it, and how its sending went (``statusgen.notify``)
 """
 
 from __future__ import annotations
@@ -236,7 +238,24 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             "ALTER TABLE buckets_new RENAME TO buckets",
         ],
     ),
+    (
+        13,
+        "notifications: each event due to each notifier, and whether it was sent",
+        [
+            # state: pending, then sending (set before the send), then sent; back to pending when the
+            # notifier refused it; uncertain when a run stopped while sending it (never sent again);
+            # expired when it waited past its bound.
+            """CREATE TABLE notifications (
+            event TEXT NOT NULL, notifier TEXT NOT NULL, queued_at INTEGER NOT NULL, body TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0, done_at INTEGER, answer TEXT,
+            PRIMARY KEY (event, notifier)) WITHOUT ROWID""",
+            "CREATE INDEX notifications_waiting ON notifications (state, notifier, queued_at)",
+        ],
+    ),
 ]
+NOTIFICATION_RETENTION_S = 30 * 86400  # sent or abandoned events are kept this long (health counts them)
+NotificationKey = tuple[str, str]  # (event id, notifier)
 
 
 @dataclass
@@ -270,6 +289,31 @@ def _inflated(rows: bytes) -> str:
 
 
 @dataclass(frozen=True)
+class Notification:
+    """An event due to a notifier, as the outbox keeps it: ``body`` is the event's JSON."""
+
+    event: str
+    notifier: str
+    queued_at: datetime
+    body: str
+    attempts: int = 0
+
+    @property
+    def key(self) -> NotificationKey:
+        return (self.event, self.notifier)
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """How an attempt to send an event went, as the outbox records it."""
+
+    key: NotificationKey
+    state: str  # sent | pending | uncertain | expired
+    answer: str  # what the notifier answered, without its URL
+    failed: bool
+
+
+@dataclass(frozen=True)
 class Cycle:
     """Everything one run writes, in one transaction."""
 
@@ -278,6 +322,7 @@ class Cycle:
     states: dict[str, ServiceState]
     incidents: Sequence[Incident]
     vendors: Sequence[VendorRow] = ()
+    notifications: Sequence[Notification] = ()  # queued with the decisions they tell of
 
 
 def bucket_of(r: StoredResult, res: int) -> BucketRow:
@@ -481,7 +526,60 @@ class Store:
                 "INSERT OR REPLACE INTO vendor_sources VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [_vendor_row(v) for v in cycle.vendors],
             )
+            db.executemany(  # an event already queued (a re-run deciding it again) stays as it is
+                "INSERT OR IGNORE INTO notifications (event, notifier, queued_at, body) VALUES (?,?,?,?)",
+                [(n.event, n.notifier, to_epoch(n.queued_at), n.body) for n in cycle.notifications],
+            )
         return run_id
+
+    # -- the outbox of notifications ---------------------------------------------------------
+
+    @_guarded
+    def interrupted_notifications(self) -> int:
+        """Mark what a run left "sending" as uncertain: it may have reached its notifier, so it is
+        never sent again (a duplicate is worse than a loss the log tells of). Returns how many."""
+        with self.transaction() as db:
+            return db.execute("UPDATE notifications SET state = 'uncertain' WHERE state = 'sending'").rowcount
+
+    @_guarded
+    def waiting_notifications(self) -> list[Notification]:
+        """The events not yet sent, oldest first."""
+        rows = self.db.execute(
+            "SELECT event, notifier, queued_at, body, attempts FROM notifications WHERE state = 'pending' "
+            "ORDER BY notifier, queued_at, event"
+        )
+        return [Notification(e, n, from_epoch(q), b, a) for e, n, q, b, a in rows]
+
+    @_guarded
+    def notifications_sending(self, keys: Iterable[NotificationKey]) -> None:
+        """Record that these are about to be sent, before sending them."""
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE notifications SET state = 'sending', attempts = attempts + 1 "
+                "WHERE event = ? AND notifier = ? AND state = 'pending'",
+                list(keys),
+            )
+
+    @_guarded
+    def notifications_done(self, outcomes: Iterable[SendOutcome], now: datetime) -> None:
+        """Record each outcome: its new state (``sent``; ``pending``: sent again next run;
+        ``uncertain``; ``expired``), the notifier's answer, and whether the attempt failed."""
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE notifications SET state = ?, answer = ?, done_at = ?, failures = failures + ? "
+                "WHERE event = ? AND notifier = ?",
+                [(o.state, o.answer, to_epoch(now), int(o.failed), *o.key) for o in outcomes],
+            )
+
+    @_guarded
+    def notification_counts(self) -> dict[str, int]:
+        """Events sent, attempts refused, events waiting and events left uncertain, over the outbox."""
+        sent, failed, pending, uncertain = self.db.execute(
+            "SELECT count(*) FILTER (WHERE state = 'sent'), ifnull(sum(failures), 0), "
+            "count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'uncertain') "
+            "FROM notifications"
+        ).fetchone()
+        return {"sent": sent, "failed": failed, "pending": pending, "uncertain": uncertain}
 
     @_guarded
     def record_run(self, run: RunRecord) -> None:
@@ -532,6 +630,9 @@ class Store:
                     )
                 )
             _moved(db, gone)
+            db.execute(
+                "DELETE FROM notifications WHERE state != 'pending' AND queued_at < ?", (t - NOTIFICATION_RETENTION_S,)
+            )
 
     # -- reading ------------------------------------------------------------
 

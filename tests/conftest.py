@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -84,6 +85,19 @@ def loopback_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Clock:
+    """An injected clock: a minute per run, starting two hours ago."""
+
+    def __init__(self) -> None:
+        self.t = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+
+    def __call__(self) -> datetime:
+        return self.t
+
+    def tick(self) -> None:
+        self.t += timedelta(minutes=1)
 
 
 @dataclass

@@ -132,7 +132,7 @@ BROKEN = [
     (
         "top level",
         "sites = 1\n" + CATS + GOOD_SERVICE,
-        ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries'],
+        ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries, notify'],
     ),
     (
         "recurring without duration",

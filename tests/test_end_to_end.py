@@ -7,7 +7,6 @@ import http.client
 import json
 import re
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import feedparser
@@ -21,7 +20,7 @@ from statusgen.config import load_config
 from statusgen.cycle import run_cycle
 from statusgen.model import RANGES, STATUSES
 from statusgen.render.shapes import SCHEMAS, schema_for
-from tests.conftest import Targets, start_preview, write_config
+from tests.conftest import Clock, Targets, start_preview, write_config
 
 SERVICES = """
 [categories]
@@ -51,19 +50,6 @@ category = "payments"
 url = "{c}"
 timeout = 0.5
 """
-
-
-class Clock:
-    """An injected clock: a minute per run, starting two hours ago."""
-
-    def __init__(self) -> None:
-        self.t = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
-
-    def __call__(self) -> datetime:
-        return self.t
-
-    def tick(self) -> None:
-        self.t += timedelta(minutes=1)
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,13 @@ LAYERS: list[set[str]] = [
         "statusgen.jsonout",
         "statusgen.neterrors",
         "statusgen.secrets",
+        "statusgen.notifyurl",
     },
     {"statusgen.probe", "statusgen.vendors"},
     {"statusgen.decide"},
     {"statusgen.store", "statusgen.lock"},
     {"statusgen.render"},
+    {"statusgen.notify"},
     {"statusgen.web"},
     {
         "statusgen.cycle",

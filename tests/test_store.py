@@ -258,7 +258,7 @@ def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(
     db.execute("INSERT INTO history_cache VALUES ('api', 300, 0, 0, '1:', '', '[0,0,0,0]', NULL, NULL, NULL)")
     db.close()
     store = Store(path)
-    assert store.schema_version() == MIGRATIONS[-1][0] == 12
+    assert store.schema_version() == MIGRATIONS[-1][0] >= 12
     tables = {name for (name,) in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "history_cache" not in tables
     kept = store.buckets("api", 300, starts[-1], starts[0] + 300)

@@ -27,6 +27,7 @@ from statusgen.timeutil import iso
 from statusgen.vendors.stage import is_stale
 
 Documents = dict[str, Any]  # tree path -> JSON-ready object
+NOTIFICATION_COUNTS = ("sent", "failed", "pending", "uncertain")
 
 
 def _links(slug: str) -> dict[str, str]:
@@ -294,6 +295,7 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "services_counted": len(counted),
         "services_total": len(data.config.services),
         "collection": collection_state(data.last_run, data.config.site.interval, data.now),
+        "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
     }
 
 

@@ -40,6 +40,7 @@ class SiteData:
     vendors: dict[str, VendorRow] = field(default_factory=dict)  # service -> its vendor source as stored
     versions: dict[str, int] = field(default_factory=dict)  # service -> its measurements version
     by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)  # each service's incidents
+    notifications: dict[str, int] = field(default_factory=dict)  # the outbox's counts (Store.notification_counts)
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -85,4 +86,5 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         vendors=store.vendor_rows(),
         versions=store.data_versions(),
         by_service=by_service,
+        notifications=store.notification_counts(),
     )

@@ -459,6 +459,11 @@ HEALTH = obj(
         "services_counted": INT,
         "services_total": INT,
         "collection": COLLECTION,
+        "notifications": obj(
+            {"sent": INT, "failed": INT, "pending": INT, "uncertain": INT},
+            description="The notifications of the last 30 days, as the last build found them: events sent, "
+            "attempts that failed, events waiting, events a stopped run may or may not have sent.",
+        ),
     },
     description="The health index (the number on the front page) and the state of our own collection.",
 )

@@ -1,0 +1,269 @@
+"""Decision: what to tell the notifiers after a run, and how to send what waits. Pure.
+
+``cycle_events`` takes what the run decided (the incidents before and after it, the vendors'
+views before and after, the maintenance windows) and returns the events a person would want to
+hear of, each with an id that names it for good:
+
+* **incident.opened / escalated / noted / resolved**: one per update this run added to one of
+  our incidents (its opening, a change of status while open, an operator's note, its end). The
+  id is the incident's and the update's place in it, so deciding the same update again (a re-run)
+  makes the same event, which the outbox keeps once.
+* **vendor.incident**: an incident the vendor posts, the first time a fresh view of its page
+  shows it. A vendor's incident is told of once, whether or not we see a problem ourselves.
+* **maintenance.started**: a window (configured, or announced by the vendor) that began since
+  the previous run.
+
+``queue`` says which notifier wants which event (its services, categories, events and least
+severity); ``plan`` what one notifier is sent now of what waits for it:
+
+* one message per event, in order;
+* one digest of them all when more than ``digest_after`` wait (many services changed at once,
+  or the notifier missed many while it was down), or when any waited past ``catch_up``: a
+  person wants a summary of old news, not a burst of it;
+* an event that waited past ``GIVE_UP`` is dropped: a notifier gone for a week is told nothing
+  of that week.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from statusgen import routes
+from statusgen.config import SEVERITIES, Config, NotifyConfig, ServiceConfig
+from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
+from statusgen.decide.maintenance import Notice, announced, scheduled
+from statusgen.model import STATUS_WORDS, Outcome, Status
+from statusgen.store import Notification
+from statusgen.timeutil import iso, parse_iso, parse_time
+from statusgen.vendors import VendorIncident
+from statusgen.vendors.stage import VendorObservation
+
+#: The kind of an incident's update -> the event it makes ("vendor" updates: see vendor.incident).
+UPDATE_EVENTS = {
+    "opened": "incident.opened",
+    "severity": "incident.escalated",
+    "note": "incident.noted",
+    "resolved": "incident.resolved",
+}
+GIVE_UP = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a notifier may be told of. ``title`` and ``message`` may hold a vendor's text:
+    whoever writes them escapes them for the target. ``link`` is a path of the site (``/...``)
+    or a vendor's page; ``incident`` our incident's record as it stood."""
+
+    id: str
+    kind: str
+    service: str
+    at: datetime
+    status: str
+    severity: str | None
+    title: str
+    message: str
+    since: datetime | None = None
+    link: str | None = None
+    incident: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "service": self.service,
+            "at": iso(self.at),
+            "status": self.status,
+            "severity": self.severity,
+            "title": self.title,
+            "message": self.message,
+            "since": iso(self.since),
+            "link": self.link,
+            "incident": self.incident,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Event:
+        return cls(
+            d["id"],
+            d["kind"],
+            d["service"],
+            parse_time(d["at"]),
+            d["status"],
+            d["severity"],
+            d["title"],
+            d["message"],
+            parse_iso(d["since"]),
+            d["link"],
+            d["incident"],
+        )
+
+
+# -- what happened -------------------------------------------------------------------------------
+
+
+def incident_events(before: Mapping[str, Incident], changed: Sequence[Incident]) -> list[Event]:
+    """One event per update this run added to an incident (``changed``, against ``before``: the
+    open incidents as the run found them)."""
+    out = []
+    for incident in changed:
+        prior = before.get(incident.service)
+        known = len(prior.updates) if prior is not None and prior.id == incident.id else 0
+        for index, update in enumerate(incident.updates[known:], known):
+            if update.kind in UPDATE_EVENTS:
+                out.append(_incident_event(incident, index, update))
+    return out
+
+
+def _incident_event(incident: Incident, index: int, update: IncidentUpdate) -> Event:
+    kind = UPDATE_EVENTS[update.kind]
+    status = Status(update.status)
+    service_name = incident.title.rsplit(": ", 1)[0]  # the title is "<service name>: <status in words>"
+    title = f"{service_name}: {'resolved' if kind == 'incident.resolved' else STATUS_WORDS[status]}"
+    return Event(
+        f"{incident.id}/{index}",
+        kind,
+        incident.service,
+        update.at,
+        status.value,
+        incident.severity,
+        title,
+        update.message,
+        incident.started_at,
+        routes.incident_page_url(incident.service, incident.id),
+        incident.to_json(),
+    )
+
+
+def vendor_events(
+    config: Config, before: Mapping[str, dict[str, Any] | None], observations: Mapping[str, VendorObservation]
+) -> list[Event]:
+    """The incidents a fresh view of a vendor's page shows that its previous view (``before``,
+    as published) did not."""
+    out = []
+    for svc in config.services:
+        obs = observations.get(svc.slug)
+        if obs is None or obs.view is None or obs.last_ok_at is None or obs.outcome is not Outcome.OK:
+            continue
+        view = before.get(svc.slug)
+        known = {i["id"] for i in view["incidents"]} if view else set()
+        out += [_vendor_event(svc, v, obs.last_ok_at) for v in obs.view.incidents if v.id not in known]
+    return out
+
+
+def _vendor_event(svc: ServiceConfig, v: VendorIncident, now: datetime) -> Event:
+    impact = Status(v.impact) if v.impact in SEVERITY else None
+    return Event(
+        f"vendor/{svc.slug}/{v.id}",
+        "vendor.incident",
+        svc.slug,
+        v.started_at or now,
+        impact.value if impact else Status.UNKNOWN.value,
+        SEVERITY[impact] if impact else SEVERITIES[0],
+        f"{svc.name}: the vendor reports an incident",
+        f"{v.title} ({v.status})",
+        v.started_at,
+        v.url,
+    )
+
+
+def maintenance_events(
+    config: Config, since: datetime, now: datetime, observations: Mapping[str, VendorObservation]
+) -> list[Event]:
+    """The maintenance windows that began after ``since`` and by ``now``."""
+    out = []
+    for svc in config.services:
+        obs = observations.get(svc.slug)
+        view = obs.view.to_json() if obs is not None and obs.view is not None else None
+        for notice in scheduled(svc, now) + announced(svc.slug, view):
+            if since < notice.start <= now:
+                out.append(_maintenance_event(svc, notice))
+    return out
+
+
+def _maintenance_event(svc: ServiceConfig, notice: Notice) -> Event:
+    until = f" until {iso(notice.end)}" if notice.end else ""
+    return Event(
+        f"maintenance/{svc.slug}/{notice.source}/{iso(notice.start)}",
+        "maintenance.started",
+        svc.slug,
+        notice.start,
+        Status.MAINTENANCE.value,
+        None,
+        f"{svc.name}: maintenance began",
+        f"{notice.title}{until}.",
+        notice.start,
+        notice.url or routes.service_page_url(svc.slug),
+    )
+
+
+def cycle_events(
+    config: Config,
+    before: Mapping[str, Incident],
+    changed: Sequence[Incident],
+    views_before: Mapping[str, dict[str, Any] | None],
+    observations: Mapping[str, VendorObservation],
+    since: datetime,
+    now: datetime,
+) -> list[Event]:
+    """Every event of a run, in the order a reader would want them."""
+    found = (
+        incident_events(before, changed)
+        + vendor_events(config, views_before, observations)
+        + maintenance_events(config, since, now, observations)
+    )
+    return sorted(found, key=lambda e: (e.at, e.service, e.id))
+
+
+# -- who hears of it -----------------------------------------------------------------------------
+
+
+def wants(notifier: NotifyConfig, event: Event, category: str | None) -> bool:
+    """Whether the notifier asked for this event: its kind, its service or category, its severity."""
+    if event.kind not in notifier.events:
+        return False
+    if notifier.services and event.service not in notifier.services:
+        return False
+    if notifier.categories and category not in notifier.categories:
+        return False
+    least = SEVERITIES.index(notifier.min_severity)
+    return event.severity is None or SEVERITIES.index(event.severity) >= least
+
+
+def queue(config: Config, events: Sequence[Event], now: datetime) -> list[Notification]:
+    """The outbox rows of these events: one per event and notifier that wants it."""
+    out = []
+    for event in events:
+        svc = config.by_slug.get(event.service)
+        category = svc.category if svc else None
+        body = orjson.dumps(event.to_json()).decode()
+        out += [Notification(event.id, n.name, now, body) for n in config.notifiers if wants(n, event, category)]
+    return out
+
+
+# -- what is sent now ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one notifier is sent in this run: each batch is one message (more than one event: a
+    digest); ``dropped`` waited too long to be sent at all."""
+
+    batches: tuple[tuple[Notification, ...], ...]
+    dropped: tuple[Notification, ...]
+
+
+def plan(notifier: NotifyConfig, waiting: Sequence[Notification], now: datetime) -> Plan:
+    """How the events waiting for ``notifier`` (oldest first) are sent now."""
+    dropped = tuple(n for n in waiting if now - n.queued_at > GIVE_UP)
+    due = [n for n in waiting if now - n.queued_at <= GIVE_UP]
+    if not due:
+        return Plan((), dropped)
+    late = any(now - n.queued_at > timedelta(seconds=notifier.catch_up) for n in due)
+    if late or len(due) > notifier.digest_after:
+        return Plan((tuple(due),), dropped)
+    return Plan(tuple((n,) for n in due), dropped)
