@@ -169,6 +169,19 @@ CHECK = obj(
     }
 )
 
+VENDOR_MAINTENANCE = obj(
+    {
+        "id": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "string", "description": "The vendor's own word (scheduled, in_progress...)."},
+        "starts_at": OPT_TIME,
+        "ends_at": OPT_TIME,
+        "url": OPT_STR,
+        "components": {"type": "array", "items": {"type": "string"}},
+    },
+    description="A maintenance the vendor announces.",
+)
+
 VENDOR_VIEW = obj(
     {
         "format": {"type": "string"},
@@ -210,8 +223,8 @@ VENDOR_VIEW = obj(
                 }
             ),
         },
-        "maintenance_active": {"type": "array"},
-        "maintenance_upcoming": {"type": "array"},
+        "maintenance_active": {"type": "array", "items": VENDOR_MAINTENANCE},
+        "maintenance_upcoming": {"type": "array", "items": VENDOR_MAINTENANCE},
         "updated_at": OPT_TIME,
         "page_url": OPT_STR,
     },
@@ -434,7 +447,12 @@ INCIDENTS = listing(
     INCIDENT,
     obj(
         {
-            "active": {"type": ["string", "null"], "enum": [None, "0", "1"]},
+            "active": {
+                "type": ["string", "null"],
+                "enum": [None, "0", "1"],
+                "description": 'The query\'s active value, as the query gives it: "1" open incidents only, '
+                '"0" closed ones only, null both.',
+            },
             "service": {**OPT_STR, "description": "The service whose incidents these are; null for every service's."},
         }
     ),
