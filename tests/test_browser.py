@@ -176,7 +176,7 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         seen = visit(browser, site.base + "/", width=width)
         page = seen.page
         bar, tip = "#svc-acme-api .bar", page.locator("#svc-acme-api .tip")
-        assert tip.count() == 0 and not any("/api/" in u for u in seen.requests), (
+        assert tip.count() == 0 and not any("/history" in u for u in seen.requests), (
             "nothing is fetched before it is asked"
         )
         assert page.is_visible("#h-services ~ p [data-hint]"), "the script says how to use the bars"
@@ -202,7 +202,8 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         assert active.get_attribute("role") == "slider" and "Acme API" in (active.get_attribute("aria-label") or "")
         page.keyboard.press("Tab")
         expect(tip).to_have_count(0)
-        assert [u for u in seen.requests if "/api/" in u] == [site.base + "/api/v1/services/acme-api/history?range=90d"]
+        histories = [u for u in seen.requests if "/history" in u]
+        assert histories == [site.base + "/api/v1/services/acme-api/history?range=90d"]  # once, when first asked
         assert seen.errors == []
         page.context.close()
 
@@ -276,6 +277,31 @@ def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(br
     page = context.new_page()
     page.goto(f"{site.base}/services/{slug}/", wait_until="load")
     assert page.inner_text("[data-live='check-1']") == "In the JSON"  # without script: a link to the record
+    context.close()
+
+
+def test_front_page_follows_the_snapshot_and_asks_again(browser: Browser, site: Site) -> None:
+    snapshot = site.json("/api/v1/snapshot")
+    context = browser.new_context()
+    page = context.new_page()
+    page.clock.install()
+    asked: list[tuple[str | None, int]] = []
+    page.on(
+        "response",
+        lambda r: (
+            asked.append((r.request.headers.get("if-none-match"), r.status))
+            if r.url.endswith("/api/v1/snapshot")
+            else None
+        ),
+    )
+    page.goto(f"{site.base}/", wait_until="load")
+    expect(page.locator("[data-live='front-as-of']")).to_contain_text("Data as of")
+    assert page.inner_text("#overall strong") == snapshot["summary"]
+    front_page_matches_the_snapshot(page, snapshot)
+    page.clock.run_for(int(site.build.config.site.interval * 1000) + 1000)
+    page.wait_for_timeout(500)
+    assert asked[0] == (None, 200) and len(asked) == 2 and asked[1][0] is not None and asked[1][1] == 304, asked
+    assert page.locator("[data-live='front-changed']").is_hidden()  # the open incidents are the same
     context.close()
 
 

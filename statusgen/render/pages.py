@@ -41,7 +41,7 @@ from statusgen.render import charts
 from statusgen.render.documents import configured_record
 from statusgen.render.openapi import openapi_document
 from statusgen.render.templating import render
-from statusgen.render.words import LEGEND
+from statusgen.render.words import LEGEND, status_word
 
 RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
 DAY_ROWS = 10  # the incidents and month pages list a day's newest incidents; the day's own page all
@@ -81,6 +81,7 @@ def front_page(
         categories=categories,
         legend=LEGEND,
         statuses=STATUSES,
+        status_words={s: status_word(s) for s in STATUSES},
     )
 
 

@@ -10,7 +10,12 @@
    in its viewBox (x y width height); a bar is all plot.
 
    Without this script, the words under each bar and the day-by-day table of each service
-   page tell the same numbers. */
+   page tell the same numbers.
+
+   It also keeps the front page and a service page fresh: every interval it asks for the
+   snapshot, or the service's record, with If-None-Match, and shows what moved (a service page
+   leaves out what moves with every result, so that the page changes only when what it says
+   does) and how old the data is. Without the script, the record's link says where that is. */
 "use strict";
 (() => {
   const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -194,19 +199,36 @@
     if (t.closest("[data-since]")) t.after(` (for ${lasted(Date.now() - at.getTime())})`);
   });
 
+  // Ask for a document now and every interval, with the ETag of the last answer (If-None-Match), so
+  // that an unchanged one costs a 304 and no body; ``fill`` gets each new one, ``tick`` runs after
+  // every answer (or failure: it is asked again next time).
+  function poll(url, seconds, fill, tick) {
+    let etag = null;
+    const ask = () => {
+      const headers = etag ? { "If-None-Match": etag } : {};
+      fetch(url, { headers, cache: "no-store" }).then((r) => {
+        if (r.status !== 200) return null;
+        etag = r.headers.get("ETag");
+        return r.json().then(fill);
+      }).catch(() => {}).finally(tick);
+    };
+    ask();
+    setInterval(ask, Math.max(5, Number(seconds) || 60) * 1000);
+  }
+  const tell = (name, text) => {
+    const el = document.querySelector(`[data-live="${name}"]`);
+    if (el) { el.textContent = text; el.hidden = false; }
+  };
+  const aged = (name, asOf) => {
+    if (asOf) tell(name, `Data as of ${LOCAL.format(new Date(asOf))} (${lasted(Date.now() - Date.parse(asOf))} ago).`);
+  };
+
   // A service page leaves out what moves with every result (so that it changes only when what it
-  // says does): its data-live parts are told here from the service's record, asked again every
-  // interval with the ETag of the last answer, so that an unchanged record costs a 304 and no body.
+  // says does): its data-live parts are told here from the service's record.
   const live = document.querySelector("[data-record]");
   if (live) {
     const words = JSON.parse(live.dataset.words);
-    const every = Math.max(5, Number(live.dataset.refresh) || 60) * 1000;
-    let etag = null;
     let asOf = null;
-    const tell = (name, text) => {
-      const el = document.querySelector(`[data-live="${name}"]`);
-      if (el) { el.textContent = text; el.hidden = false; }
-    };
     const at = (iso) => LOCAL.format(new Date(iso));
     const figure = (v, unit) => (v === null || v === undefined ? "\u2014" : `${v}${unit}`);
     const result = (r) => {
@@ -218,9 +240,6 @@
       if (r.condition) text += `: ${r.condition}`;
       if (r.flag) text += `; not counted: ${words.flags[r.flag] || r.flag}`;
       return `${text}, ${at(r.at)}`;
-    };
-    const age = () => {
-      if (asOf) tell("as-of", `Data as of ${at(asOf)} (${lasted(Date.now() - Date.parse(asOf))} ago).`);
     };
     const fill = (record) => {
       const s = record.service;
@@ -238,18 +257,37 @@
       }
       if (s.status !== live.dataset.status) tell("changed", "The status has changed since this page was made: reload it.");
     };
-    const refresh = () => {
-      const headers = etag ? { "If-None-Match": etag } : {};
-      fetch(live.dataset.record, { headers, cache: "no-store" }).then((r) => {
-        if (r.status === 200) {
-          etag = r.headers.get("ETag");
-          return r.json().then(fill);
+    poll(live.dataset.record, live.dataset.refresh, fill, () => aged("as-of", asOf));
+  }
+
+  // The front page: the banner, the health index, the counts and each service's status follow the
+  // snapshot; a change of the open incidents asks the reader to reload.
+  const overall = document.querySelector("[data-snapshot]");
+  if (overall) {
+    const words = JSON.parse(overall.dataset.words);
+    let asOf = null;
+    const fill = (snap) => {
+      asOf = snap.as_of;
+      overall.className = `banner banner-${snap.status}`;
+      overall.querySelector("strong").textContent = snap.summary;
+      const index = document.getElementById("health-index");
+      if (index && snap.health_index !== null) index.textContent = String(snap.health_index);
+      for (const [status, n] of Object.entries(snap.counts.by_status)) {
+        const count = document.querySelector(`.counts li[data-status="${status}"] b`);
+        if (count) count.textContent = String(n);
+      }
+      for (const svc of snap.services) {
+        const word = document.querySelector(`#svc-${svc.slug} .svc-head .st`);
+        if (word) {
+          word.className = `st st-${svc.status}`;
+          word.textContent = words[svc.status] || svc.status;
         }
-        return null;   // 304: nothing new; anything else: try again next time
-      }).catch(() => {}).finally(age);
+      }
+      if (String(snap.open_incidents) !== overall.dataset.open) {
+        tell("front-changed", "The open incidents have changed since this page was made: reload it.");
+      }
     };
-    refresh();
-    setInterval(refresh, every);
+    poll(overall.dataset.snapshot, overall.dataset.refresh, fill, () => aged("front-as-of", asOf));
   }
 
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
