@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_playwright
 
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts
@@ -238,24 +239,35 @@ def test_service_page(browser: Browser, site: Site) -> None:
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
 
 
+def open_polling(browser: Browser, url: str, polled: str) -> tuple[Page, list[tuple[str | None, int]]]:
+    """A page opened on Playwright's clock (the test moves time); the If-None-Match and status of
+    each answer to ``polled``, as they come."""
+    page = browser.new_context().new_page()
+    page.clock.install()
+    asked: list[tuple[str | None, int]] = []
+
+    def seen(r: Response) -> None:
+        if r.url.endswith(polled):
+            asked.append((r.request.headers.get("if-none-match"), r.status))
+
+    page.on("response", seen)
+    page.goto(url, wait_until="load")
+    return page, asked
+
+
+def answered(page: Page, asked: list[tuple[str | None, int]], n: int, timeout_s: float = 10.0) -> None:
+    """Wait until ``n`` answers to the polled URL have come (a busy machine answers late)."""
+    deadline = time.monotonic() + timeout_s
+    while len(asked) < n and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+
+
 def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(browser: Browser, site: Site) -> None:
     """The page leaves out what moves with every result; its script tells it from the record, and
     asks for the record again every interval with the ETag it has (a 304 costs no body)."""
     slug = "payments-eu"
     record = site.json(f"/api/v1/services/{slug}")["service"]
-    context = browser.new_context()
-    page = context.new_page()
-    page.clock.install()
-    asked: list[tuple[str | None, int]] = []
-    page.on(
-        "response",
-        lambda r: (
-            asked.append((r.request.headers.get("if-none-match"), r.status))
-            if r.url.endswith(record["links"]["self"])
-            else None
-        ),
-    )
-    page.goto(f"{site.base}/services/{slug}/", wait_until="load")
+    page, asked = open_polling(browser, f"{site.base}/services/{slug}/", record["links"]["self"])
     for check in record["checks"]:
         told = page.locator(f"[data-live='check-{check['check']}']")
         r = check["last_result"]
@@ -269,10 +281,10 @@ def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(br
     assert asked == [(None, 200)]
     interval = site.build.config.site.interval
     page.clock.run_for(int(interval * 1000) + 1000)
-    page.wait_for_timeout(500)
+    answered(page, asked, 2)
     expect(page.locator("[data-live='last-day']")).to_contain_text(f"Last day: {day['count']} results")
     assert len(asked) == 2 and asked[1][0] is not None and asked[1][1] == 304, asked
-    context.close()
+    page.context.close()
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{site.base}/services/{slug}/", wait_until="load")
@@ -282,27 +294,15 @@ def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(br
 
 def test_front_page_follows_the_snapshot_and_asks_again(browser: Browser, site: Site) -> None:
     snapshot = site.json("/api/v1/snapshot")
-    context = browser.new_context()
-    page = context.new_page()
-    page.clock.install()
-    asked: list[tuple[str | None, int]] = []
-    page.on(
-        "response",
-        lambda r: (
-            asked.append((r.request.headers.get("if-none-match"), r.status))
-            if r.url.endswith("/api/v1/snapshot")
-            else None
-        ),
-    )
-    page.goto(f"{site.base}/", wait_until="load")
+    page, asked = open_polling(browser, f"{site.base}/", "/api/v1/snapshot")
     expect(page.locator("[data-live='front-as-of']")).to_contain_text("Data as of")
     assert page.inner_text("#overall strong") == snapshot["summary"]
     front_page_matches_the_snapshot(page, snapshot)
     page.clock.run_for(int(site.build.config.site.interval * 1000) + 1000)
-    page.wait_for_timeout(500)
+    answered(page, asked, 2)
     assert asked[0] == (None, 200) and len(asked) == 2 and asked[1][0] is not None and asked[1][1] == 304, asked
     assert page.locator("[data-live='front-changed']").is_hidden()  # the open incidents are the same
-    context.close()
+    page.context.close()
 
 
 def test_times_read_in_the_readers_zone_and_say_for_how_long(browser: Browser, site: Site) -> None:
