@@ -18,7 +18,19 @@ browser = test_browser.browser
 def kinds_of_page(site: Site) -> list[str]:
     """One page of every kind the build writes, and the HTML 404."""
     slug = site.build.config.services[0].slug
-    return ["/", f"/services/{slug}/", f"/services/{slug}/incidents/", "/incidents/", "/method/", "/api/", "/nope/"]
+    past = site.json("/api/v1/incidents?active=0")["incidents"]
+    day = past[0]["started_at"][:10]  # the demo has past incidents: their day's and month's pages
+    periods = [f"/incidents/{day[:7]}/", f"/incidents/{day}/"]
+    return [
+        "/",
+        f"/services/{slug}/",
+        f"/services/{slug}/incidents/",
+        "/incidents/",
+        *periods,
+        "/method/",
+        "/api/",
+        "/nope/",
+    ]
 
 
 # Each theme and each width once: colours differ by theme, layout by width.
