@@ -74,11 +74,9 @@ def main(log_format: str) -> None:
 @click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False, default=DEFAULT_CONFIG)
 def check_config(config_path: Path) -> None:
     """Validate a configuration file and its notes folder, and report every problem at once."""
-    from statusgen.notes import check_notes
-    from statusgen.store import recorded_incident_ids
+    from statusgen.notes import checked_config
 
-    cfg = load_config(config_path)
-    check_notes(cfg, recorded_incident_ids(cfg.site.store))
+    cfg = checked_config(config_path)
     checks = sum(len(s.checks) for s in cfg.services)
     files = cfg.operator
     operator = f", {len(files.notes)} notes, {len(files.incidents)} manual incidents, {len(files.maintenance)} planned"

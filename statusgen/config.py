@@ -21,7 +21,7 @@ import ssl
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -30,6 +30,7 @@ from statusgen.conditions import Condition, ConditionError, parse
 from statusgen.errors import ConfigError
 from statusgen.operatorfiles import OperatorFiles, read_folder
 from statusgen.secrets import public_url, references
+from statusgen.timeutil import offset_time
 
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # always fullmatch: "$" would let a final newline in
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -296,14 +297,10 @@ def boolean(value: Any) -> bool:
 
 def timestamp(value: Any) -> datetime:
     """A TOML offset date-time, or an RFC 3339 string with an offset."""
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise Invalid(f'must be a date-time with an offset, like 2026-11-22T20:00:00Z, got "{value}"') from None
-    if not isinstance(value, datetime) or value.tzinfo is None:
+    at = offset_time(value)
+    if at is None:
         raise Invalid(f"must be a date-time with an offset, like 2026-11-22T20:00:00Z, got {_show(value)}")
-    return value.astimezone(UTC)
+    return at
 
 
 # -- declarations -------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from statusgen.config import Config, load_config, shown_folder
 from statusgen.errors import ConfigError
 from statusgen.operatorfiles import file_name, file_text, unknown_incidents, write_file
+from statusgen.store import recorded_incident_ids
 
 
 def check_notes(config: Config, recorded: Collection[str]) -> None:
@@ -22,6 +23,15 @@ def check_notes(config: Config, recorded: Collection[str]) -> None:
     problems = unknown_incidents(config.operator, recorded, shown_folder(config.site.notes, config.path.parent))
     if problems:
         raise ConfigError(problems)
+
+
+def checked_config(config_path: Path) -> Config:
+    """The configuration and its notes folder, the notes checked against the store's incidents
+    (read only): what check-config reports, and what ``--loop`` reloads between cycles (a folder
+    edited wrong keeps the last good one, and the checks go on)."""
+    config = load_config(config_path)
+    check_notes(config, recorded_incident_ids(config.site.store))
+    return config
 
 
 def write_note(config_path: Path, incident: str, at: datetime, message: str) -> Path:

@@ -13,7 +13,8 @@ reviewed like code, holds one Markdown file (``*.md``) per thing: a TOML front m
 ``read_folder`` reads them with the configuration and returns every problem at once, each naming
 the file, the key and the fix. The texts stay Markdown source here; ``render.markdown`` turns them
 into sanitized HTML. ``write_note`` and friends write such files for ``statusgen note`` and the like.
-This module imports no other of statusgen's: the configuration reads the folder through it.
+The configuration reads the folder through this module, which imports none of statusgen's but
+``timeutil``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from statusgen.timeutil import offset_time
 
 MAX_FILE_BYTES = 64 << 10  # one file: words for people, not a dump
 MAX_FILES = 10_000  # files in the folder
@@ -121,26 +124,19 @@ def _text(value: Any) -> str:
 
 def _time(value: Any) -> datetime:
     """A TOML offset date-time, or a text in RFC 3339 with an offset."""
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise Invalid(f'must be a date-time with an offset, like 2026-11-25T14:02:00Z, got "{value}"') from None
-    if not isinstance(value, datetime) or value.tzinfo is None:
+    at = offset_time(value)
+    if at is None:
         raise Invalid(f"must be a date-time with an offset, like 2026-11-25T14:02:00Z, got {_show(value)}")
-    return value.astimezone(UTC)
+    return at
 
 
-def _severity(value: Any) -> str:
-    if value not in STATUS_OF_SEVERITY:
-        raise Invalid(f"must be one of {', '.join(STATUS_OF_SEVERITY)}, got {_show(value)}")
-    return str(value)
+def _one_of(choices: Collection[str]) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if value not in choices:
+            raise Invalid(f"must be one of {', '.join(choices)}, got {_show(value)}")
+        return str(value)
 
-
-def _status(value: Any) -> str:
-    if value not in STATUS_OF_SEVERITY.values():
-        raise Invalid(f"must be one of {', '.join(STATUS_OF_SEVERITY.values())}, got {_show(value)}")
-    return str(value)
+    return convert
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -160,8 +156,13 @@ NOTE_KEYS = (
 INCIDENT_KEYS = (
     FrontKey("service", _text, True, "The slug of the service it is about."),
     FrontKey("title", _text, True, "What happened, in a few words."),
-    FrontKey("severity", _severity, False, "minor, major or critical (or give `status`)."),
-    FrontKey("status", _status, False, "degraded, partial_outage or major_outage (or give `severity`)."),
+    FrontKey("severity", _one_of(STATUS_OF_SEVERITY), False, "minor, major or critical (or give `status`)."),
+    FrontKey(
+        "status",
+        _one_of(STATUS_OF_SEVERITY.values()),
+        False,
+        "degraded, partial_outage or major_outage (or give `severity`).",
+    ),
     FrontKey("started", _time, True, "When it started (date-time with offset)."),
     FrontKey("resolved", _time, False, "When it ended; the incident is open until this is set."),
 )

@@ -20,25 +20,9 @@ from statusgen.notify.events import incident_events
 from statusgen.operatorfiles import MAX_FILE_BYTES, read_folder, unknown_incidents
 from statusgen.render.markdown import TAGS, to_html
 from tests.conftest import write_config
+from tests.test_notes_runs import SERVICES as RUN_SERVICES
 
-SERVICES = """
-[categories]
-cloud = "Cloud"
-
-[[services]]
-slug = "api"
-name = "API"
-category = "cloud"
-[[services.checks]]
-url = "http://127.0.0.1:9/a"
-
-[[services]]
-slug = "mail"
-name = "Mail"
-category = "cloud"
-[[services.checks]]
-url = "http://127.0.0.1:9/m"
-"""
+SERVICES = RUN_SERVICES.format(a="http://127.0.0.1:9/a", m="http://127.0.0.1:9/m", w="http://127.0.0.1:9/w")
 T0 = datetime(2026, 11, 25, 14, 0, tzinfo=UTC)
 
 
@@ -91,7 +75,7 @@ def test_each_kind_of_file_is_read_from_its_keys(tmp_path):
     [p] = files.maintenance
     assert p.services == ("api", "mail") and p.message == "Expect a minute of errors."
     # the planned maintenance is a window of each of its services, as configured ones are
-    for svc in cfg.services:
+    for svc in cfg.services[:2]:
         [w] = svc.maintenance
         assert (w.source, w.ref, w.start, w.end) == ("operator", "db.md", p.start, p.end)
         assert svc.maintenance_at(p.start + timedelta(minutes=5)) is not None
@@ -129,7 +113,7 @@ def test_every_problem_of_the_folder_is_reported_at_once_naming_file_key_and_fix
         'notes/unknown-key.md: unknown key "mood"': "allowed keys: incident, at",
         'notes/bad-time.md: at must be a date-time with an offset, like 2026-11-25T14:02:00Z, got "yesterday"': "",
         'notes/unknown-incident.md: incident "nosuch-20261125t140000" is not the id': "/api/v1/incidents.json",
-        'notes/unknown-service.md: service names unknown service "post"': "configured services: api, mail",
+        'notes/unknown-service.md: service names unknown service "post"': "configured services: api, mail, web",
         "notes/end-first.md: end (2026-11-25 19:00) must be after start (2026-11-25 20:00)": "",
         "notes/what-is-it.md: cannot tell what the file is": "services = (a planned maintenance)",
         'notes/bad-heading.md: heading "## Later that day" must be a time in UTC': "## 2026-11-25 14:02",
