@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -71,10 +73,16 @@ def main(log_format: str) -> None:
 @main.command("check-config")
 @click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False, default=DEFAULT_CONFIG)
 def check_config(config_path: Path) -> None:
-    """Validate a configuration file and report every problem at once."""
-    cfg = load_config(config_path)
+    """Validate a configuration file and its notes folder, and report every problem at once."""
+    from statusgen.notes import checked_config
+
+    cfg = checked_config(config_path)
     checks = sum(len(s.checks) for s in cfg.services)
-    click.echo(f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories")
+    files = cfg.operator
+    operator = f", {len(files.notes)} notes, {len(files.incidents)} manual incidents, {len(files.maintenance)} planned"
+    click.echo(
+        f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories{operator}"
+    )
 
 
 @main.command()
@@ -161,6 +169,86 @@ def notify(config_path: Path, test_message: bool, name: str | None) -> None:
     failed = [a.notifier for a in answers if not a.sent]
     if failed:
         raise StatusgenError(f"{len(failed)} of {len(answers)} notifiers could not be sent to: {', '.join(failed)}")
+
+
+class Moment(click.ParamType[datetime]):
+    """A time: ``now``, ``2026-11-25 14:02`` (UTC) or a date-time with an offset."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        from statusgen.operatorfiles import heading_time
+        from statusgen.timeutil import utcnow
+
+        if isinstance(value, datetime):
+            return value
+        at = utcnow().replace(microsecond=0) if value == "now" else heading_time(value)
+        if at is None:
+            self.fail(f'"{value}" is not a time: give now, 2026-11-25 14:02 (UTC) or 2026-11-25T14:02:00+01:00')
+        return at
+
+
+message_option = click.option("--message", "-m", default=None, help="The text, in Markdown (default: read from stdin).")
+
+
+def _text(message: str | None) -> str:
+    text = message if message is not None else sys.stdin.read()
+    if not text.strip():
+        raise click.UsageError("the text is empty: give --message or write it on stdin")
+    return text
+
+
+@main.command()
+@config_option
+@click.argument("incident_id")
+@click.option("--at", type=Moment(), default="now", show_default=True, help="When the note was written.")
+@message_option
+def note(config_path: Path, incident_id: str, at: datetime, message: str | None) -> None:
+    """Write a note on incident INCIDENT_ID into the notes folder (docs/notes.md)."""
+    from statusgen.notes import write_note
+
+    click.echo(f"wrote {write_note(config_path, incident_id, at, _text(message))}")
+
+
+@main.command()
+@config_option
+@click.argument("service")
+@click.option("--title", required=True, help="What happened, in a few words.")
+@click.option("--severity", type=click.Choice(["minor", "major", "critical"]), default="major", show_default=True)
+@click.option("--started", type=Moment(), default="now", show_default=True, help="When it started.")
+@click.option("--resolved", type=Moment(), default=None, help="When it ended (edit the file later to resolve it).")
+@message_option
+def incident(
+    config_path: Path,
+    service: str,
+    title: str,
+    severity: str,
+    started: datetime,
+    resolved: datetime | None,
+    message: str | None,
+) -> None:
+    """Write a manual incident of SERVICE into the notes folder: one our checks cannot see."""
+    from statusgen.notes import write_incident
+
+    path = write_incident(config_path, service, title, severity, started, resolved, _text(message))
+    click.echo(f"wrote {path}")
+
+
+@main.command()
+@config_option
+@click.option("--title", required=True, help="What is being done.")
+@click.option("--service", "services", multiple=True, required=True, help="A service it is about (repeat).")
+@click.option("--start", type=Moment(), required=True, help="When it begins.")
+@click.option("--end", type=Moment(), required=True, help="When it ends.")
+@message_option
+def maintenance(
+    config_path: Path, title: str, services: tuple[str, ...], start: datetime, end: datetime, message: str | None
+) -> None:
+    """Write a planned maintenance into the notes folder: shown, and its services in maintenance."""
+    from statusgen.notes import write_maintenance
+
+    path = write_maintenance(config_path, title, services, start, end, _text(message))
+    click.echo(f"wrote {path}")
 
 
 @main.command()

@@ -20,15 +20,17 @@ import re
 import ssl
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from statusgen.conditions import Condition, ConditionError, parse
 from statusgen.errors import ConfigError
+from statusgen.operatorfiles import OperatorFiles, read_folder
 from statusgen.secrets import public_url, references
+from statusgen.timeutil import offset_time
 
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # always fullmatch: "$" would let a final newline in
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -295,14 +297,10 @@ def boolean(value: Any) -> bool:
 
 def timestamp(value: Any) -> datetime:
     """A TOML offset date-time, or an RFC 3339 string with an offset."""
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise Invalid(f'must be a date-time with an offset, like 2026-11-22T20:00:00Z, got "{value}"') from None
-    if not isinstance(value, datetime) or value.tzinfo is None:
+    at = offset_time(value)
+    if at is None:
         raise Invalid(f"must be a date-time with an offset, like 2026-11-22T20:00:00Z, got {_show(value)}")
-    return value.astimezone(UTC)
+    return at
 
 
 # -- declarations -------------------------------------------------------------
@@ -319,6 +317,13 @@ SITE_KEYS = (
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
+    Key(
+        "notes",
+        path_value,
+        "notes",
+        "Folder of the operator's notes, manual incidents and planned maintenance (Markdown files, "
+        "docs/notes.md), relative to the configuration file; none if it does not exist.",
+    ),
     Key("concurrency", count, 100, "How many checks may be in flight at once."),
     Key("failures_to_open", count, 3, "Default consecutive failed cycles before an outage is declared."),
     Key("successes_to_resolve", count, 2, "Default consecutive good cycles before an outage is resolved."),
@@ -655,6 +660,9 @@ class MaintenanceWindow:
     title: str = "Scheduled maintenance"
     schedule: str | None = None
     duration: float | None = None
+    source: str = "schedule"  # or "operator": a planned maintenance of the notes folder
+    message: str | None = None  # the operator's Markdown about it
+    ref: str | None = None  # the file of the notes folder it comes from
 
     def occurrence(self, at: datetime) -> tuple[datetime, datetime] | None:
         """The (start, end) of the occurrence that covers ``at``, if any."""
@@ -713,6 +721,7 @@ class SiteConfig:
     interval: float = 60.0
     store: Path = Path("data/statusgen.db")
     output: Path = Path("site")
+    notes: Path = Path("notes")
     concurrency: int = 100
     failures_to_open: int = 3
     successes_to_resolve: int = 2
@@ -749,6 +758,7 @@ class Config:
     services: tuple[ServiceConfig, ...]
     canaries: tuple[CheckConfig, ...] = ()
     notifiers: tuple[NotifyConfig, ...] = ()
+    operator: OperatorFiles = field(default_factory=OperatorFiles)  # the notes folder
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -807,7 +817,7 @@ def _report_unknown(values: dict[str, Any], where: str, problems: _Problems, all
 def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig:
     values = _read_table(doc.get("site", {}), SITE_KEYS, "[site]", problems)
     _report_unknown(values, "[site]", problems, [k.name for k in SITE_KEYS])
-    for key in ("store", "output"):
+    for key in ("store", "output", "notes"):
         if key in values:  # absolute, but symlinks kept: the output is a link to its current generation
             values[key] = Path(os.path.abspath(base / values[key]))
     return SiteConfig(**values)
@@ -1094,16 +1104,43 @@ def parse_config(text_: str, path: Path) -> Config:
     services = _services(doc, site, categories, problems)
     canaries = _canaries(doc, site, problems)
     notifiers = _notifiers(doc, services, categories, problems)
+    operator, found = read_folder(site.notes, shown_folder(site.notes, path.parent), [s.slug for s in services])
+    problems.items += found
     if problems.items:
         raise ConfigError(problems.items)
     return Config(
         path=path.resolve(),
         site=site,
         categories=categories,
-        services=services,
+        services=with_planned(services, operator),
         canaries=canaries,
         notifiers=notifiers,
+        operator=operator,
     )
+
+
+def shown_folder(folder: Path, base: Path) -> str:
+    """The notes folder as problems name it: relative to the configuration's folder if inside it."""
+    try:
+        return str(folder.relative_to(os.path.abspath(base)))
+    except ValueError:
+        return str(folder)
+
+
+def with_planned(services: tuple[ServiceConfig, ...], operator: OperatorFiles) -> tuple[ServiceConfig, ...]:
+    """The services, each with the planned maintenance of the notes folder that names it among
+    its windows: it then counts as the configured ones do (results set aside, status maintenance)."""
+    if not operator.maintenance:
+        return services
+    out = []
+    for svc in services:
+        planned = tuple(
+            MaintenanceWindow(m.start, m.end, m.title, source="operator", message=m.message, ref=m.file)
+            for m in operator.maintenance
+            if svc.slug in m.services
+        )
+        out.append(replace(svc, maintenance=svc.maintenance + planned) if planned else svc)
+    return tuple(out)
 
 
 def load_config(path: str | Path) -> Config:

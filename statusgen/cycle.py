@@ -21,6 +21,7 @@ from statusgen.decide.run import (
 from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
 from statusgen.model import CheckId, CheckResult, Outcome
+from statusgen.notes import check_notes
 from statusgen.notify.outbox import deliver, queued
 from statusgen.probe import CheckTarget, probe_all, targets
 from statusgen.render.build import BuildResult, build
@@ -119,6 +120,7 @@ def run_cycle(
     try:
         started = clock()
         t0 = time.perf_counter()
+        check_notes(config, store.incident_ids())  # a bad notes folder stops the run before it probes
         states = store.states()  # read once: only this run writes them (statusgen run holds the lock)
         first = timed_out_before(states)
         spread = run_spread(config, first) if spread_s is None else spread_s

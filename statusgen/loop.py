@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statusgen.config import Config, load_config
+from statusgen.config import Config
 from statusgen.cycle import CycleReport, loop_spread, run_cycle
 from statusgen.errors import StatusgenError
 from statusgen.logs import event, printable
+from statusgen.notes import checked_config
 from statusgen.store import lock_store
 
 
@@ -50,7 +51,7 @@ class Loop:
 
     def run(self) -> int:
         self._install_signals()
-        config = load_config(self.config_path)
+        config = checked_config(self.config_path)
         event(f"loop started with {self.config_path}")
         try:
             self._repeat(config)
@@ -77,7 +78,7 @@ class Loop:
 
     def _config(self, last: Config) -> Config:
         try:
-            return load_config(self.config_path)
+            return checked_config(self.config_path)
         except StatusgenError as exc:
             event(
                 f"configuration not reloaded, keeping the last good one: {printable(str(exc))}",

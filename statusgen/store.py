@@ -654,6 +654,10 @@ class Store:
         return [Incident.from_json(orjson.loads(j)) for _, _, _, j in self.incident_records()]
 
     @_guarded
+    def incident_ids(self) -> set[str]:
+        return {i for (i,) in self.db.execute("SELECT id FROM incidents")}
+
+    @_guarded
     def open_incidents(self) -> dict[str, Incident]:
         rows = self.db.execute("SELECT record FROM incidents WHERE ended_at IS NULL")
         found = (Incident.from_json(orjson.loads(j)) for (j,) in rows)
@@ -930,3 +934,18 @@ def _with_percentiles(row: tuple[Any, ...], services: set[str]) -> tuple[Any, ..
         hist = latency.decode(blob)
         _PERCENTILES[blob] = (latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))
     return (*row[:9], *_PERCENTILES[blob])
+
+
+def recorded_incident_ids(path: Path) -> set[str]:
+    """The ids of the incidents a store holds, read without writing it (none when there is no
+    store yet): for ``statusgen check-config``, which may run beside a run."""
+    if not path.exists():
+        return set()
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            return {i for (i,) in db.execute("SELECT id FROM incidents")}
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise store_failure(path, exc, "read the store's incidents") from None

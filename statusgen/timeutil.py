@@ -31,6 +31,19 @@ def parse_iso(value: str | None) -> datetime | None:
     return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
+def offset_time(value: object) -> datetime | None:
+    """A TOML offset date-time, or an RFC 3339 text with an offset, in UTC; None for anything else
+    (a time without an offset could be anywhere: the configuration and the notes refuse it)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        return None
+    return value.astimezone(UTC)
+
+
 def parse_time(value: str) -> datetime:
     """``parse_iso`` of a value that is a time (a record's own, never null)."""
     moment = parse_iso(value)

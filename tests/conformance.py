@@ -2,7 +2,8 @@
 
 - ``build_scenario`` (once per test run; ``scenario`` copies it) runs real cycles (loopback targets, an injected clock)
   into a tree with every status, an open and a closed incident, and three
-  categories.
+  categories; and the operator's words: a manual incident, a planned
+  maintenance, and a note on the closed incident (then ``statusgen build``).
 - ``start_preview`` / ``start_nginx`` serve that tree: the preview server in
   a thread, and the Debian nginx with the configuration ``statusgen
   nginx-conf`` writes, in a prefix of its own (``-e`` error log, pid file),
@@ -30,9 +31,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from statusgen.config import load_config
-from statusgen.cycle import run_cycle
+from statusgen.config import Config, load_config
+from statusgen.cycle import rebuild, run_cycle
 from statusgen.render.tree import MANIFEST, write_tree
+from statusgen.store import Store
 from statusgen.web.nginx import NginxOptions, nginx_config
 from statusgen.web.serve import PreviewServer
 from tests.conftest import Targets, write_config
@@ -121,14 +123,45 @@ def build_scenario(tmp: Path) -> Path:
         targets.set("/slow", delay=0.05)
         start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
         window = {"start": (start - timedelta(minutes=5)).isoformat(), "end": (start + timedelta(hours=2)).isoformat()}
+        write_operator_files(tmp / "notes", start)
         cfg = load_config(write_config(tmp, SERVICES.format(base=targets.url(""), **window)))
         for n in range(CYCLES):
             targets.set("/bravo", *((500, b"Internal Error") if n < 2 else (200, b"OK")))
             run_cycle(cfg, lambda n=n: start + timedelta(minutes=n))
+        write_note(tmp / "notes", cfg, start + timedelta(minutes=CYCLES))
+        rebuild(load_config(cfg.path), lambda: start + timedelta(minutes=CYCLES))
         return cfg.site.output
     finally:
         targets.shutdown()
         targets.server_close()
+
+
+def write_operator_files(folder: Path, start: datetime) -> None:
+    """The operator's words (docs/notes.md): an open manual incident of delta (degraded already:
+    it stays so) and a maintenance of alpha in three days."""
+    folder.mkdir()
+    (folder / "delta-cdn.md").write_text(
+        f'+++\nservice = "delta"\ntitle = "CDN slow in Asia"\nseverity = "minor"\nstarted = {start.isoformat()}\n+++\n'
+        "Readers in **Asia** see slow pages.\n",
+        encoding="utf-8",
+    )
+    begins = start + timedelta(days=3)
+    (folder / "alpha-move.md").write_text(
+        f'+++\ntitle = "Moving racks"\nservices = ["alpha"]\nstart = {begins.isoformat()}\n'
+        f"end = {(begins + timedelta(hours=1)).isoformat()}\n+++\nExpect *one* minute of errors.\n",
+        encoding="utf-8",
+    )
+
+
+def write_note(folder: Path, cfg: Config, at: datetime) -> None:
+    """A note on bravo's closed incident, with hostile Markdown in it."""
+    with Store(cfg.site.store) as store:
+        [bravo] = [i.id for i in store.incidents() if i.service == "bravo"]
+    (folder / "bravo-note.md").write_text(
+        f'+++\nincident = "{bravo}"\nat = {at.isoformat()}\n+++\n'
+        "It was the **database**. <script>alert(1)</script> [more](javascript:alert(1))\n",
+        encoding="utf-8",
+    )
 
 
 _built: list[Path] = []

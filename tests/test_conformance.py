@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import feedparser
 import httpx
 import pytest
 import requests
@@ -168,6 +169,38 @@ def test_incidents_of_one_service(server, http):
     assert http.get("/api/v1/incidents?service=").content == server.file(routes.incidents_file())
     link = http.get("/api/v1/services/charlie").json()["service"]["links"]["incidents"]
     assert http.get(link).json()["filters"]["service"] == "charlie"
+
+
+def test_the_operators_words_are_served_by_both_servers(server, http):
+    """A manual incident, a note on a closed incident and a planned maintenance (docs/notes.md),
+    in the JSON, the feeds and the pages, as written."""
+    [manual] = [i for i in http.get("/api/v1/incidents?service=delta").json()["incidents"] if i["source"] == "operator"]
+    assert (manual["id"], manual["open"], manual["title"]) == (
+        "delta-operator-delta-cdn",
+        True,
+        "Delta Web: CDN slow in Asia",
+    )
+    assert manual["updates"][0]["message"] == "Readers in **Asia** see slow pages."  # Markdown source
+    [bravo] = http.get("/api/v1/incidents?service=bravo").json()["incidents"]
+    note = bravo["updates"][-1]
+    assert (note["kind"], note["ref"], bravo["updated_at"]) == ("note", "bravo-note.md", note["at"])
+    assert bravo["source"] == "checks" and not bravo["open"]
+    told = http.get("/api/v1/services/alpha").json()["service"]["upcoming_maintenance"]
+    assert [(m["source"], m["title"], m["message"]) for m in told] == [
+        ("operator", "Moving racks", "Expect *one* minute of errors.")
+    ]
+    assert told[0] in http.get("/api/v1/snapshot").json()["upcoming_maintenance"]
+    feed = feedparser.parse(http.get("/feed/services/bravo.xml").content)
+    assert [e.updated for e in feed.entries] == [note["at"]]  # the entry's updated moved to the note
+    assert "<strong>database</strong>" in feed.entries[0].content[0].value
+    alpha = feedparser.parse(http.get("/feed/services/alpha.xml").content)
+    [entry] = [e for e in alpha.entries if ":maintenance/operator/alpha-move" in e.id]
+    assert "<em>one</em>" in entry.content[0].value and entry.title == "Maintenance: Moving racks (Alpha API)"
+    page = http.get("/services/bravo/incidents/").text
+    assert "<strong>database</strong>" in page and "<script>alert" not in page and 'href="javascript' not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; [more](javascript:alert(1))" in page  # shown as the text it is
+    front = http.get("/").text
+    assert "Moving racks" in front and "<em>one</em>" in front
 
 
 def test_the_scenario_has_every_status(server, http):

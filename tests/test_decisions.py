@@ -408,4 +408,5 @@ def test_maintenance_told_in_progress_and_within_the_horizon():
         "end": "2026-11-29T04:00:00Z",
         "source": "schedule",
         "url": None,
+        "message": None,
     }

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import feedparser
 import lxml.etree as et
+import lxml.html
 import pytest
 import rnc2rng
 from markupsafe import Markup
@@ -98,7 +99,10 @@ def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
         "ended": "2026-11-22T21:00:00Z",
         "duration": HOSTILE,
         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}],
+        "operator": False,
+        "categories": [(HOSTILE, f"Severity: {HOSTILE}"), ("x", f"Service: {HOSTILE}")],
     }
+    e["content"] = render("feed-content.html", e=e).decode("utf-8")
     head = {
         "id": "tag:x,2026-11-22:feed",
         "title": HOSTILE,
@@ -116,5 +120,8 @@ def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
     assert entry.findtext(f"{ATOM}title") == entry.findtext(f"{ATOM}summary") == HOSTILE
     assert entry.findtext(f"{ATOM}id") == e["id"] and entry.find(f"{ATOM}link").get("href") == e["url"]
     assert [c.get("label") for c in entry.findall(f"{ATOM}category")] == [f"Severity: {HOSTILE}", f"Service: {HOSTILE}"]
-    content = "".join(entry.find(f"{ATOM}content").itertext())
-    assert f"{HOSTILE}: {HOSTILE}. Started" in content and f"({HOSTILE}, {HOSTILE}): {HOSTILE}" in content
+    content = entry.find(f"{ATOM}content")
+    assert content.get("type") == "html"  # HTML, escaped: a reader parses it once more
+    inner = lxml.html.fragment_fromstring(content.text, create_parent="div")
+    assert not inner.xpath("//script|//b") and inner.text_content().count(HOSTILE) == 6
+    assert f"{HOSTILE}: {HOSTILE}. Started" in inner.text_content()

@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "statusgen.neterrors",
         "statusgen.secrets",
         "statusgen.notifyurl",
+        "statusgen.operatorfiles",
     },
     {"statusgen.probe", "statusgen.vendors"},
     {"statusgen.decide"},
@@ -35,6 +36,7 @@ LAYERS: list[set[str]] = [
     {"statusgen.notify"},
     {"statusgen.web"},
     {
+        "statusgen.notes",
         "statusgen.cycle",
         "statusgen.loop",
         "statusgen.logs",

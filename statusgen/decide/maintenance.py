@@ -26,8 +26,15 @@ class Notice:
     title: str
     start: datetime
     end: datetime | None  # None: the vendor gave no end
-    source: str  # "schedule" (configured by the operator) or "vendor" (announced on its page)
+    source: str  # "schedule" (configured), "operator" (a file of the notes folder) or "vendor" (on its page)
     url: str | None = None  # the vendor's page about it
+    message: str | None = None  # the operator's words about it (Markdown)
+    ref: str | None = None  # the file of the notes folder it comes from
+
+    @property
+    def key(self) -> str:
+        """Names the maintenance for good (feed entries): the operator's file, else its service and start."""
+        return self.ref.removesuffix(".md") if self.ref else f"{self.service}/{self.start:%Y%m%dt%H%M%S}"
 
     def in_progress(self, now: datetime) -> bool:
         return self.start <= now
@@ -42,6 +49,7 @@ class Notice:
             "end": iso(self.end),
             "source": self.source,
             "url": self.url,
+            "message": self.message,
         }
 
 
@@ -56,7 +64,8 @@ def scheduled(svc: ServiceConfig, now: datetime) -> list[Notice]:
             began = next_fire(window.schedule, now, HORIZON.total_seconds())
             occurrence = (began, began + timedelta(seconds=window.duration)) if began else None
         if occurrence is not None:
-            out.append(Notice(svc.slug, window.title, occurrence[0], occurrence[1], "schedule"))
+            start, end = occurrence
+            out.append(Notice(svc.slug, window.title, start, end, window.source, None, window.message, window.ref))
     return out
 
 

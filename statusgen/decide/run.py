@@ -17,6 +17,7 @@ from datetime import datetime
 from statusgen.config import Config, ServiceConfig
 from statusgen.decide.incidents import Incident, advance, link_vendor
 from statusgen.decide.merge import merge, usable_view, vendor_says, view_status
+from statusgen.decide.operator import operator_state, with_notes
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
@@ -54,7 +55,8 @@ def decide_cycle(
     Each result is flagged first: inside a maintenance window (configured, or announced by the
     vendor) it is ``maintenance``; failed while the vantage point is suspect, ``excluded``.
     Our own state is decided from the unflagged results alone, then merged with the vendor's
-    view; an incident follows our own state only.
+    view and the operator's open manual incidents; an incident follows our own state only, and
+    carries the operator's notes on it (``decide.operator``).
     """
     vendors = vendors or {}
     suspect = vantage is not None and vantage.suspect
@@ -74,11 +76,14 @@ def decide_cycle(
         flagged += [StoredResult(r, f) for r, f in zip(mine, flags, strict=True)]
         own = own_state(prev, svc, mine, flags, now, view if vendor_maintenance else None)
         new = merge(prev, own, svc, obs, now)
+        new = operator_state(new, (m for m in config.operator.incidents if m.service == svc.slug), now)
         states[svc.slug] = new
         current = open_incidents.get(svc.slug)
         after = advance(current, prev, new, svc, now)
         if after is not None and after.open and obs is not None and obs.view is not None:
             after = link_vendor(after, obs.view, now)
+        if after is not None:  # the operator's notes on it: new ones are told as its updates
+            after = with_notes(after, config.operator.notes_on(after.id))
         if after is not None and after != current:
             changed.append(after)
     return Decisions(states, changed, flagged)

@@ -50,8 +50,14 @@ from statusgen.config import Config
 from statusgen.errors import RenderError
 from statusgen.render import pages
 from statusgen.render.badges import badge_files
-from statusgen.render.documents import incident_document, incident_lists, service_incident_lists, site_documents
-from statusgen.render.feeds import SITE_FEED, feed, feed_entries
+from statusgen.render.documents import (
+    incident_document,
+    incident_lists,
+    service_incident_lists,
+    site_documents,
+    site_notices,
+)
+from statusgen.render.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
@@ -276,7 +282,9 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
     names = {s.slug: s.name for s in config.services}
     every = _Incidents(data)
     today = data.time.date()  # the incidents page lists the last days
+    told = every.maintenance
     whole = [job.site_key, [i.record for i in data.incidents], names, data.epoch.isoformat(), today.isoformat()]
+    whole.append([m.entry for m in told])  # the maintenance entries of the feeds
     days = {from_epoch(i.started).date().isoformat() for i in data.incidents if i.ended is not None}
     site_wide = [*(routes.incidents_file(a) for a in (None, "1", "0")), SITE_FEED, "incidents/index.html"]
     site_wide += sorted({routes.incidents_page_file(p) for day in days for p in (day, day[:7])})
@@ -285,23 +293,24 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
         lists = incident_lists(every.documents())
         for path, doc in lists.items():
             placer.put(path, jsonout.dump(doc), key)
-        placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries), key)
+        placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries, None, told), key)
         for path, page in pages.incidents_pages(config.site, lists, today).items():
             placer.put(path, page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
-        key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat()]))
+        notices = [m.entry for m in told if slug in m.services]
+        key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat(), notices]))
         svc = config.by_slug.get(slug)
         own_lists = [routes.incidents_file(active, slug) for active in (None, "1", "0")]
         paths = [routes.service_incidents_file(slug), *own_lists, *([routes.service_feed_file(slug)] if svc else [])]
         if _kept(placer, job, paths, key):
             continue
-        told = every.of(slug)
-        placer.put(paths[0], pages.service_incidents_page(config.site, slug, name, told), key)
-        for path, doc in service_incident_lists(slug, told).items():
+        own = every.of(slug)
+        placer.put(paths[0], pages.service_incidents_page(config.site, slug, name, own), key)
+        for path, doc in service_incident_lists(slug, own).items():
             placer.put(path, jsonout.dump(doc), key)
         if svc is not None:
-            placer.put(paths[-1], feed(config, data.epoch, told, every.entries, svc), key)
+            placer.put(paths[-1], feed(config, data.epoch, own, every.entries, svc, told), key)
 
 
 def _kept(placer: Placer, job: ServiceJob, paths: list[str], key: str) -> bool:
@@ -347,3 +356,9 @@ class _Incidents:
     def entries(self) -> dict[str, Markup]:
         """Every incident's feed entry, made once for the site feed and each service's."""
         return feed_entries(self.data.config, self.documents())
+
+    @cached_property
+    def maintenance(self) -> list[MaintenanceEntry]:
+        """The feeds' entry of each maintenance readers are told about."""
+        data = self.data
+        return maintenance_entries(data.config, data.epoch, site_notices(data), data.now)

@@ -146,7 +146,7 @@ def service_document(
                 "evidence": [e.to_json() for e in st.evidence],
             },
             "thresholds": _thresholds(svc),
-            "maintenance": [_window_doc(w) for w in svc.maintenance],
+            "maintenance": [_window_doc(w) for w in svc.maintenance if w.source == "schedule"],
             "checks": checks,
             "vendor": vendor,
             "open_incident": _incident_ref(open_inc),
@@ -253,6 +253,11 @@ def notices_of(data: SiteData, svc: ServiceConfig, vendor: dict[str, Any] | None
     return told(scheduled(svc, data.now) + announced(svc.slug, view), data.now)
 
 
+def site_notices(data: SiteData) -> list[Notice]:
+    """The maintenance readers of the whole site are told about: every service's."""
+    return told((n for s in data.config.services for n in notices_of(data, s, vendor_record(data, s))), data.now)
+
+
 def maintenance_document(data: SiteData, notices: list[Notice]) -> list[dict[str, Any]]:
     return [n.to_json(data.now, data.service(n.service).name) for n in notices]
 
@@ -272,9 +277,7 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
-        "upcoming_maintenance": maintenance_document(
-            data, told((n for s in data.config.services for n in notices_of(data, s, vendor_record(data, s))), data.now)
-        ),
+        "upcoming_maintenance": maintenance_document(data, site_notices(data)),
         "count": len(data.config.services),
         "services": list(summaries.values()),
     }
@@ -310,6 +313,7 @@ def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
         "open": row.ended is None,
         "updated_at": updates[-1]["at"] if updates else record["started_at"],
         "duration_s": None if row.ended is None else row.ended - row.started,
+        "source": row.source,
         "links": {"page": routes.incident_page_url(service, record["id"]), "service": routes.service_url(service)},
     }
 

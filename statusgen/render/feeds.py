@@ -1,22 +1,28 @@
 """Render: the Atom feeds (RFC 4287) of incidents, all and per service.
 
 One entry per incident, newest first, whose ``updated`` moves when the
-incident changes; ``tag:`` ids that never change; the whole timeline as
-XHTML content. The feed is a template (``feed.xml``, autoescaped) of entries
-(``feed-entry.xml``), each made once a build; this module gives them their
-words, from the incident documents of the API.
+incident changes (a note of the operator's included); ``tag:`` ids that never
+change; the whole timeline as HTML content, escaped (``type="html"``: the
+operator's Markdown is sanitized HTML, which XHTML content could not hold).
+Before them, one entry per maintenance readers are told about (configured,
+planned by the operator, announced by a vendor), updated when it begins. The
+feed is a template (``feed.xml``, autoescaped) of entries (``feed-entry.xml``),
+each made once a build; this module gives them their words, from the
+documents of the API.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
 from statusgen import __version__, routes
 from statusgen.config import Config, ServiceConfig
+from statusgen.decide.maintenance import HORIZON, Notice
 from statusgen.render.templating import render
 from statusgen.timeutil import human_duration, iso
 
@@ -33,7 +39,7 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
     updates, started, is_open = doc["updates"], doc["started_at"], doc["open"]
     state = f"ongoing, severity {doc['severity']}" if is_open else "resolved"
     lasted = "ongoing" if is_open else human_duration(timedelta(seconds=doc["duration_s"]))
-    return {
+    e = {
         "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",  # the day it started, in UTC: never changes
         "title": f"{doc['title']}{'' if is_open else ' (resolved)'}",
         "published": started,
@@ -47,7 +53,13 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
         "ended": doc["ended_at"],
         "duration": lasted,
         "updates": updates,
+        "operator": doc["source"] == "operator",
+        "categories": [
+            (doc["severity"], f"Severity: {doc['severity']}"),
+            (doc["service"], f"Service: {doc['service_name']}"),
+        ],
     }
+    return e | {"content": render("feed-content.html", e=e).decode("utf-8")}
 
 
 def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, Markup]:
@@ -60,16 +72,72 @@ def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, M
     }
 
 
+class MaintenanceEntry(NamedTuple):
+    services: frozenset[str]  # the slugs of the services it is about
+    published: str
+    updated: str
+    entry: Markup
+
+
+SOURCE_WORDS = {
+    "schedule": "Scheduled by the operator",
+    "operator": "Planned by the operator",
+    "vendor": "Announced by the vendor",
+}
+
+
+def maintenance_entries(
+    config: Config, epoch: datetime, notices: Sequence[Notice], now: datetime
+) -> list[MaintenanceEntry]:
+    """One entry per maintenance readers are told about (``notices``, ``maintenance.told``'s, in
+    its order): a planned maintenance of several services is one entry. Its id names it for good
+    (``Notice.key``); it is published when it is first told, updated when it begins."""
+    groups: dict[str, list[Notice]] = {}
+    for n in notices:
+        groups.setdefault(n.key, []).append(n)
+    site, host = config.site, tag_authority(config)
+    out = []
+    for key, group in groups.items():
+        n, names = group[0], [config.by_slug[g.service].name for g in group]
+        began = n.in_progress(now)
+        m = {
+            "title": n.title,
+            "state_words": "in progress" if began else "upcoming",
+            "start": iso(n.start),
+            "end": iso(n.end),
+            "service_names": names,
+            "source_words": SOURCE_WORDS[n.source],
+            "message": n.message,
+        }
+        e: dict[str, Any] = {
+            "id": f"tag:{host},{epoch:%Y-%m-%d}:maintenance/{n.source}/{key}",
+            "title": f"Maintenance{' in progress' if began else ''}: {n.title} ({', '.join(names)})",
+            "published": iso(n.start - HORIZON),
+            "updated": iso(n.start if began else n.start - HORIZON),
+            "url": site.base_url + routes.service_page_url(n.service),
+            "categories": [("maintenance", "Maintenance")]
+            + [(g.service, f"Service: {name}") for g, name in zip(group, names, strict=True)],
+            "summary": f"{n.title}: {m['state_words']}, from {m['start']}.",
+            "content": render("feed-maintenance.html", m=m).decode("utf-8"),
+        }
+        entry = Markup(render("feed-entry.xml", e=e).decode("utf-8"))
+        out.append(MaintenanceEntry(frozenset(g.service for g in group), e["published"], e["updated"], entry))
+    return out
+
+
 def feed(
     config: Config,
     epoch: datetime,
     incidents: list[dict[str, Any]],
     entries: dict[str, Markup],
     service: ServiceConfig | None = None,
+    maintenance: Sequence[MaintenanceEntry] = (),
 ) -> bytes:
     """The feed of every incident (``service`` None) or of one service's, from their documents,
-    newest first, and their entries (``feed_entries``). Its ``updated`` is that of its latest
-    incident, else the site's first run."""
+    newest first, and their entries (``feed_entries``), after the maintenance entries about them
+    (``maintenance_entries``). Its ``updated`` is that of its latest entry, else the site's first run."""
+    if service is not None:
+        maintenance = [m for m in maintenance if service.slug in m.services]
     site, host, since = config.site, tag_authority(config), f"{epoch:%Y-%m-%d}"
     if service is None:
         path, title, alternate = SITE_FEED, f"{site.title}: incidents", "/incidents/"
@@ -81,9 +149,11 @@ def feed(
         "id": feed_id,
         "title": title,
         "subtitle": f"Incidents recorded by {site.title}",
-        "updated": max((d["updated_at"] for d in incidents), default=None) or iso(epoch),
+        "updated": max([d["updated_at"] for d in incidents] + [m.updated for m in maintenance], default=None)
+        or iso(epoch),  # the texts are iso's: they compare as the times
         "self_url": f"{site.base_url}/{path}",
         "alternate_url": site.base_url + alternate,
     }
-    told = [entries[d["id"]] for d in incidents]
-    return render("feed.xml", feed=head, entries=told, site=site, version=__version__)
+    told = [(d["started_at"], entries[d["id"]]) for d in incidents] + [(m.published, m.entry) for m in maintenance]
+    told.sort(key=lambda t: t[0], reverse=True)  # newest first (stable: the incidents' order among equals)
+    return render("feed.xml", feed=head, entries=[e for _, e in told], site=site, version=__version__)

@@ -11,11 +11,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+import orjson
+
 from statusgen.config import Config, ServiceConfig
 from statusgen.decide.health import RunRecord
 from statusgen.decide.history import Span
+from statusgen.decide.incidents import Incident
+from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.decide.state import ServiceState
+from statusgen.operatorfiles import OperatorFiles
 from statusgen.store import Store
+from statusgen.timeutil import to_epoch
 from statusgen.vendors.stage import VendorRow
 
 
@@ -27,6 +33,7 @@ class IncidentRow(NamedTuple):
     started: int
     ended: int | None
     record: str
+    source: str = "checks"  # or "operator": a manual incident of the notes folder
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class SiteData:
 
 
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
-    incidents = [IncidentRow(*row) for row in store.incident_records()]
+    incidents = with_operator(config, [IncidentRow(*row) for row in store.incident_records()])
     by_service: dict[str, list[IncidentRow]] = {}
     for row in incidents:
         by_service.setdefault(row.service, []).append(row)
@@ -88,3 +95,29 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         by_service=by_service,
         notifications=store.notification_counts(),
     )
+
+
+def with_operator(config: Config, stored: list[IncidentRow]) -> list[IncidentRow]:
+    """The stored incidents, each with the operator's notes on it (a closed incident's too: a run
+    adds them to the open ones), and the manual incidents of the notes folder; newest first."""
+    files = config.operator
+    if not files.notes and not files.incidents:
+        return stored
+    noted = {n.incident.rsplit("-", 1)[0] for n in files.notes}  # an id begins with its service's slug
+    rows = [_noted(row, files) if any(s.startswith(row.service) for s in noted) else row for row in stored]
+    for m in files.incidents:
+        if m.service in config.by_slug:
+            made = with_notes(manual_incident(m, config.by_slug[m.service].name), files.notes_on(m.id))
+            ended = to_epoch(made.ended_at) if made.ended_at else None
+            rows.append(IncidentRow(m.service, to_epoch(made.started_at), ended, _record(made), "operator"))
+    return sorted(rows, key=lambda r: r.started, reverse=True)  # stable: the store's order among equals
+
+
+def _noted(row: IncidentRow, files: OperatorFiles) -> IncidentRow:
+    incident = Incident.from_json(orjson.loads(row.record))
+    noted = with_notes(incident, files.notes_on(incident.id))
+    return row if noted == incident else row._replace(record=_record(noted))
+
+
+def _record(incident: Incident) -> str:
+    return orjson.dumps(incident.to_json()).decode()

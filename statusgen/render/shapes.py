@@ -105,7 +105,7 @@ SERVICE_SUMMARY = obj(
         "status": STATUS,
         "since": OPT_TIME,
         "reason": {"type": "string"},
-        "sources": {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule"]}},
+        "sources": {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule", "operator"]}},
         "links": LINKS,
     },
     description="A service as listed: its status, since when, and the reason behind it.",
@@ -273,10 +273,16 @@ MAINTENANCE_NOTICE = obj(
         "start": TIME,
         "end": OPT_TIME,
         "source": {
-            "enum": ["schedule", "vendor"],
-            "description": "schedule: a window the operator configured; vendor: announced on the vendor's page.",
+            "enum": ["schedule", "operator", "vendor"],
+            "description": "schedule: a window the operator configured; operator: a planned maintenance the "
+            "operator wrote in the notes folder; vendor: announced on the vendor's page.",
         },
         "url": OPT_STR,
+        "message": {
+            "type": ["string", "null"],
+            "description": "The operator's words about it, as Markdown source (the pages show it sanitized); "
+            "null but for source operator.",
+        },
     },
     description="A maintenance window in progress, or starting within 14 days.",
 )
@@ -363,7 +369,11 @@ HISTORY = obj(
 UPDATE = obj(
     {
         "at": TIME,
-        "kind": {"type": "string", "enum": ["opened", "severity", "vendor", "resolved", "note"]},
+        "kind": {
+            "type": "string",
+            "enum": ["opened", "severity", "vendor", "resolved", "note"],
+            "description": "note: the operator's words (Markdown source; ref names its file in the notes folder).",
+        },
         "status": STATUS,
         "message": {"type": "string"},
         "link": OPT_STR,
@@ -383,6 +393,11 @@ INCIDENT = obj(
         "updated_at": TIME,
         "open": {"type": "boolean"},
         "duration_s": {"type": ["integer", "null"], "description": "Seconds from start to end; null while open."},
+        "source": {
+            "enum": ["checks", "operator"],
+            "description": "checks: opened by statusgen from its checks; operator: a manual incident the operator "
+            "wrote in the notes folder (its updates are Markdown source).",
+        },
         "updates": {"type": "array", "items": UPDATE, "minItems": 1},
         "links": obj({"page": {"type": "string"}, "service": {"type": "string"}}),
     }

@@ -4,7 +4,8 @@ They ship inside the package (the repository keeps them in the top-level
 ``templates/``, which the wheel installs as ``statusgen.templates``) and are
 read through the package's resources, never through a path of the source
 tree. Autoescape is on for every template, HTML and Atom alike: vendor and
-service text is untrusted, and no template marks any of it safe.
+service text is untrusted, and no template marks any of it safe. The operator's
+Markdown passes the ``markdown`` filter, which sanitizes it before marking it safe.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader
 
 from statusgen import routes
+from statusgen.render.markdown import to_html
 from statusgen.render.words import FILTERS
 
 PACKAGE = "statusgen.templates"
@@ -34,6 +36,7 @@ def environment() -> Environment:
         service_incidents_url=routes.service_incidents_url,
         incident_anchor=routes.incident_anchor,
         incidents_page_url=routes.incidents_page_url,
+        markdown=to_html,  # the operator's words, sanitized (render.markdown): the only Markup made of text
     )
     return env
 
