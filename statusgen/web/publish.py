@@ -1,10 +1,11 @@
 """Publish: copy the output tree to object storage or another host with rclone.
 
-Two phases, like a build. First gather and decide (pure): the files of one
-generation of the tree and the remote's listing become an ordered list of
-``Step``s, one rclone invocation each. Then act: run them in order and stop at
-the first failure. rclone does the transfers, the retries and the per-file
-change detection; statusgen decides what goes in which invocation, and when.
+Two phases, like a build. First gather and decide (pure): the manifest of one
+generation of the tree and the record of what was published before (or, the
+first time, the remote's listing) become an ordered list of ``Step``s, one
+rclone invocation each. Then act: run them in order and stop at the first
+failure. rclone does the transfers and the retries; statusgen decides what
+goes, in which invocation, and when.
 
 Order. A reader must never get a document that points at a file not yet on
 the remote, so files go up in tiers, each tier only after the one before it
