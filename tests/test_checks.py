@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from statusgen.conditions import OPERATORS, Answer, Condition, ConditionError, first_failed, parse
@@ -173,6 +173,12 @@ def conditions(draw: st.DrawFn) -> Condition:
     return Condition(subject, path, operator, value)  # type: ignore[arg-type]
 
 
+# What is tested is the parser, not how fast conditions are drawn: on a busy machine the first
+# draws (regular expressions compiled for the strategies) are slow enough to fail a health check.
+PARSER = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PARSER
 @given(conditions())
 def test_accepted_conditions_round_trip(condition):
     text = condition.text()
@@ -181,6 +187,7 @@ def test_accepted_conditions_round_trip(condition):
     assert parse(f"  {text}\t") == condition
 
 
+@PARSER
 @given(conditions(), st.integers(0, 60), safe_text)
 def test_damaged_conditions_parse_or_are_refused_with_a_message(condition, at, junk):
     text = condition.text()
