@@ -124,7 +124,8 @@ class ServiceRenderer:
         """Place the service's record (kept when its inputs are unchanged); the record."""
         since = self.data.last_day_since
         key = record_key(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since))
-        served = self.placer.read_served(path) if self.job.use_keys else None
+        unchanged = self.job.use_keys and self.placer.previous_key(path) == key
+        served = self.placer.read_served(path) if unchanged else None  # read only when it may be kept
         if served is not None and self.kept(path, key):
             kept: Document = orjson.loads(served)
             return kept
