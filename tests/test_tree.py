@@ -298,17 +298,34 @@ def test_a_partial_generation_left_by_a_kill_is_removed_first(tmp_path):
     assert (out / "a.json").read_bytes() == b"good"
 
 
-def test_the_files_reach_the_disk_before_the_swap_and_the_folders_after(tmp_path, monkeypatch):
-    out = tmp_path / "site"
-    write_tree(out, {"a.json": b"first"})
-    synced: list[tuple[str, str]] = []  # (path, where the link pointed then)
-    real = os.fsync
+def _record_flushes(out, monkeypatch, available: bool) -> list[tuple[str, str]]:
+    """Record each flush of a build at ``out`` as (path, where the link pointed then); with
+    ``available`` False, as on a system without syncfs(2)."""
+    from statusgen.render import tree
+
+    synced: list[tuple[str, str]] = []
+    real_fsync, real_syncfs = os.fsync, tree._syncfs
 
     def fsync(fd: int) -> None:  # the path as it will be named: files are flushed while partial
         synced.append((os.readlink(f"/proc/self/fd/{fd}").replace("/partial-", "/"), os.readlink(out)))
-        real(fd)
+        real_fsync(fd)
+
+    def syncfs(path):
+        if not available:
+            return False
+        synced.append(("syncfs " + str(path).replace("/partial-", "/"), os.readlink(out)))
+        return real_syncfs(path)
 
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(tree, "_syncfs", syncfs)
+    return synced
+
+
+def test_the_files_reach_the_disk_before_the_swap_and_the_folders_after(tmp_path, monkeypatch):
+    """Without syncfs(2): each file, then each folder, is flushed."""
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"first"})
+    synced = _record_flushes(out, monkeypatch, available=False)
     before = os.readlink(out)
     write_tree(out, {"a.json": b"second", "d/b.json": BIG})
     root = out.resolve()
@@ -316,3 +333,18 @@ def test_the_files_reach_the_disk_before_the_swap_and_the_folders_after(tmp_path
     assert files <= {path for path, link in synced if link == before}  # each file, before the swap
     assert {str(root), str(root / "d")} <= {path for path, _ in synced}
     assert (str(tmp_path), os.readlink(out)) in synced  # the folder of the link, after it
+
+
+def test_on_linux_one_syncfs_flushes_the_generation_before_the_swap(tmp_path, monkeypatch):
+    from statusgen.render.tree import _syncfs
+
+    assert _syncfs(tmp_path)  # this system has it: the build below takes that way
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"first"})
+    synced = _record_flushes(out, monkeypatch, available=True)
+    before = os.readlink(out)
+    write_tree(out, {"a.json": b"second", "d/b.json": BIG, "e/f/g.json": b"{}"})
+    root = out.resolve()
+    assert ("syncfs " + str(root), before) in synced  # the whole generation, before the swap
+    assert not [path for path, _ in synced if path.startswith(str(root))]  # no file flushed one by one
+    assert synced[-1] == (str(tmp_path), os.readlink(out))  # the folder of the link, after it
