@@ -72,6 +72,29 @@ def encode(hist: Histogram) -> bytes:
     return bytes(out)
 
 
+def merge_encoded(into: Histogram, blob: bytes | None) -> Histogram:
+    """``merge(into, decode(blob))`` in one pass: a summary merges some 200 histograms a
+    service, most of whose counts fit one byte."""
+    if not blob:
+        return into
+    i, end = 0, len(blob)
+    while i < end:
+        b, n = blob[i], blob[i + 1]
+        i += 2
+        if n & 0x80:
+            n &= 0x7F
+            shift = 7
+            while True:
+                byte = blob[i]
+                i += 1
+                n |= (byte & 0x7F) << shift
+                shift += 7
+                if not byte & 0x80:
+                    break
+        into[b] = into.get(b, 0) + n
+    return into
+
+
 def decode(blob: bytes | None) -> Histogram:
     hist: Histogram = {}
     if not blob:

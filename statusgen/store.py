@@ -697,7 +697,7 @@ class Store:
             "WHERE service = ? AND res = ? AND start >= ? AND start < ? ORDER BY start",
             (service, res, since, until),
         )
-        return [Bucket._make(row) for row in rows]
+        return list(map(Bucket._make, rows))
 
     @_guarded
     def bucket_tallies(self, service: str, spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:

@@ -410,3 +410,21 @@ def test_maintenance_told_in_progress_and_within_the_horizon():
         "url": None,
         "message": None,
     }
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+HISTOGRAMS = st.dictionaries(st.integers(0, latency.MAX_BIN), st.integers(1, 10**7), max_size=40)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(HISTOGRAMS, max_size=6), HISTOGRAMS)
+def test_merging_encoded_histograms_is_merging_them_decoded(histograms, start):
+    """``merge_encoded`` reads what ``encode`` wrote, counts of one byte and of several alike."""
+    expected, got = dict(start), dict(start)
+    for hist in histograms:
+        latency.merge(expected, hist)
+        latency.merge_encoded(got, latency.encode(hist))
+    assert got == expected
+    assert latency.merge_encoded({}, None) == {} == latency.merge_encoded({}, b"")

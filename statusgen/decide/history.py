@@ -160,11 +160,11 @@ def _merged_hist(
     hist: latency.Histogram = {}
     whole = {b.start for b in coarse if c is not None and start <= b.start and b.start + c <= last}
     for b in coarse:
-        if b.start in whole and b.hist:
-            latency.merge(hist, latency.decode(b.hist))
+        if b.start in whole:
+            latency.merge_encoded(hist, b.hist)
     for b in fine:
         if start <= b.start < last and b.hist and (c is None or floor_to(b.start, c) not in whole):
-            latency.merge(hist, latency.decode(b.hist))
+            latency.merge_encoded(hist, b.hist)
     return hist
 
 
