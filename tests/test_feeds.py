@@ -101,8 +101,8 @@ def test_a_feed_escapes_every_text_and_an_xml_parser_reads_it_back():
         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": HOSTILE, "status": HOSTILE, "message": HOSTILE}],
         "operator": False,
         "categories": [(HOSTILE, f"Severity: {HOSTILE}"), ("x", f"Service: {HOSTILE}")],
+        "content": "feed-content.html",
     }
-    e["content"] = render("feed-content.html", e=e).decode("utf-8")
     head = {
         "id": "tag:x,2026-11-22:feed",
         "title": HOSTILE,

@@ -58,8 +58,9 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
             (doc["severity"], f"Severity: {doc['severity']}"),
             (doc["service"], f"Service: {doc['service_name']}"),
         ],
+        "content": "feed-content.html",  # the template of its content
     }
-    return e | {"content": render("feed-content.html", e=e).decode("utf-8")}
+    return e
 
 
 def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, Markup]:
@@ -118,9 +119,9 @@ def maintenance_entries(
             "categories": [("maintenance", "Maintenance")]
             + [(g.service, f"Service: {name}") for g, name in zip(group, names, strict=True)],
             "summary": f"{n.title}: {m['state_words']}, from {m['start']}.",
-            "content": render("feed-maintenance.html", m=m).decode("utf-8"),
+            "content": "feed-maintenance.html",
         }
-        entry = Markup(render("feed-entry.xml", e=e).decode("utf-8"))
+        entry = Markup(render("feed-entry.xml", e=e, m=m).decode("utf-8"))
         out.append(MaintenanceEntry(frozenset(g.service for g in group), e["published"], e["updated"], entry))
     return out
 
