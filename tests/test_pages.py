@@ -1095,3 +1095,37 @@ def test_maintenance_is_told_where_readers_look(demo: DemoBuild) -> None:
     )
     page = demo.page(f"services/{MAINTAINED}/index.html")
     assert "Database upgrade" in text_of(page.xpath("//ul[@class='maintenance-list']")[0])
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FIGURE = st.one_of(st.none(), st.floats(0, 1e7, allow_nan=False), st.integers(0, 10**9))
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "start": st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1)).map(
+                    lambda t: t.strftime("%Y-%m-%dT00:00:00Z")
+                ),
+                "availability": st.one_of(st.none(), st.floats(0, 100, allow_nan=False)),
+                "incident_minutes": st.integers(0, 1440),
+                "checks": st.integers(0, 10**6),
+                "failed": st.integers(0, 10**6),
+                "maintenance": st.integers(0, 10**6),
+                "latency_p50_ms": _FIGURE,
+                "latency_p95_ms": _FIGURE,
+            }
+        ),
+        max_size=5,
+    )
+)
+def test_the_day_table_holds_nothing_to_escape(points):
+    """service.html writes the day-by-day table unescaped: each cell must be a date, a number or a
+    band's class, which markup cannot hide in."""
+    for row in charts.day_rows(points):
+        for cell in row:
+            assert str(Markup.escape(cell)) == cell, cell
