@@ -73,8 +73,8 @@ def encode(hist: Histogram) -> bytes:
 
 
 def merge_encoded(into: Histogram, blob: bytes | None) -> Histogram:
-    """``merge(into, decode(blob))`` in one pass: a summary merges some 200 histograms a
-    service, most of whose counts fit one byte."""
+    """``merge(into, decode(blob))`` in one pass, with a quick way for a count of one byte (most
+    are): a range's summary merges the histograms of its buckets."""
     if not blob:
         return into
     i, end = 0, len(blob)
@@ -96,20 +96,4 @@ def merge_encoded(into: Histogram, blob: bytes | None) -> Histogram:
 
 
 def decode(blob: bytes | None) -> Histogram:
-    hist: Histogram = {}
-    if not blob:
-        return hist
-    i = 0
-    while i < len(blob):
-        b = blob[i]
-        i += 1
-        n = shift = 0
-        while True:
-            byte = blob[i]
-            i += 1
-            n |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        hist[b] = n
-    return hist
+    return merge_encoded({}, blob)  # each bin is encoded once
