@@ -451,9 +451,9 @@ def _flush(root: Path, written: list[str]) -> None:
     """Put the files written under ``root``, and the folders that hold them, on the disk.
 
     On Linux, one syncfs(2) of the file system: the kernel writes every dirty page and the
-    journal once, where an fsync per file would ask for a journal commit each (and creating the
-    files of the next build would wait behind them). Elsewhere, each file and then each folder is
-    flushed, many at once: flushes in flight together share the file system's journal commits."""
+    journal once, where an fsync per file asks for a journal commit each. Elsewhere, each file
+    and then each folder is flushed, many at once: flushes in flight together share the file
+    system's journal commits."""
     if _syncfs(root):
         return
     paths = [root / rel for rel in written]
