@@ -348,3 +348,18 @@ def test_on_linux_one_syncfs_flushes_the_generation_before_the_swap(tmp_path, mo
     assert ("syncfs " + str(root), before) in synced  # the whole generation, before the swap
     assert not [path for path, _ in synced if path.startswith(str(root))]  # no file flushed one by one
     assert synced[-1] == (str(tmp_path), os.readlink(out))  # the folder of the link, after it
+
+
+def test_a_kernel_whose_syncfs_hides_write_errors_flushes_file_by_file(tmp_path, monkeypatch):
+    """Before Linux 5.8 syncfs(2) returned 0 whatever the write back did: each file is flushed."""
+    from statusgen.render import tree
+
+    assert tree._syncfs(tmp_path)
+    monkeypatch.setattr(tree, "_kernel_version", lambda: (5, 7))
+    assert not tree._syncfs(tmp_path)
+    flushed: list[str] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(os.readlink(f"/proc/self/fd/{fd}")), real(fd)))
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": b"{}"})
+    assert str(out.resolve() / "a.json") in {p.replace("/partial-", "/") for p in flushed}

@@ -50,6 +50,7 @@ import ctypes
 import errno
 import hashlib
 import os
+import re
 import shutil
 import sys
 import time
@@ -72,6 +73,7 @@ STORE_MARK = ".store"  # in <output>.gens/: the store the site was last built fr
 FLUSHERS = 32  # threads flushing a generation's files to the disk
 MANIFEST_FORMAT = 5
 GZIP_LEVEL = 1  # ISA-L's fastest: every changed file of a build is compressed
+SYNCFS_REPORTS_ERRORS = (5, 8)  # the first Linux whose syncfs(2) returns a failed write back
 
 
 class StaleTree(Exception):
@@ -451,9 +453,10 @@ def _flush(root: Path, written: list[str]) -> None:
     """Put the files written under ``root``, and the folders that hold them, on the disk.
 
     On Linux, one syncfs(2) of the file system: the kernel writes every dirty page and the
-    journal once, where an fsync per file asks for a journal commit each. Elsewhere, each file
-    and then each folder is flushed, many at once: flushes in flight together share the file
-    system's journal commits."""
+    journal once, where an fsync per file asks for a journal commit each. Elsewhere (and on
+    Linux before 5.8, whose syncfs does not report a failed write back), each file and then each
+    folder is flushed, many at once: flushes in flight together share the file system's journal
+    commits."""
     if _syncfs(root):
         return
     paths = [root / rel for rel in written]
@@ -463,8 +466,9 @@ def _flush(root: Path, written: list[str]) -> None:
 
 
 def _syncfs(path: Path) -> bool:
-    """syncfs(2) on the file system that holds ``path``; whether the system has it (Linux)."""
-    if sys.platform != "linux":
+    """syncfs(2) on the file system that holds ``path``; whether the system has one that reports
+    a failed write back (Linux 5.8 and later)."""
+    if sys.platform != "linux" or _kernel_version() < SYNCFS_REPORTS_ERRORS:
         return False
     try:
         call = ctypes.CDLL(None, use_errno=True).syncfs
@@ -480,6 +484,12 @@ def _syncfs(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _kernel_version() -> tuple[int, int]:
+    """The running kernel's version, as (major, minor) (``6.1.0-18-amd64`` is (6, 1))."""
+    match = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (int(match[1]), int(match[2])) if match else (0, 0)
 
 
 def _swap(output: Path, new: Path) -> None:
