@@ -18,6 +18,7 @@ import click
 from statusgen import __version__
 from statusgen.config import VENDOR_FORMATS, load_config
 from statusgen.errors import StatusgenError
+from statusgen.model import SEVERITIES
 
 DEFAULT_CONFIG = "services.toml"
 
@@ -214,7 +215,7 @@ def note(config_path: Path, incident_id: str, at: datetime, message: str | None)
 @config_option
 @click.argument("service")
 @click.option("--title", required=True, help="What happened, in a few words.")
-@click.option("--severity", type=click.Choice(["minor", "major", "critical"]), default="major", show_default=True)
+@click.option("--severity", type=click.Choice(SEVERITIES), default="major", show_default=True)
 @click.option("--started", type=Moment(), default="now", show_default=True, help="When it started.")
 @click.option("--resolved", type=Moment(), default=None, help="When it ended (edit the file later to resolve it).")
 @message_option

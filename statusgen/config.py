@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from statusgen.conditions import Condition, ConditionError, parse
 from statusgen.errors import ConfigError
+from statusgen.model import SEVERITIES
 from statusgen.operatorfiles import OperatorFiles, read_folder
 from statusgen.secrets import public_url, references
 from statusgen.timeutil import offset_time
@@ -539,7 +540,6 @@ NOTIFY_EVENTS = (
     "vendor.incident",
     "maintenance.started",
 )
-SEVERITIES = ("minor", "major", "critical")
 MAX_NOTIFY_TIMEOUT = 60.0
 MAX_CATCH_UP = 7 * DAY
 

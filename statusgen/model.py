@@ -74,6 +74,8 @@ class Status(StrEnum):
 
 
 STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+#: An incident's severities, least first (``decide.incidents.SEVERITY`` maps statuses to them).
+SEVERITIES = ("minor", "major", "critical")
 BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 STATUS_WORDS = {

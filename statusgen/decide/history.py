@@ -123,15 +123,6 @@ class Columns(NamedTuple):
             [p["maintenance"] for p in points],
         )
 
-    def then(self, other: Columns) -> Columns:
-        """These columns followed by ``other``'s."""
-        return Columns(
-            self.availability + other.availability,
-            self.p50 + other.p50,
-            self.p95 + other.p95,
-            self.maintenance + other.maintenance,
-        )
-
 
 @dataclass(frozen=True)
 class History:

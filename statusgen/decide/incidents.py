@@ -24,12 +24,11 @@ from typing import Any
 
 from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState, failures
-from statusgen.model import BAD, STATUS_WORDS, Status
+from statusgen.model import BAD, SEVERITIES, STATUS_WORDS, Status
 from statusgen.timeutil import human_duration, iso, parse_iso, parse_time
 from statusgen.vendors import VendorView
 
 SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
-SEVERITIES = ("minor", "major", "critical")
 
 
 @dataclass(frozen=True)

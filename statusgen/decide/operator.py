@@ -50,8 +50,8 @@ def note_update(note: OperatorNote, status: str) -> IncidentUpdate:
 
 def manual_incident(m: ManualIncident, service_name: str) -> Incident:
     """The incident a manual incident's file records."""
-    opening = m.updates[0].message if m.updates and m.updates[0].at == m.started else m.title
-    rest = m.updates[1:] if m.updates and m.updates[0].at == m.started else m.updates
+    opens = bool(m.updates) and m.updates[0].at == m.started  # text before the first heading
+    opening, rest = (m.updates[0].message, m.updates[1:]) if opens else (m.title, m.updates)
     updates = [IncidentUpdate(m.started, "opened", m.status, opening)]
     updates += [IncidentUpdate(u.at, "note", m.status, u.message) for u in rest]
     if m.resolved is not None:

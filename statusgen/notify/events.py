@@ -34,10 +34,10 @@ from typing import Any
 import orjson
 
 from statusgen import routes
-from statusgen.config import SEVERITIES, Config, NotifyConfig, ServiceConfig
+from statusgen.config import Config, NotifyConfig, ServiceConfig
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
 from statusgen.decide.maintenance import Notice, announced, scheduled
-from statusgen.model import STATUS_WORDS, Outcome, Status
+from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
 from statusgen.timeutil import iso, parse_iso, parse_time
 from statusgen.vendors import VendorIncident

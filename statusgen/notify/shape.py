@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from statusgen.config import NOTIFY_EVENTS, SEVERITIES
-from statusgen.model import STATUSES
+from statusgen.config import NOTIFY_EVENTS
+from statusgen.model import SEVERITIES, STATUSES
 from statusgen.notify.messages import WEBHOOK_VERSION
 from statusgen.render.shapes import INCIDENT, obj
 

@@ -39,7 +39,7 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
     updates, started, is_open = doc["updates"], doc["started_at"], doc["open"]
     state = f"ongoing, severity {doc['severity']}" if is_open else "resolved"
     lasted = "ongoing" if is_open else human_duration(timedelta(seconds=doc["duration_s"]))
-    e = {
+    return {
         "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",  # the day it started, in UTC: never changes
         "title": f"{doc['title']}{'' if is_open else ' (resolved)'}",
         "published": started,
@@ -60,7 +60,6 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
         ],
         "content": "feed-content.html",  # the template of its content
     }
-    return e
 
 
 def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, Markup]:

@@ -104,7 +104,7 @@ def with_operator(config: Config, stored: list[IncidentRow]) -> list[IncidentRow
     if not files.notes and not files.incidents:
         return stored
     noted = {n.incident.rsplit("-", 1)[0] for n in files.notes}  # an id begins with its service's slug
-    rows = [_noted(row, files) if any(s.startswith(row.service) for s in noted) else row for row in stored]
+    rows = [_noted(row, files) if row.service in noted else row for row in stored]
     for m in files.incidents:
         if m.service in config.by_slug:
             made = with_notes(manual_incident(m, config.by_slug[m.service].name), files.notes_on(m.id))

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statusgen.decide.incidents import SEVERITIES
-from statusgen.model import RANGES, STATUSES
+from statusgen.model import RANGES, SEVERITIES, STATUSES
 
 Schema = dict[str, Any]
 

@@ -30,7 +30,7 @@ MONTH_NAMES = (
     "November",
     "December",
 )
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+MONTHS = tuple(name[:3] for name in MONTH_NAMES)
 RANGE_LABELS = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "90d": "90 days"}
 IMPACT_WORDS = {"none": "no visible impact"}
 #: An incident's severity read as the status it comes from.

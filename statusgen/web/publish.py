@@ -198,10 +198,11 @@ def plan_deletions(files: Iterable[str], remote_files: Iterable[str]) -> list[St
     return [Step("delete", tuple(gone)), Step("rmdirs")] if gone else []
 
 
-def plan_publish(files: Iterable[str], remote_files: Iterable[str]) -> list[Step]:
-    """Tree paths and the remote's listing -> the ordered steps of a publish; deletions last."""
+def plan_publish(files: Iterable[str], remote_files: Iterable[str], encoded: Collection[str] = ()) -> list[Step]:
+    """Tree paths and the remote's listing -> the ordered steps of a publish; deletions last
+    (``encoded``: the files uploaded as their gzipped bytes)."""
     files = list(files)
-    return plan_uploads(files) + plan_deletions(files, remote_files)
+    return plan_uploads(files, encoded) + plan_deletions(files, remote_files)
 
 
 Fingerprint = tuple[int, int, bool]  # a published file's size, modification time and .gz copy
@@ -454,8 +455,7 @@ def publish_tree(
     if record.files is None:
         compare = runner.compare_flags()
         encoded = {rel for rel, e in manifest.items() if precompressed and e.gz}
-        files = tree_files(source)
-        steps = plan_uploads(files, encoded) + plan_deletions(files, runner.listing())
+        steps = plan_publish(tree_files(source), runner.listing(), encoded)
     else:
         compare, steps = BLIND, plan_changes(manifest, record.files, precompressed)
     report = PublishReport(remote, source, compare, dry_run)
