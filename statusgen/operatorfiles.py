@@ -398,12 +398,19 @@ def unknown_incidents(files: OperatorFiles, known: Collection[str], shown: str) 
 # -- writing (statusgen note / incident / maintenance) --------------------------
 
 
+#: What a TOML basic string cannot hold as it is: the quote, the backslash, the control characters.
+_TOML_ESCAPES = {
+    **{c: f"\\u{c:04X}" for c in [*range(0x20), 0x7F]},
+    **{ord(c): f"\\{e}" for c, e in zip('"\\\b\t\n\f\r', '"\\btnfr', strict=True)},
+}
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, datetime):
         return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return '"' + str(value).translate(_TOML_ESCAPES) + '"'
 
 
 def file_text(front: Mapping[str, Any], body: str) -> str:

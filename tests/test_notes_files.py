@@ -3,11 +3,14 @@ its file, key and fix, hostile and huge files bounded; and the decisions made of
 
 from __future__ import annotations
 
+import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lxml.html
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from statusgen.config import Config, load_config
 from statusgen.decide.incidents import Incident, IncidentUpdate
@@ -17,7 +20,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.errors import ConfigError
 from statusgen.model import CheckResult, Outcome, Status
 from statusgen.notify.events import incident_events
-from statusgen.operatorfiles import MAX_FILE_BYTES, read_folder, unknown_incidents
+from statusgen.operatorfiles import DELIMITER, MAX_FILE_BYTES, file_text, read_folder, unknown_incidents
 from statusgen.render.markdown import TAGS, to_html
 from tests.conftest import write_config
 from tests.test_notes_runs import SERVICES as RUN_SERVICES
@@ -238,7 +241,7 @@ def test_a_note_decided_in_a_run_is_an_incident_update_the_notifications_tell(tm
     decided = decide_cycle(cfg, {"api": failing}, {"api": before}, [down], T0 + timedelta(minutes=31))
     [changed] = [i for i in decided.incidents if i.service == "api"]
     assert changed.updates[-1].kind == "note"
-    [event] = incident_events({"api": before}, [changed])
+    [event] = incident_events({"api": before}, [changed], {"api": "API"})
     assert (event.kind, event.message, event.id) == ("incident.noted", "We think this is **DNS**.", f"{before.id}/1")
 
 
@@ -281,3 +284,10 @@ def test_an_open_manual_incident_sets_its_service_status_never_better(tmp_path):
     worse = ServiceState(Status.MAJOR_OUTAGE, T0, "down", ("checks",))
     assert operator_state(worse, cfg.operator.incidents, T0) is worse
     assert operator_state(fine, cfg.operator.incidents, T0 - timedelta(hours=2)) is fine  # not started yet
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",))))
+def test_a_written_files_front_matter_reads_back_whatever_its_text_holds(title):
+    """Control characters too: the commands write titles people typed or pasted."""
+    front = file_text({"title": title, "services": [title, "api"]}, "body").split(DELIMITER + "\n")[1]
+    assert tomllib.loads(front) == {"title": title, "services": [title, "api"]}

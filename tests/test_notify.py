@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from statusgen.cli import main
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
 from statusgen.store import Store
+from statusgen.timeutil import iso
 from tests.conftest import Clock, Targets, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -378,3 +380,36 @@ def test_a_vendor_incident_is_told_once_when_the_page_first_shows_it(tmp_path, t
     assert event["message"].startswith("Elevated errors on platform.claude.com (")
     (posted,) = json.loads(incident)["incidents"]
     assert event["link"] in (posted["shortlink"], f"https://status.claude.com/incidents/{posted['id']}")
+
+
+def manual_file(started: str, resolved: str | None = None) -> str:
+    end = f"resolved = {resolved}\n" if resolved else ""
+    return (
+        f'+++\nservice = "alpha"\ntitle = "Mail: queued at the provider"\nseverity = "major"\n'
+        f"started = {started}\n{end}+++\nOutgoing mail waits at the provider.\n"
+    )
+
+
+def test_a_manual_incident_is_told_once_as_it_opens_and_once_as_it_ends(tmp_path, targets: Targets, receiver):
+    targets.set("/a")
+    cfg = site(tmp_path, SERVICE.format(target=targets.url("/a")), webhook("hook", f"statusgen://{receiver.url}/h"))
+    clock = Clock()
+    cycles(cfg, clock, 1)
+    started = (clock() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "mail.md").write_text(manual_file(started), encoding="utf-8")
+    cycles(load_config(cfg.path), clock, 2)  # a run reads the notes folder with its configuration
+    (notes / "mail.md").write_text(manual_file(started, iso(clock())), encoding="utf-8")
+    cycles(load_config(cfg.path), clock, 2)
+    posted = [p.json() for p in receiver.posts]
+    assert kinds(receiver.posts) == [["incident.opened"], ["incident.resolved"]]
+    # the operator's title, whole, though it holds ": "; the service's name from the configuration
+    assert [p["events"][0]["title"] for p in posted] == [
+        "Alpha <Cloud> & Co: Mail: queued at the provider",
+        "Alpha <Cloud> & Co: resolved",
+    ]
+    assert posted[0]["events"][0]["message"] == "Outgoing mail waits at the provider."
+    assert posted[0]["events"][0]["incident"]["id"] == posted[1]["events"][0]["incident"]["id"]
+    for post in posted:
+        Draft202012Validator(SCHEMA).validate(post)

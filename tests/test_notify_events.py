@@ -33,6 +33,7 @@ T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
 API = ServiceConfig("api", "Example API", "cloud", ())
 PAY = ServiceConfig("pay", "Payments", "money", ())
+NAMES = {s.slug: s.name for s in (API, PAY)}
 
 
 def config(*notifiers: NotifyConfig, services: tuple[ServiceConfig, ...] = (API, PAY)) -> Config:
@@ -57,26 +58,26 @@ def resolved(incident: Incident, at: datetime) -> Incident:
 
 def test_each_update_a_run_adds_is_one_event_and_its_id_names_it_for_good():
     inc = opened()
-    first = incident_events({}, [inc])
+    first = incident_events({}, [inc], NAMES)
     assert [(e.id, e.kind, e.status, e.severity) for e in first] == [
         ("api-20261122t120000/0", "incident.opened", "partial_outage", "major")
     ]
     assert first[0].link == "/services/api/incidents/#inc-api-20261122t120000"
     assert first[0].incident == inc.to_json()
     later = resolved(inc, T0 + 5 * MIN)
-    second = incident_events({"api": inc}, [later])
+    second = incident_events({"api": inc}, [later], NAMES)
     assert [(e.id, e.kind, e.title) for e in second] == [
         ("api-20261122t120000/1", "incident.resolved", "Example API: resolved")
     ]
     # a run that decides the whole incident again (nothing known before) makes the same ids
-    assert [e.id for e in incident_events({}, [later])] == [first[0].id, second[0].id]
+    assert [e.id for e in incident_events({}, [later], NAMES)] == [first[0].id, second[0].id]
 
 
 def test_vendor_updates_are_not_incident_events_and_notes_are():
     inc = opened()
     vendor = IncidentUpdate(T0 + MIN, "vendor", "partial_outage", "The vendor acknowledged it.", "https://v", "v1")
     note = IncidentUpdate(T0 + 2 * MIN, "note", "partial_outage", "We are on it.")
-    found = incident_events({"api": inc}, [replace(inc, updates=(*inc.updates, vendor, note))])
+    found = incident_events({"api": inc}, [replace(inc, updates=(*inc.updates, vendor, note))], NAMES)
     assert [(e.kind, e.message) for e in found] == [("incident.noted", "We are on it.")]
 
 
@@ -135,7 +136,7 @@ HOOK = NotifyConfig("hook", "statusgen://hooks.example.org/x")
     ],
 )
 def test_a_notifier_gets_the_events_it_asked_for(notifier, event, wanted):
-    (e,) = incident_events({}, [opened(event)])
+    (e,) = incident_events({}, [opened(event)], NAMES)
     assert wants(notifier, e, "cloud") is wanted
     assert [n.notifier for n in queue(config(notifier), [e], T0)] == (["hook"] if wanted else [])
 
@@ -161,13 +162,13 @@ def test_plan_one_message_each_a_digest_past_the_bound_and_give_up_after_a_week(
 
 
 def test_an_event_survives_the_outbox_as_json():
-    (event,) = incident_events({}, [opened()])
+    (event,) = incident_events({}, [opened()], NAMES)
     assert Event.from_json(orjson.loads(orjson.dumps(event.to_json()))) == event
 
 
 def test_messages_say_what_since_when_why_and_where_and_escape_what_they_quote():
     cfg = config()
-    (event,) = incident_events({}, [opened()])
+    (event,) = incident_events({}, [opened()], NAMES)
     message = event_message(cfg, event)
     assert message.title == "Example API: partial outage"
     assert message.body.splitlines()[0] == "**Partial outage** since 2026-11-22 12:00 UTC, severity major."

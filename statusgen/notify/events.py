@@ -37,6 +37,7 @@ from statusgen import routes
 from statusgen.config import Config, NotifyConfig, ServiceConfig
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
 from statusgen.decide.maintenance import Notice, announced, scheduled
+from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
 from statusgen.timeutil import iso, parse_iso, parse_time
@@ -106,24 +107,48 @@ class Event:
 # -- what happened -------------------------------------------------------------------------------
 
 
-def incident_events(before: Mapping[str, Incident], changed: Sequence[Incident]) -> list[Event]:
+def incident_events(
+    before: Mapping[str, Incident], changed: Sequence[Incident], names: Mapping[str, str]
+) -> list[Event]:
     """One event per update this run added to an incident (``changed``, against ``before``: the
-    open incidents as the run found them)."""
+    open incidents as the run found them). ``names``: the services' names, by slug."""
     out = []
     for incident in changed:
         prior = before.get(incident.service)
         known = len(prior.updates) if prior is not None and prior.id == incident.id else 0
+        name = names.get(incident.service, incident.service)
         for index, update in enumerate(incident.updates[known:], known):
             if update.kind in UPDATE_EVENTS:
-                out.append(_incident_event(incident, index, update))
+                out.append(_incident_event(incident, index, update, name, None))
     return out
 
 
-def _incident_event(incident: Incident, index: int, update: IncidentUpdate) -> Event:
+def manual_events(config: Config, now: datetime) -> list[Event]:
+    """One event per update of the operator's manual incidents (the notes folder, with the notes
+    on them) made in the last ``GIVE_UP`` and by ``now``. They are found again every run: the
+    outbox keeps an event once (its id names it for good), so each is told once, by the first run
+    that finds it in its file."""
+    out = []
+    for m in config.operator.incidents:
+        name = config.by_slug[m.service].name  # the configuration holds only configured services' files
+        incident = with_notes(manual_incident(m, name), config.operator.notes_on(m.id))
+        for index, update in enumerate(incident.updates):
+            if update.kind in UPDATE_EVENTS and now - GIVE_UP < update.at <= now:
+                out.append(_incident_event(incident, index, update, name, incident.title))
+    return out
+
+
+def _incident_event(
+    incident: Incident, index: int, update: IncidentUpdate, service_name: str, headline: str | None
+) -> Event:
+    """``headline``: the title while the incident is open (the operator's, for a manual incident);
+    by default the service's name and the update's status."""
     kind = UPDATE_EVENTS[update.kind]
     status = Status(update.status)
-    service_name = incident.title.rsplit(": ", 1)[0]  # the title is "<service name>: <status in words>"
-    title = f"{service_name}: {'resolved' if kind == 'incident.resolved' else STATUS_WORDS[status]}"
+    if kind == "incident.resolved":
+        title = f"{service_name}: resolved"
+    else:
+        title = headline or f"{service_name}: {STATUS_WORDS[status]}"
     return Event(
         f"{incident.id}/{index}",
         kind,
@@ -212,7 +237,8 @@ def cycle_events(
 ) -> list[Event]:
     """Every event of a run, in the order a reader would want them."""
     found = (
-        incident_events(before, changed)
+        incident_events(before, changed, {s.slug: s.name for s in config.services})
+        + manual_events(config, now)
         + vendor_events(config, views_before, observations)
         + maintenance_events(config, since, now, observations)
     )
