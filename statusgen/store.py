@@ -41,7 +41,7 @@ from isal import isal_zlib
 
 from statusgen import latency
 from statusgen.decide.health import RunRecord
-from statusgen.decide.history import Bucket
+from statusgen.decide.history import Bucket, Sums
 from statusgen.decide.incidents import Incident
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
@@ -698,6 +698,16 @@ class Store:
             (service, res, since, until),
         )
         return list(map(Bucket._make, rows))
+
+    @_guarded
+    def bucket_sums(self, service: str, res: int, since: int, until: int) -> Sums:
+        """What one service's buckets of one resolution in [since, until) add up to."""
+        row = self.db.execute(
+            "SELECT ifnull(sum(up), 0), ifnull(sum(down), 0), ifnull(sum(maintenance), 0), ifnull(sum(excluded), 0) "
+            "FROM buckets WHERE service = ? AND res = ? AND start >= ? AND start < ?",
+            (service, res, since, until),
+        ).fetchone()
+        return Sums(*map(int, row))
 
     @_guarded
     def bucket_tallies(self, service: str, spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:

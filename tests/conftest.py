@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from statusgen.config import Config, load_config
+from statusgen.render.tree import gens_dir
 from statusgen.web.serve import PreviewServer
 
 
@@ -135,3 +136,8 @@ def start_preview(site: Path, per_minute: int = 120) -> Served:
     server = PreviewServer(site, "127.0.0.1", 0, quiet=True, per_minute=per_minute)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return Served(server, f"http://127.0.0.1:{server.server_address[1]}")
+
+
+def generations(output: Path) -> list[Path]:
+    """The generation folders of an output (not what else statusgen keeps beside them)."""
+    return [g for g in gens_dir(output).iterdir() if g.is_dir() and not g.name.startswith(".")]

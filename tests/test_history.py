@@ -54,25 +54,27 @@ def made_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident
 
 
 def progress_anew(store: Store, slug: str, as_of: datetime, incidents: list[Incident]) -> dict[str, object]:
-    """The buckets in progress of the four ranges, from the store's buckets alone."""
+    """The buckets in progress of the four ranges and the 24-hour summary, from the store's buckets alone."""
     spans = [(to_epoch(i.started_at), to_epoch(i.ended_at) if i.ended_at else None) for i in incidents]
     out: dict[str, object] = {}
     for name, rng in RANGES.items():
         begun = window(rng, as_of)[1]
         now = store.buckets(slug, rng.resolution_s, begun, begun + rng.resolution_s)
         out[name] = in_progress(rng, as_of, spans, now[0] if now else None)
+    out["last_day"] = orjson.loads(made_anew(store, slug, as_of, incidents)["24h"])["summary"]
     return out
 
 
 def through_the_build(store: Store, cfg: Config, at: datetime) -> tuple[dict[str, bytes], int, dict[str, object]]:
     """The four histories as a build serves them, how many it made anew (the others it kept), and
-    the record's buckets in progress."""
+    the record's buckets in progress and its last day's summary (the 24-hour history's)."""
     kept = build(store, cfg, at, workers=1).stats.kept
     site = cfg.site.output
     paths = {name: routes.history_file("api", name) for name in RANGES}
     docs = {name: orjson.dumps(orjson.loads((site / path).read_bytes())) for name, path in paths.items()}
     record = orjson.loads((site / routes.service_file("api")).read_bytes())
-    return docs, sum(1 for path in paths.values() if path not in kept), record["service"]["in_progress"]
+    progress = {**record["service"]["in_progress"], "last_day": record["service"]["last_day"]["summary"]}
+    return docs, sum(1 for path in paths.values() if path not in kept), progress
 
 
 def save(
@@ -183,6 +185,42 @@ def test_a_late_result_or_a_changed_incident_makes_the_history_again(tmp_path):
     )
     docs, made, _ = through_the_build(store, cfg, at)
     assert made == 4 and docs == made_anew(store, "api", at, store.incidents())
+
+
+def test_the_records_last_day_summary_equals_the_24_hour_historys_when_that_is_kept(tmp_path):
+    """A result a minute, a build after each: the 24-hour history is kept within a bucket, and the
+    record's last day summary is then made from the store's sums; an incident, maintenance, an
+    empty stretch and a late result on the way; the window's edges fall inside hours."""
+    rnd = random.Random(11)
+    cfg = config(tmp_path)
+    store = Store(cfg.site.store)
+    start = T0 + timedelta(hours=25, minutes=7)
+    for minutes in range(0, 3 * 60, 3):  # a day before, slow: the window's old edge weighs in its latency
+        at = start - timedelta(hours=25) + timedelta(minutes=minutes)
+        save(store, at, Outcome.OK, rnd.uniform(2000, 9000), flag="maintenance" if minutes % 33 == 0 else None)
+    incident = Incident(
+        "api-3", "api", "t", "minor", start - timedelta(hours=23), start - timedelta(hours=22, minutes=45), ()
+    )
+    kept = 0
+    for n in range(40):
+        at = start + timedelta(minutes=n)
+        if 20 <= n < 25:
+            continue  # nothing measured
+        down = n % 9 == 0
+        save(
+            store,
+            at,
+            Outcome.HTTP_STATUS if down else Outcome.OK,
+            None if down else rnd.uniform(20, 900),
+            [incident] if n == 0 else (),
+        )
+        if n == 30:  # a late result, into a closed bucket near the window's old edge
+            save(store, at - timedelta(hours=23, minutes=50), Outcome.OK, 4000.0, observed=at)
+        docs, made, progress = through_the_build(store, cfg, at)
+        kept += made == 0
+        assert progress["last_day"] == orjson.loads(docs["24h"])["summary"], f"minute {n}"
+        assert progress == progress_anew(store, "api", at, store.incidents()), f"minute {n}"
+    assert kept >= 20  # the summary was made from the sums, the history kept
 
 
 def test_simulated_buckets_add_up_across_resolutions(tmp_path):

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import orjson
 import pytest
 
 from statusgen import routes
@@ -17,9 +18,11 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
 from statusgen.model import CheckResult, Outcome
 from statusgen.render.build import build
-from statusgen.render.tree import MANIFEST, current_generation
+from statusgen.render.fragments import FILE
+from statusgen.render.tree import MANIFEST, current_generation, gens_dir
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Cycle, Store
+from tests.conftest import generations
 
 NOW = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
 
@@ -176,7 +179,7 @@ def test_a_tree_a_worker_cannot_write_fails_the_build_with_the_writers_words(sit
     build(store, config, NOW)  # two complete generations
     served = current_generation(config.site.output)
     before = tree_files(config.site.output)
-    (target,) = [g for g in (config.site.output.parent / "site.gens").iterdir() if g != served]
+    (target,) = [g for g in generations(config.site.output) if g != served]
     shutil.rmtree(target / "services/service-0002")
     (target / "services/service-0002").write_bytes(b"not a folder")  # its page cannot go there
     at = NOW + timedelta(minutes=1)
@@ -192,7 +195,7 @@ def test_a_kept_file_gone_from_the_tree_rebuilds_in_full_with_workers(site):
     config, store = site
     build(store, config, NOW)  # both generations hold every file, with keys
     history = "api/v1/services/service-0003/history/24h.json"
-    for gen in (config.site.output.parent / "site.gens").iterdir():
+    for gen in generations(config.site.output):
         (gen / history).unlink()
     result = build(store, config, NOW, workers=2)
     assert not result.stats.kept
@@ -251,3 +254,58 @@ def test_services_trading_names_remake_every_feed_and_incidents_page_that_names_
     kept = kept_by_next_build(traded, store, NOW)
     assert not {"feed/incidents.xml", "feed/services/service-0002.xml", "feed/services/service-0003.xml"} & kept
     assert_tree_is_a_build_from_scratch(traded, store, NOW)
+
+
+def fragments(config) -> dict[str, str]:
+    """What the one cache (``render.fragments``) holds after a build."""
+    saved: dict[str, str] = orjson.loads((gens_dir(config.site.output) / FILE).read_bytes())["fragments"]
+    return saved
+
+
+def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site):
+    """The last build's other panels and day table make the page; its bytes are still those of a
+    build from scratch (no cache), and the cache then holds exactly what the build used."""
+    config, store = site
+    for minutes in (1, 5):  # the simulated results end before NOW's hour: it closes in the first
+        at = NOW + timedelta(minutes=minutes)
+        for svc in config.services:
+            one_result_for(config, store, svc.slug, at)
+        before = fragments(config)
+        build(store, config, at, workers=2)
+    assert len(before) == 5 * len(config.services)  # four panels and a day table each
+    after = fragments(config)
+    drawn = after.keys() - before.keys()
+    assert len(after) == len(before) and len(drawn) == len(config.services)
+    assert all(key.startswith("panel ") for key in drawn)
+    assert_tree_is_a_build_from_scratch(config, store, at)
+
+
+def test_a_damaged_or_missing_cache_is_drawn_anew(site):
+    config, store = site
+    path = gens_dir(config.site.output) / FILE
+    at = NOW
+    for damage in (b"{not json", b'{"format": 0, "fragments": {"x": "<b>"}}', b"[]", None):
+        at += timedelta(days=1)  # every history moves: every fragment is drawn...
+        for svc in config.services:
+            one_result_for(config, store, svc.slug, at)
+        if damage is None:
+            path.unlink()
+        else:
+            path.write_bytes(damage)
+        build(store, config, at)
+        build(store, config, at)  # ...and kept by a build with nothing new
+        assert_tree_is_a_build_from_scratch(config, store, at)
+        assert len(fragments(config)) == 5 * len(config.services)
+
+
+def test_the_cache_forgets_the_fragments_of_a_service_no_longer_configured(site):
+    """...by the next build that draws any: a build that draws none neither reads nor writes it."""
+    config, store = site
+    fewer = replace(config, services=config.services[1:])
+    written = (gens_dir(config.site.output) / FILE).stat().st_mtime_ns
+    build(store, fewer, NOW)
+    assert len(fragments(config)) == 5 * len(config.services)
+    assert (gens_dir(config.site.output) / FILE).stat().st_mtime_ns == written
+    one_result_for(fewer, store, fewer.services[0].slug, NOW + timedelta(minutes=5))
+    build(store, fewer, NOW + timedelta(minutes=5))
+    assert len(fragments(config)) == 5 * len(fewer.services)

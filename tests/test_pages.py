@@ -505,7 +505,9 @@ def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo:
         for n in range(PAST_ON_SERVICE_PAGE + 3)
     ]
     view = pages.service_page_view(demo.config, record, past)
-    page = lxml.html.document_fromstring(pages.service_page(demo.config.site, view, histories))
+    panels = {name: pages.service_panel(svc, name, h) for name, h in histories.items()}
+    made = pages.service_page(demo.config.site, view, panels, pages.service_days(histories["90d"]))
+    page = lxml.html.document_fromstring(made)
     section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
     rows = section.xpath(".//table[@id='past']/tbody/tr")
     assert [text_of(r.xpath(".//a")[0]) for r in rows] == [i["title"] for i in past[:PAST_ON_SERVICE_PAGE]]

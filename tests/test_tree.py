@@ -19,6 +19,7 @@ from statusgen.render.tree import (
     read_manifest,
     write_tree,
 )
+from tests.conftest import generations
 
 BIG = b'{"a": "' + b"x" * 5000 + b'"}\n'  # above GZIP_MIN_BYTES: it gets a .gz copy
 KEEP = None
@@ -252,7 +253,7 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     periods = len(days) + len({d.strftime("%Y-%m") for d in days})
     assert len(previous_keys(config.site.output)) == 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6
     page = pages[1].read_bytes()
-    for gen in (tmp_path / "site.gens").iterdir():  # a file to keep has gone: built again in full
+    for gen in generations(tmp_path / "site"):  # a file to keep has gone: built again in full
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)
     fourth = build(store, config, now)
     assert not fourth.stats.kept and pages[1].read_bytes() == page

@@ -171,6 +171,7 @@ def history(
     inc_s = incident_seconds(spans, start, step, rng.buckets, end)
     points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, end, step)]
     counted = rows.values()
+    sums = Sums(*(sum(getattr(b, f) for b in counted) for f in Sums._fields))
     document = {
         "service": slug,
         "range": rng.name,
@@ -179,18 +180,42 @@ def history(
         "from": iso(from_epoch(start)),
         "to": iso(from_epoch(end)),
         "as_of": iso(from_epoch(end)),
-        "summary": summary(
-            sum(b.up for b in counted),
-            sum(b.down for b in counted),
-            sum(b.maintenance for b in counted),
-            sum(b.excluded for b in counted),
-            _merged_hist(start, end, step, list(counted), coarse),
-            sum(inc_s),
-        ),
+        "summary": summary(*sums, _merged_hist(start, end, step, list(counted), coarse), sum(inc_s)),
         "count": rng.buckets,
         "points": points,
     }
     return History(document, Columns.of(points))
+
+
+class Sums(NamedTuple):
+    """What a range's buckets add up to."""
+
+    up: int
+    down: int
+    maintenance: int
+    excluded: int
+
+
+def edges(rng: Range, as_of: datetime) -> list[tuple[int, int]]:
+    """The spans of a range's window at ``as_of`` that no bucket of the next coarser resolution
+    covers whole: there, a summary merges the range's own buckets' histograms."""
+    start, end = window(rng, as_of)
+    c = COARSER[rng.resolution_s]
+    if c is None:
+        return [(start, end)]
+    first, last = -(-start // c) * c, floor_to(end, c)
+    return [(start, end)] if first >= last else [(start, first), (last, end)]
+
+
+def range_summary(
+    rng: Range, as_of: datetime, spans: Sequence[Span], sums: Sums, edge: Sequence[Bucket], coarse: Sequence[Bucket]
+) -> dict[str, Any]:
+    """A history's summary without its points (the service record's last day carries the 24-hour
+    one every cycle): ``sums``, its buckets' sums; ``edge``, its buckets in the spans of ``edges``;
+    ``coarse``, as for ``history``. The same as ``history(...).document["summary"]``."""
+    start, end = window(rng, as_of)
+    inc_s = incident_seconds(spans, start, end - start, 1, end)[0]
+    return summary(*sums, _merged_hist(start, end, rng.resolution_s, edge, coarse), inc_s)
 
 
 def in_progress(rng: Range, as_of: datetime, spans: Sequence[Span], bucket: Bucket | None) -> Point:

@@ -9,8 +9,9 @@
     # the new generation is swapped in
 
 Every file is made from JSON documents (``documents``) through a template
-(``pages``, ``feeds``). A file whose inputs have the key of the served file is
-not made again: a service's six files, the incident lists, the feeds and the
+(``pages``, ``feeds``); the parts of service pages drawn from histories are
+kept between builds in the one cache (``fragments``). A file whose inputs have
+the key of the served file is not made again: a service's six files, the incident lists, the feeds and the
 incidents pages carry such keys (the documents of the whole site are cheap and
 always made). Every key holds the site's settings and the code and templates
 that made the file (``site_key``), so a new version of statusgen makes them
@@ -58,6 +59,7 @@ from statusgen.render.documents import (
     site_notices,
 )
 from statusgen.render.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
+from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
@@ -132,9 +134,8 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
     with TreeWriter(config.site.output) as tree:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        job = ServiceJob(
-            data, store.path, digest(f"{code_key()}{config.site!r}{config.categories!r}".encode()), use_keys
-        )
+        site_key = digest(f"{code_key()}{config.site!r}{config.categories!r}".encode())
+        job = ServiceJob(data, store.path, site_key, use_keys, Fragments(config.site.output))
         with _Services(job, tree, workers) as services:
             docs = site_documents(data)
             _site_files(tree.main, data, docs)
@@ -143,6 +144,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data, i) for i in data.incidents if i.ended is None]}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
+    job.fragments.save()
     assert tree.stats is not None
     return BuildResult(tree.stats, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
 
@@ -154,7 +156,7 @@ class _Services:
     def __init__(self, job: ServiceJob, tree: TreeWriter, workers: int):
         self.job, self.tree, self.workers = job, tree, workers
         self.pool: ProcessPoolExecutor | None = None
-        self.tasks: list[Future[tuple[Placed, dict[str, Document]]]] = []
+        self.tasks: list[Future[tuple[Placed, dict[str, Document], Drawn]]] = []
 
     def __enter__(self) -> _Services:
         count = len(self.job.data.config.services)
@@ -177,12 +179,14 @@ class _Services:
     def bars(self) -> dict[str, Document]:
         """Each service's front page bar, once its files are placed."""
         if self.pool is None:
-            return render_services(self.job, self.tree.main, list(range(len(self.job.data.config.services))))
+            every = list(range(len(self.job.data.config.services)))
+            return render_services(self.job, self.tree.main, self.job.fragments, every)
         out: dict[str, Document] = {}
         try:
             for task in self.tasks:
-                placed, bars = task.result()
+                placed, bars, drawn = task.result()
                 self.tree.absorb(placed)
+                self.job.fragments.absorb(drawn)
                 out.update(bars)
         except BrokenProcessPool:
             raise RenderError(
@@ -248,13 +252,15 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document]]:
-    """In a worker process: render these services; what was placed, and their bars."""
+def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document], Drawn]:
+    """In a worker process: render these services; what was placed, their bars, and the fragments
+    used and drawn."""
     assert _worker is not None
     job, shared = _worker
     placer = Placer(shared.output, shared.served, shared.old, shared.target, shared.mine)
-    bars = render_services(job, placer, indexes)
-    return placer.result(), bars
+    fragments = job.fragments.fresh()
+    bars = render_services(job, placer, fragments, indexes)
+    return placer.result(), bars, fragments.drawn
 
 
 def _site_files(placer: Placer, data: SiteData, docs: dict[str, Document]) -> None:

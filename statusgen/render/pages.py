@@ -33,6 +33,8 @@ import json
 from datetime import date, timedelta
 from typing import Any
 
+from markupsafe import Markup
+
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
 from statusgen.decide.history import Columns, History
@@ -40,7 +42,7 @@ from statusgen.model import DESCRIPTIONS, FLAG_WORDS, RANGES, STATUSES, Outcome
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
 from statusgen.render.openapi import openapi_document
-from statusgen.render.templating import render
+from statusgen.render.templating import render, render_text
 from statusgen.render.words import LEGEND, status_word
 
 RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
@@ -131,30 +133,38 @@ def service_page_view(config: Config, record: Document, incidents: list[Document
     }
 
 
-def service_page(site: SiteConfig, view: Document, histories: dict[str, History]) -> bytes:
-    """One service (``service_page_view``): state, vendor view, checks, charts of every range, its
-    days, incidents and links. Open incidents are told with their timelines; the newest past ones
-    are listed, each linking its timeline on the service's incidents page, which tells them all."""
-    slug = view["service"]["slug"]
-    panels = [
-        {
-            "name": name,
-            "history": h.document,
-            "url": routes.history_url(slug, name),
-            "latency": charts.latency(h),
-            "availability": charts.availability(h),
-        }
-        for name, h in histories.items()
-    ]
+def service_page(site: SiteConfig, view: Document, panels: dict[str, Markup], days: Markup) -> bytes:
+    """One service (``service_page_view``): state, vendor view, checks, the panel of every range
+    (``service_panel``), its days (``service_days``), incidents and links. Open incidents are told
+    with their timelines; the newest past ones are listed, each linking its timeline on the
+    service's incidents page, which tells them all."""
     return render(
         "service.html",
         site=site,
         nav="status",
         view=view,
-        panels=panels,
-        days=charts.day_rows(histories["90d"].points()),
+        ranges=list(panels),
+        panels=list(panels.values()),
+        days=days,
         live_words=LIVE_WORDS,
     )
+
+
+def service_panel(slug: str, name: str, history: History) -> Markup:
+    """A range's panel of a service page: its summary and its charts."""
+    p = {
+        "name": name,
+        "history": history.document,
+        "url": routes.history_url(slug, name),
+        "latency": charts.latency(history),
+        "availability": charts.availability(history),
+    }
+    return Markup(render_text("service-panel.html", p=p))
+
+
+def service_days(ninety: History) -> Markup:
+    """The rows of a service page's day-by-day table, from its 90-day history."""
+    return Markup(render_text("service-days.html", days=charts.day_rows(ninety.points())))
 
 
 def service_incidents_page(site: SiteConfig, slug: str, name: str, incidents: list[Document]) -> bytes:

@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from markupsafe import Markup
 
 from statusgen import __version__, jsonout, routes
 from statusgen.config import ServiceConfig
-from statusgen.decide.history import COARSER, History, Span, history, in_progress, window
+from statusgen.decide.history import COARSER, History, Span, edges, history, in_progress, range_summary, window
 from statusgen.model import RANGES, Range
 from statusgen.render import pages
 from statusgen.render.documents import (
@@ -40,6 +41,7 @@ from statusgen.render.documents import (
     service_document,
     vendor_record,
 )
+from statusgen.render.fragments import Fragments
 from statusgen.render.gather import SiteData
 from statusgen.render.tree import Placer, digest
 from statusgen.store import Store
@@ -94,13 +96,14 @@ class ServiceJob:
     store: Path
     site_key: str
     use_keys: bool
+    fragments: Fragments  # the last build's panels and day tables (``render.fragments``)
 
 
 class ServiceRenderer:
     """Renders services into a generation with a store connection of its own."""
 
-    def __init__(self, job: ServiceJob, placer: Placer):
-        self.job, self.data, self.placer = job, job.data, placer
+    def __init__(self, job: ServiceJob, placer: Placer, fragments: Fragments):
+        self.job, self.data, self.placer, self.fragments = job, job.data, placer, fragments
         self.store = Store(job.store)
 
     def close(self) -> None:
@@ -115,8 +118,12 @@ class ServiceRenderer:
         incidents = [incident_document(self.data, row) for row in self.data.incidents_of(slug)]
         shown = pages.service_page_view(self.data.config, record, incidents)
         page_key = digest(jsonout.dump([self.job.site_key, shown, histories.keys]))
+        fragments = {name: f"panel {key}" for name, key in histories.keys.items()} | {
+            "days": f"days {histories.keys['90d']}"
+        }
+        self.fragments.live(fragments.values())
         if not self.kept(paths[-1], page_key):
-            self.placer.put(paths[-1], pages.service_page(self.data.config.site, shown, histories.all()), page_key)
+            self.placer.put(paths[-1], self.page(slug, shown, histories, fragments), page_key)
         ninety = histories.get("90d")
         return pages.front_bar(ninety.document["summary"], ninety.columns)
 
@@ -134,9 +141,20 @@ class ServiceRenderer:
         now = self.store.buckets_at(svc.slug, list(starts.values()))
         progress = {name: in_progress(rng, as_of, spans, now.get(starts[name])) for name, rng in RANGES.items()}
         day = self.store.last_day_json(svc.slug, since)
-        record = service_document(self.data, svc, histories.get("24h").document["summary"], day, progress)
+        record = service_document(self.data, svc, histories.summary("24h"), day, progress)
         self.placer.put(path, jsonout.dump(record), key)
         return record
+
+    def page(self, slug: str, shown: Document, histories: Histories, fragments: dict[str, str]) -> bytes:
+        """The service's page: each panel and the day table (``fragments``: their keys) drawn
+        again only when its history changed."""
+        get = self.fragments.get
+
+        def panel(name: str) -> Markup:
+            return get(fragments[name], lambda: pages.service_panel(slug, name, histories.get(name)))
+
+        days = get(fragments["days"], lambda: pages.service_days(histories.get("90d")))
+        return pages.service_page(self.data.config.site, shown, {name: panel(name) for name in RANGES}, days)
 
     def kept(self, path: str, key: str) -> bool:
         """Keep the served file at ``path`` when it was made from inputs of this key; whether it was."""
@@ -177,19 +195,30 @@ class Histories:
         coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
         return history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
 
+    def summary(self, name: str) -> Document:
+        """A history's summary: made from the store's sums when the history was kept (cheaper than
+        reading it back: a 24-hour history is some 50 KB)."""
+        if name in self.made:
+            made: Document = self.made[name].document["summary"]
+            return made
+        store, rng = self.renderer.store, RANGES[name]
+        res, coarser = rng.resolution_s, COARSER[rng.resolution_s]
+        start, end = self.windows[name]
+        edge = [b for since, until in edges(rng, self.as_of) for b in store.buckets(self.slug, res, since, until)]
+        coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
+        sums = store.bucket_sums(self.slug, res, start, end)
+        return range_summary(rng, self.as_of, self.spans, sums, edge, coarse)
+
     def get(self, name: str) -> History:
         if name not in self.made:
             served = self.renderer.placer.read_served(routes.history_file(self.slug, name))
             self.made[name] = History.of(orjson.loads(served)) if served is not None else self.make(RANGES[name])
         return self.made[name]
 
-    def all(self) -> dict[str, History]:
-        return {name: self.get(name) for name in RANGES}
 
-
-def render_services(job: ServiceJob, placer: Placer, indexes: list[int]) -> dict[str, Document]:
+def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Document]:
     """Render the services at ``indexes`` of the configuration; each one's ``pages.front_bar``."""
-    renderer = ServiceRenderer(job, placer)
+    renderer = ServiceRenderer(job, placer, fragments)
     services = job.data.config.services
     try:
         return {services[i].slug: renderer.render(services[i]) for i in indexes}

@@ -43,7 +43,12 @@ def environment() -> Environment:
 
 def render(template: str, /, **context: object) -> bytes:
     """A template rendered to UTF-8 bytes."""
-    return environment().get_template(template).render(**context).encode("utf-8")
+    return render_text(template, **context).encode("utf-8")
+
+
+def render_text(template: str, /, **context: object) -> str:
+    """A template rendered (a part of a page, HTML its template escaped)."""
+    return environment().get_template(template).render(**context)
 
 
 def static_files() -> dict[str, bytes]:
