@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import orjson
 import pytest
 
 from statusgen import routes
@@ -258,8 +259,18 @@ def test_services_trading_names_remake_every_feed_and_incidents_page_that_names_
 
 def fragments(config) -> dict[str, str]:
     """What the one cache (``render.fragments``) holds after a build."""
-    saved: dict[str, str] = orjson.loads((gens_dir(config.site.output) / FILE).read_bytes())["fragments"]
-    return saved
+    with closing(sqlite3.connect(gens_dir(config.site.output) / FILE)) as db:
+        return dict(db.execute("SELECT key, html FROM fragments"))
+
+
+def other_format(path: Path) -> bytes:
+    """A cache file of another format, holding a fragment under a key a build will look for."""
+    with closing(sqlite3.connect(path)) as db:
+        keys = [k for (k,) in db.execute("SELECT key FROM fragments")]
+        db.execute("PRAGMA user_version = 99")
+        db.executemany("UPDATE fragments SET html = '<b>stale</b>' WHERE key = ?", [(k,) for k in keys])
+        db.commit()
+    return path.read_bytes()
 
 
 def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site):
@@ -284,7 +295,8 @@ def test_a_damaged_or_missing_cache_is_drawn_anew(site):
     config, store = site
     path = gens_dir(config.site.output) / FILE
     at = NOW
-    for damage in (b"{not json", b'{"format": 0, "fragments": {"x": "<b>"}}', b"[]", None):
+    damages = (b"not a database", b"SQLite format 3\x00" + bytes(200), other_format(path), None)
+    for damage in damages:
         at += timedelta(days=1)  # every history moves: every fragment is drawn...
         for svc in config.services:
             one_result_for(config, store, svc.slug, at)
@@ -309,3 +321,17 @@ def test_the_cache_forgets_the_fragments_of_a_service_no_longer_configured(site)
     one_result_for(fewer, store, fewer.services[0].slug, NOW + timedelta(minutes=5))
     build(store, fewer, NOW + timedelta(minutes=5))
     assert len(fragments(config)) == 5 * len(fewer.services)
+
+
+def test_a_cache_of_another_format_is_not_read(site, tmp_path):
+    """A service renamed: its page is made again from histories that did not change, so its
+    panels are looked up in the cache, which must then be of this format."""
+    config, store = site
+    other_format(gens_dir(config.site.output) / FILE)
+    text = (tmp_path / "sim.toml").read_text(encoding="utf-8")
+    (tmp_path / "sim.toml").write_text(text.replace('name = "Service 0003"', 'name = "Renamed"', 1), encoding="utf-8")
+    renamed = load_config(tmp_path / "sim.toml")
+    build(store, renamed, NOW)
+    page = (renamed.site.output / "services/service-0003/index.html").read_bytes()
+    assert b"Renamed" in page and b"stale" not in page
+    assert_tree_is_a_build_from_scratch(renamed, store, NOW)

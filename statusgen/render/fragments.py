@@ -6,30 +6,33 @@ day-by-day table change far less often (hourly, every six hours, daily), and
 drawing them is most of the page's cost. So each is kept between builds under
 the key of the history it is drawn from (``render.service.history_key``: the
 history's window, the results its buckets hold, the service's incidents, and
-the site's settings, code and templates), in one file of its own beside the
-output's generations, ``<output>.gens/.fragments``.
+the site's settings, code and templates), in one SQLite file of its own beside
+the output's generations, ``<output>.gens/.fragments``: a process reads the
+fragments it needs, one by one, never the whole file.
 
 One rule: after a build that drew any, the file holds the fragments of the
 histories that build served (those of a page it kept too), and no other.
-A file that is missing, unreadable or of another format is an empty cache:
-deleting it costs one build's drawing, nothing else. It is not part of the
-store of record, nor of the tree.
+A file that is missing, unreadable or of another format is an empty cache
+(and is made anew): deleting it costs one build's drawing, nothing else. It is
+not part of the store of record, nor of the tree; like the tree, it is
+statusgen's own output (what it holds is HTML its templates escaped), and is
+read as such.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import sqlite3
 from collections.abc import Callable, Iterable
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 from markupsafe import Markup
 
 from statusgen.render.tree import gens_dir
 
-FORMAT = 1
+FORMAT = 1  # PRAGMA user_version of the file: another one is an empty cache
 FILE = ".fragments"
 log = logging.getLogger("statusgen")
 
@@ -38,40 +41,29 @@ log = logging.getLogger("statusgen")
 class Drawn:
     """The fragments a process found live and those it drew (sent back by a worker process)."""
 
-    used: set[str] = field(default_factory=set)
+    live: set[str] = field(default_factory=set)
     new: dict[str, str] = field(default_factory=dict)
 
 
 class Fragments:
-    """The fragments of an output's cache (read when first needed), and what this process found
-    live and drew."""
+    """An output's cache of fragments, read when first needed, and what this process found live
+    and drew. A worker process reads it with a connection of its own (``fresh``)."""
 
     def __init__(self, output: Path):
         self.output, self.path = output, gens_dir(output) / FILE
         self.drawn = Drawn()
-        self._known: dict[str, str] | None = None
-
-    @property
-    def known(self) -> dict[str, str]:
-        """The cache as the last build that drew left it (a normal cycle draws nothing, nor reads it)."""
-        if self._known is None:
-            try:
-                saved = orjson.loads(self.path.read_bytes())
-                known = saved["fragments"] if saved.get("format") == FORMAT else {}
-            except (OSError, ValueError, TypeError, AttributeError, KeyError):
-                known = {}
-            self._known = known if isinstance(known, dict) else {}
-        return self._known
+        self._db: sqlite3.Connection | None = None
+        self._readable = True
 
     def live(self, keys: Iterable[str]) -> None:
         """These fragments are of what this build serves, whether or not its pages draw them: they
         stay in the cache."""
-        self.drawn.used.update(keys)
+        self.drawn.live.update(keys)
 
     def get(self, key: str, draw: Callable[[], Markup]) -> Markup:
         """The fragment of this key: the last build's, else drawn now."""
-        self.drawn.used.add(key)
-        html = self.known.get(key)
+        self.drawn.live.add(key)
+        html = self._read(key)
         if html is None:
             made = draw()
             self.drawn.new[key] = str(made)
@@ -79,26 +71,68 @@ class Fragments:
         return Markup(html)  # drawn by a template of this code (the key holds it), escaped there
 
     def fresh(self) -> Fragments:
-        """The same cache, nothing read or used yet: for a worker process."""
+        """The same cache, nothing read or found yet: for a worker process."""
         return Fragments(self.output)
 
     def absorb(self, drawn: Drawn) -> None:
         """What another process found live and drew, as if here."""
-        self.drawn.used.update(drawn.used)
+        self.drawn.live.update(drawn.live)
         self.drawn.new.update(drawn.new)
 
-    def save(self) -> None:
-        """Keep the live fragments of this build, when it drew any. The cache is not flushed to
-        the disk: one lost costs a build's drawing."""
-        new = self.drawn.new
-        if not new:
-            return
-        known = self.known
-        kept = {k: new[k] if k in new else known[k] for k in sorted(self.drawn.used) if k in new or k in known}
-        part = self.path.with_name(FILE + ".part")
+    def _read(self, key: str) -> str | None:
+        if not self._readable:
+            return None
         try:
-            part.write_bytes(orjson.dumps({"format": FORMAT, "fragments": kept}))
-            os.replace(part, self.path)
-        except OSError as exc:  # the site is built: a cache not kept costs the next build's drawing
-            log.warning("%s: cannot keep the drawn fragments (%s)", self.path, exc.strerror or exc)
-            part.unlink(missing_ok=True)
+            if self._db is None:
+                if not self.path.is_file():
+                    self._readable = False
+                    return None
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+                if self._db.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
+                    raise sqlite3.DatabaseError("another format")
+            rows = self._db.execute("SELECT html FROM fragments WHERE key = ?", (key,)).fetchall()
+        except sqlite3.Error:
+            self._readable = False  # an empty cache: what is missing is drawn, and the file made anew
+            return None
+        return str(rows[0][0]) if rows else None
+
+    def save(self) -> None:
+        """Keep the drawn fragments and forget those no longer live, when this build drew any. The
+        file is not flushed to the disk: one lost costs a build's drawing."""
+        if not self.drawn.new:
+            return
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        try:
+            self._write()
+        except sqlite3.Error as exc:  # a damaged file: made anew
+            log.info("%s: made anew (%s)", self.path, exc)
+            self.path.unlink(missing_ok=True)
+            try:
+                self._write()
+            except (sqlite3.Error, OSError) as again:
+                self._lost(again)
+        except OSError as exc:
+            self._lost(exc)
+
+    def _write(self) -> None:
+        with closing(sqlite3.connect(self.path, isolation_level=None)) as db:
+            db.execute("PRAGMA synchronous = OFF")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            db.execute("BEGIN IMMEDIATE")
+            if version != FORMAT:
+                db.execute("DROP TABLE IF EXISTS fragments")
+                db.execute("CREATE TABLE fragments (key TEXT PRIMARY KEY, html TEXT NOT NULL) WITHOUT ROWID")
+                db.execute(f"PRAGMA user_version = {FORMAT}")
+            db.executemany("INSERT OR REPLACE INTO fragments VALUES (?, ?)", self.drawn.new.items())
+            db.execute("CREATE TEMP TABLE live (key TEXT PRIMARY KEY) WITHOUT ROWID")
+            db.executemany("INSERT OR IGNORE INTO live VALUES (?)", ((k,) for k in self.drawn.live))
+            db.execute("DELETE FROM fragments WHERE key NOT IN (SELECT key FROM live)")
+            db.execute("COMMIT")
+
+    def _lost(self, exc: BaseException) -> None:
+        """The site is built: a cache not kept costs the next build's drawing."""
+        log.warning("%s: cannot keep the drawn fragments (%s)", self.path, exc)
+        with suppress(OSError):
+            self.path.unlink(missing_ok=True)

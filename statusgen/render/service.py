@@ -11,7 +11,8 @@ publishes little:
   service's incidents);
 - the page shows what changes in meaning (status, reason, incidents, vendor
   view, closed histories); what moves every minute reaches it, where
-  JavaScript runs, from the record (``static/site.js``).
+  JavaScript runs, from the record (``static/site.js``). Its panels and day
+  table are drawn again only when their history changes (``fragments``).
 
 ``ServiceRenderer`` reads the store through a connection of its own, so that
 it works alike in the building process and in a worker process
