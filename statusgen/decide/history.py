@@ -171,7 +171,12 @@ def history(
     inc_s = incident_seconds(spans, start, step, rng.buckets, end)
     points = [point(s, rows.get(s), inc_s[(s - start) // step]) for s in range(start, end, step)]
     counted = rows.values()
-    sums = Sums(*(sum(getattr(b, f) for b in counted) for f in Sums._fields))
+    sums = Sums(
+        sum(b.up for b in counted),
+        sum(b.down for b in counted),
+        sum(b.maintenance for b in counted),
+        sum(b.excluded for b in counted),
+    )
     document = {
         "service": slug,
         "range": rng.name,

@@ -10,12 +10,12 @@
 
 Every file is made from JSON documents (``documents``) through a template
 (``pages``, ``feeds``); the parts of service pages drawn from histories are
-kept between builds in the one cache (``fragments``). A file whose inputs have
-the key of the served file is not made again: a service's six files, the incident lists, the feeds and the
-incidents pages carry such keys (the documents of the whole site are cheap and
-always made). Every key holds the site's settings and the code and templates
-that made the file (``site_key``), so a new version of statusgen makes them
-all again.
+kept between builds in the one cache (``fragments``). A file whose inputs
+have the key of the served file is not made again: a service's six files,
+the incident lists, the feeds and the incidents pages carry such keys (the
+documents of the whole site are cheap and always made). Every key holds the
+site's settings and the code and templates that made the file
+(``site_key``), so a new version of statusgen makes them all again.
 
 Rendering is Python and holds the GIL: on a large site, the services are
 rendered by worker processes (``concurrent.futures``, started by ``fork`` so
@@ -254,7 +254,7 @@ def _watch_parent(parent: int) -> None:
 
 def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document], Drawn]:
     """In a worker process: render these services; what was placed, their bars, and the fragments
-    used and drawn."""
+    found live and drawn."""
     assert _worker is not None
     job, shared = _worker
     placer = Placer(shared.output, shared.served, shared.old, shared.target, shared.mine)
