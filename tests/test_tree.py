@@ -11,6 +11,7 @@ import pytest
 from statusgen.errors import RenderError
 from statusgen.policy import GZIP_MIN_BYTES
 from statusgen.render.tree import (
+    Placer,
     StaleTree,
     TreeWriter,
     WriteStats,
@@ -73,8 +74,8 @@ def test_changed_file_of_same_size_gets_a_later_second(tmp_path):
 
 @pytest.mark.parametrize("unchanged_builds", [0, 1])
 def test_other_bytes_of_the_same_size_and_crc_are_written(tmp_path, unchanged_builds):
-    """The CRC-32 in the manifest only spares reads: bytes that share a size and a CRC with the
-    previous version are still compared with the served bytes."""
+    """The manifest's hash of a file's bytes tells apart bytes of the same size that a CRC-32
+    would take for the same."""
     assert zlib.crc32(b"plumless") == zlib.crc32(b"buckeroo")
     out = tmp_path / "site"
     for _ in range(1 + unchanged_builds):
@@ -84,6 +85,20 @@ def test_other_bytes_of_the_same_size_and_crc_are_written(tmp_path, unchanged_bu
     assert stats.written == 1 and (out / "a.txt").read_bytes() == b"buckeroo"
     assert int(os.stat(out / "a.txt").st_mtime) > int(before.st_mtime)
     assert write_tree(out, {"a.txt": b"buckeroo"}).written == 0
+
+
+def test_a_file_made_again_with_its_bytes_is_not_read_back(tmp_path, monkeypatch):
+    """Its size and hash are the manifest's: it keeps its modification time, unread."""
+    out = tmp_path / "site"
+    write_tree(out, {"a.json": BIG, "b.txt": b"small"})
+    before = {name: os.stat(out / name).st_mtime for name in ("a.json", "b.txt")}
+
+    def read_served(self: Placer, rel: str) -> bytes | None:
+        raise AssertionError(f"{rel} read back")
+
+    monkeypatch.setattr(Placer, "read_served", read_served)
+    assert write_tree(out, {"a.json": BIG, "b.txt": b"small"}).written == 0
+    assert {name: os.stat(out / name).st_mtime for name in ("a.json", "b.txt")} == before
 
 
 def test_files_rewritten_in_place_have_exactly_their_new_bytes(tmp_path):

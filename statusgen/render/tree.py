@@ -19,7 +19,9 @@ files are not all on the disk.
 
 Each generation's ``.manifest.json`` lists its files: size, modification
 time, whether it has a ``.gz`` copy (for nginx's gzip_static), the key of the
-inputs it was made from, and the CRC-32 of its bytes.
+inputs it was made from, and a hash of its bytes (SHA-256): a file made again
+with the served file's size and hash has its bytes, and is not read back to
+be compared.
 
 ``<output>.gens/.store`` names the store the site was last built from
 (``remember_store``): a run that finds that store missing or empty refuses to
@@ -54,7 +56,6 @@ import re
 import shutil
 import sys
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -71,7 +72,7 @@ MANIFEST = ".manifest.json"
 PARTIAL = "partial-"  # the name of a generation being written starts so; a complete one with "g"
 STORE_MARK = ".store"  # in <output>.gens/: the store the site was last built from
 FLUSHERS = 32  # threads flushing a generation's files to the disk
-MANIFEST_FORMAT = 5
+MANIFEST_FORMAT = 6
 GZIP_LEVEL = 1  # ISA-L's fastest: every changed file of a build is compressed
 SYNCFS_REPORTS_ERRORS = (5, 8)  # the first Linux whose syncfs(2) returns a failed write back
 
@@ -87,7 +88,7 @@ class Entry(NamedTuple):
     mtime: int
     gz: bool  # has a .gz copy
     key: str | None  # the key of the inputs it was made from
-    crc: int  # CRC-32 of its bytes
+    sha: str  # the first 16 bytes of the SHA-256 of its bytes, in hex
 
 
 @dataclass(frozen=True)
@@ -210,18 +211,14 @@ class Placer:
     def _put(self, rel: str, data: bytes, key: str | None) -> None:
         before = self.old.get(rel)
         gz = rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES
-        crc = zlib.crc32(data)
-        same = (
-            before is not None
-            and (before.size, before.crc, before.gz) == (len(data), crc, gz)
-            and self.read_served(rel) == data
-        )
+        sha = hashlib.sha256(data).hexdigest()[:32]
+        same = before is not None and (before.size, before.sha, before.gz) == (len(data), sha, gz)
         if same:
             assert before is not None
             wanted = before._replace(key=key)
         else:
             now = int(time.time())
-            wanted = Entry(len(data), max(now, before.mtime + 1) if before else now, gz, key, crc)
+            wanted = Entry(len(data), max(now, before.mtime + 1) if before else now, gz, key, sha)
             self.written += 1
             self.nbytes += len(data)
         if not self._holds(rel, wanted):
