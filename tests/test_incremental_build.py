@@ -18,6 +18,7 @@ from statusgen.config import load_config
 from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
 from statusgen.model import CheckResult, Outcome
+from statusgen.render.badges import badge_paths
 from statusgen.render.build import build
 from statusgen.render.fragments import FILE
 from statusgen.render.tree import MANIFEST, current_generation, gens_dir
@@ -334,4 +335,16 @@ def test_a_cache_of_another_format_is_not_read(site, tmp_path):
     build(store, renamed, NOW)
     page = (renamed.site.output / "services/service-0003/index.html").read_bytes()
     assert b"Renamed" in page and b"stale" not in page
+    assert_tree_is_a_build_from_scratch(renamed, store, NOW)
+
+
+def test_badges_are_kept_until_their_services_name_or_status_changes(site, tmp_path):
+    config, store = site
+    assert {p for svc in config.services for p in badge_paths(svc.slug)} <= kept_by_next_build(config, store, NOW)
+    text = (tmp_path / "sim.toml").read_text(encoding="utf-8")
+    (tmp_path / "sim.toml").write_text(text.replace('name = "Service 0003"', 'name = "Renamed"', 1), encoding="utf-8")
+    renamed = load_config(tmp_path / "sim.toml")
+    kept = kept_by_next_build(renamed, store, NOW)
+    assert not set(badge_paths("service-0003")) & kept and set(badge_paths("service-0001")) <= kept
+    assert b"Renamed" in (renamed.site.output / "badges/service-0003.svg").read_bytes()
     assert_tree_is_a_build_from_scratch(renamed, store, NOW)

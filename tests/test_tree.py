@@ -263,10 +263,11 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
     # keyed: the three lists of incidents, the incidents page, its pages of each day and month and
     # each service's, each service's three lists, the feeds (site and one per service), each
-    # service's record, histories and page
+    # service's record, histories and page, each service's two badges
     days = {i.started_at.date() for i in store.incidents() if i.ended_at is not None}
     periods = len(days) + len({d.strftime("%Y-%m") for d in days})
-    assert len(previous_keys(config.site.output)) == 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6
+    expected = 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6 + 4 * 2
+    assert len(previous_keys(config.site.output)) == expected
     page = pages[1].read_bytes()
     for gen in generations(tmp_path / "site"):  # a file to keep has gone: built again in full
         (gen / pages[1].relative_to(tmp_path / "site")).unlink(missing_ok=True)

@@ -72,10 +72,11 @@ def svg_badge(summary: dict[str, Any]) -> bytes:
     return render("badge.svg", b=badge)
 
 
-def badge_files(services: list[dict[str, Any]]) -> dict[str, Any]:
-    """Tree path -> JSON object or SVG bytes, for every service summary."""
-    out: dict[str, Any] = {}
-    for s in services:
-        out[f"badges/{s['slug']}.json"] = endpoint_badge(s)
-        out[f"badges/{s['slug']}.svg"] = svg_badge(s)
-    return out
+def badge_paths(slug: str) -> list[str]:
+    """A service's badges: the endpoint JSON (``endpoint_badge``) and the image (``svg_badge``)."""
+    return [f"badges/{slug}.json", f"badges/{slug}.svg"]
+
+
+def badge_inputs(summary: dict[str, Any]) -> list[Any]:
+    """What a service's badges are made of (their key, with the code's)."""
+    return [summary["name"], summary["status"]]

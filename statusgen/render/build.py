@@ -50,7 +50,7 @@ from statusgen import __version__, jsonout, routes
 from statusgen.config import Config
 from statusgen.errors import RenderError
 from statusgen.render import pages
-from statusgen.render.badges import badge_files
+from statusgen.render.badges import badge_inputs, badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
     incident_document,
     incident_lists,
@@ -138,7 +138,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         job = ServiceJob(data, store.path, site_key, use_keys, Fragments(config.site.output))
         with _Services(job, tree, workers) as services:
             docs = site_documents(data)
-            _site_files(tree.main, data, docs)
+            _site_files(tree.main, job, docs)
             _incident_files(tree.main, job)
             bars = services.bars()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
@@ -263,15 +263,19 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document], Draw
     return placer.result(), bars, fragments.drawn
 
 
-def _site_files(placer: Placer, data: SiteData, docs: dict[str, Document]) -> None:
+def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> None:
     """The documents of the whole site, the OpenAPI document, the badges, the assets, the API and
-    method pages: made every build (they are cheap), written only where their bytes changed."""
+    method pages: made every build (they are cheap), written only where their bytes changed; the
+    badges, a pair a service, kept while their service's name and status are the same."""
     for path, doc in docs.items():
         placer.put(path, jsonout.dump(doc))
-    config = data.config
+    config = job.data.config
     placer.put(f"{routes.API}/openapi.json", jsonout.dump_pretty(openapi_document(config)))
-    for path, badge in badge_files(docs[f"{routes.API}/snapshot.json"]["services"]).items():
-        placer.put(path, badge if isinstance(badge, bytes) else jsonout.dump(badge))
+    for s in docs[f"{routes.API}/snapshot.json"]["services"]:
+        paths, key = badge_paths(s["slug"]), digest(jsonout.dump([job.site_key, *badge_inputs(s)]))
+        if not _kept(placer, job, paths, key):
+            placer.put(paths[0], jsonout.dump(endpoint_badge(s)), key)
+            placer.put(paths[1], svg_badge(s), key)
     for path, asset in static_files().items():
         placer.put(path, asset)
     health = docs[f"{routes.API}/health.json"]
