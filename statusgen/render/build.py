@@ -11,9 +11,9 @@
 Every file is made from JSON documents (``documents``) through a template
 (``pages``, ``feeds``); the parts of service pages drawn from histories are
 kept between builds in the one cache (``fragments``). A file whose inputs
-have the key of the served file is not made again: a service's six files,
-the incident lists, the feeds and the incidents pages carry such keys (the
-documents of the whole site are cheap and always made). Every key holds the
+have the key of the served file is not made again: a service's six files
+and badges, the incident lists, the feeds and the incidents pages carry such
+keys (the documents of the whole site are cheap and always made). Every key holds the
 site's settings and the code and templates that made the file
 (``site_key``), so a new version of statusgen makes them all again.
 
