@@ -197,8 +197,8 @@ class Histories:
         return history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
 
     def summary(self, name: str) -> Document:
-        """A history's summary: made from the store's sums when the history was kept (cheaper than
-        reading it back: a 24-hour history is some 50 KB)."""
+        """A history's summary: made from the store's sums when the history was kept, rather than
+        by reading the whole served history back."""
         if name in self.made:
             made: Document = self.made[name].document["summary"]
             return made
