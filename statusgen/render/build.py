@@ -13,8 +13,8 @@ Every file is made from JSON documents (``documents``) through a template
 kept between builds in the one cache (``fragments``). A file whose inputs
 have the key of the served file is not made again: a service's six files
 and badges, the incident lists, the feeds and the incidents pages carry such
-keys (the documents of the whole site are cheap and always made). Every key holds the
-site's settings and the code and templates that made the file
+keys (the documents of the whole site are cheap and always made). Every key
+holds the site's settings and the code and templates that made the file
 (``site_key``), so a new version of statusgen makes them all again.
 
 Rendering is Python and holds the GIL: on a large site, the services are
@@ -135,8 +135,9 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         data = gather(store, config, now)
         t1 = time.perf_counter()
         site_key = digest(f"{code_key()}{config.site!r}{config.categories!r}".encode())
-        job = ServiceJob(data, store.path, site_key, use_keys, Fragments(config.site.output))
-        with _Services(job, tree, workers) as services:
+        job = ServiceJob(data, store.path, site_key, use_keys)
+        fragments = Fragments(config.site.output)
+        with _Services(job, tree, fragments, workers) as services:
             docs = site_documents(data)
             _site_files(tree.main, job, docs)
             _incident_files(tree.main, job)
@@ -144,7 +145,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data, i) for i in data.incidents if i.ended is None]}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
-    job.fragments.save()
+    fragments.save()
     assert tree.stats is not None
     return BuildResult(tree.stats, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
 
@@ -153,8 +154,8 @@ class _Services:
     """Every service's files, rendered by worker processes on a large site (started on entering,
     while this process goes on with the site-wide files), else here when asked for (``bars``)."""
 
-    def __init__(self, job: ServiceJob, tree: TreeWriter, workers: int):
-        self.job, self.tree, self.workers = job, tree, workers
+    def __init__(self, job: ServiceJob, tree: TreeWriter, fragments: Fragments, workers: int):
+        self.job, self.tree, self.fragments, self.workers = job, tree, fragments, workers
         self.pool: ProcessPoolExecutor | None = None
         self.tasks: list[Future[tuple[Placed, dict[str, Document], Drawn]]] = []
 
@@ -180,13 +181,13 @@ class _Services:
         """Each service's front page bar, once its files are placed."""
         if self.pool is None:
             every = list(range(len(self.job.data.config.services)))
-            return render_services(self.job, self.tree.main, self.job.fragments, every)
+            return render_services(self.job, self.tree.main, self.fragments, every)
         out: dict[str, Document] = {}
         try:
             for task in self.tasks:
                 placed, bars, drawn = task.result()
                 self.tree.absorb(placed)
-                self.job.fragments.absorb(drawn)
+                self.fragments.absorb(drawn)
                 out.update(bars)
         except BrokenProcessPool:
             raise RenderError(
@@ -258,7 +259,7 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document], Draw
     assert _worker is not None
     job, shared = _worker
     placer = Placer(shared.output, shared.served, shared.old, shared.target, shared.mine)
-    fragments = job.fragments.fresh()
+    fragments = Fragments(shared.output)  # read with a connection of this process's own
     bars = render_services(job, placer, fragments, indexes)
     return placer.result(), bars, fragments.drawn
 

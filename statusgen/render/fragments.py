@@ -47,10 +47,10 @@ class Drawn:
 
 class Fragments:
     """An output's cache of fragments, read when first needed, and what this process found live
-    and drew. A worker process reads it with a connection of its own (``fresh``)."""
+    and drew. Each process reads the file with a Fragments (a connection) of its own."""
 
     def __init__(self, output: Path):
-        self.output, self.path = output, gens_dir(output) / FILE
+        self.path = gens_dir(output) / FILE
         self.drawn = Drawn()
         self._db: sqlite3.Connection | None = None
         self._readable = True
@@ -69,10 +69,6 @@ class Fragments:
             self.drawn.new[key] = str(made)
             return made
         return Markup(html)  # drawn by a template of this code (the key holds it), escaped there
-
-    def fresh(self) -> Fragments:
-        """The same cache, nothing read or found yet: for a worker process."""
-        return Fragments(self.output)
 
     def absorb(self, drawn: Drawn) -> None:
         """What another process found live and drew, as if here."""

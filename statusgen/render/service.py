@@ -97,7 +97,6 @@ class ServiceJob:
     store: Path
     site_key: str
     use_keys: bool
-    fragments: Fragments  # the last build's panels and day tables (``render.fragments``)
 
 
 class ServiceRenderer:
