@@ -19,6 +19,7 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
 from statusgen.model import CheckResult, Outcome
 from statusgen.render.badges import badge_paths
+from statusgen.render import pages
 from statusgen.render.build import build
 from statusgen.render.fragments import FILE
 from statusgen.render.tree import MANIFEST, current_generation, gens_dir
@@ -274,21 +275,28 @@ def other_format(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site):
-    """The last build's other panels and day table make the page; its bytes are still those of a
-    build from scratch (no cache), and the cache then holds exactly what the build used."""
+def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site, monkeypatch):
+    """The last build's other panels, day table and front page bar make the page and the front
+    page; its bytes are still those of a build from scratch (no cache), and the cache, which
+    holds no 24-hour panel, is left as it was."""
     config, store = site
-    for minutes in (1, 5):  # the simulated results end before NOW's hour: it closes in the first
-        at = NOW + timedelta(minutes=minutes)
-        for svc in config.services:
-            one_result_for(config, store, svc.slug, at)
-        before = fragments(config)
-        build(store, config, at, workers=2)
-    assert len(before) == 5 * len(config.services)  # four panels and a day table each
-    after = fragments(config)
-    drawn = after.keys() - before.keys()
-    assert len(after) == len(before) and len(drawn) == len(config.services)
-    assert all(key.startswith("panel ") for key in drawn)
+    at = NOW + timedelta(minutes=1)  # the simulated results end before NOW's hour: it closes here
+    for svc in config.services:
+        one_result_for(config, store, svc.slug, at)
+    build(store, config, at, workers=2)
+    before = fragments(config)
+    assert len(before) == 5 * len(config.services)  # three panels, a day table and a bar each
+    drawn: list[tuple[str, ...]] = []  # each drawing: its function (and a panel's range)
+    for name in ("service_panel", "service_days", "front_bar"):
+        real = getattr(pages, name)
+        spy = lambda *args, real=real, name=name: drawn.append((name, *args[1:2])) or real(*args)  # noqa: E731
+        monkeypatch.setattr(pages, name, spy)
+    at = NOW + timedelta(minutes=5)
+    for svc in config.services:
+        one_result_for(config, store, svc.slug, at)
+    build(store, config, at, workers=1)
+    assert drawn == [("service_panel", "24h")] * len(config.services)
+    assert fragments(config) == before
     assert_tree_is_a_build_from_scratch(config, store, at)
 
 

@@ -744,19 +744,13 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     snapshot, health = docs["api/v1/snapshot.json"], docs["api/v1/health.json"]
     snapshot["health_index"] = 12.5
     snapshot["counts"]["by_status"]["unknown"] = 417
-    bars = {
-        s["slug"]: pages.front_bar(*_bar_of(demo.json(routes.history_file(s["slug"], "90d"))))
-        for s in snapshot["services"]
-    }
-    bars["acme-api"]["summary"] = dict(bars["acme-api"]["summary"], availability=12.345)
+    ninety = {s["slug"]: demo.json(routes.history_file(s["slug"], "90d")) for s in snapshot["services"]}
+    ninety["acme-api"]["summary"]["availability"] = 12.345
+    bars = {slug: pages.front_bar(History.of(doc)) for slug, doc in ninety.items()}
     page = lxml.html.document_fromstring(pages.front_page(data.config.site, snapshot, health, {"incidents": []}, bars))
     assert text_of(page.get_element_by_id("health-index")) == "12.5"
     assert text_of(page.xpath("//li[@data-status='unknown']")[0]).startswith("417 ")
     assert "12.345% available over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
-
-
-def _bar_of(history: dict[str, Any]) -> tuple[dict[str, Any], Columns]:
-    return history["summary"], Columns.of(history["points"])
 
 
 def _incident_row(service: str) -> tuple[str, tuple[Any, ...]]:

@@ -157,7 +157,7 @@ class _Services:
     def __init__(self, job: ServiceJob, tree: TreeWriter, fragments: Fragments, workers: int):
         self.job, self.tree, self.fragments, self.workers = job, tree, fragments, workers
         self.pool: ProcessPoolExecutor | None = None
-        self.tasks: list[Future[tuple[Placed, dict[str, Document], Drawn]]] = []
+        self.tasks: list[Future[tuple[Placed, dict[str, Markup], Drawn]]] = []
 
     def __enter__(self) -> _Services:
         count = len(self.job.data.config.services)
@@ -177,12 +177,12 @@ class _Services:
             ]
         return self
 
-    def bars(self) -> dict[str, Document]:
+    def bars(self) -> dict[str, Markup]:
         """Each service's front page bar, once its files are placed."""
         if self.pool is None:
             every = list(range(len(self.job.data.config.services)))
             return render_services(self.job, self.tree.main, self.fragments, every)
-        out: dict[str, Document] = {}
+        out: dict[str, Markup] = {}
         try:
             for task in self.tasks:
                 placed, bars, drawn = task.result()
@@ -253,7 +253,7 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Document], Drawn]:
+def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]:
     """In a worker process: render these services; what was placed, their bars, and the fragments
     found live and drawn."""
     assert _worker is not None

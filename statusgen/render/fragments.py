@@ -1,14 +1,17 @@
-"""Render: the one cache, of the parts of service pages drawn from histories.
+"""Render: the one cache, of the parts of pages drawn from histories.
 
 A service page is made again whenever one of its histories changes: the
 24-hour one every five minutes, as its buckets close. Its other panels and its
 day-by-day table change far less often (hourly, every six hours, daily), and
-drawing them is most of the page's cost. So each is kept between builds under
-the key of the history it is drawn from (``render.service.history_key``: the
-history's window, the results its buckets hold, the service's incidents, and
-the site's settings, code and templates), in one SQLite file of its own beside
-the output's generations, ``<output>.gens/.fragments``: a process reads the
-fragments it needs, one by one, never the whole file.
+drawing them is most of the page's cost; the front page, made every build,
+shows a bar of each service's 90-day history. So each of these is kept
+between builds under the key of the history it is drawn from
+(``render.service.history_key``: the history's window, the results its
+buckets hold, the service's incidents, and the site's settings, code and
+templates), in one SQLite file of its own beside the output's generations,
+``<output>.gens/.fragments``: a process reads those a file needs together,
+never the whole file. The 24-hour panel is not kept: its history changes
+with nearly every page made.
 
 One rule: after a build that drew any, the file holds the fragments of the
 histories that build served (those of a page it kept too), and no other.
@@ -60,37 +63,44 @@ class Fragments:
         stay in the cache."""
         self.drawn.live.update(keys)
 
-    def get(self, key: str, draw: Callable[[], Markup]) -> Markup:
-        """The fragment of this key: the last build's, else drawn now."""
-        self.drawn.live.add(key)
-        html = self._read(key)
-        if html is None:
-            made = draw()
-            self.drawn.new[key] = str(made)
-            return made
-        return Markup(html)  # drawn by a template of this code (the key holds it), escaped there
+    def get(self, draws: dict[str, Callable[[], Markup]]) -> dict[str, Markup]:
+        """The fragment of each key of ``draws``: the last build's (read together), else drawn now
+        by the key's function."""
+        self.drawn.live.update(draws)
+        found = self._read(list(draws))
+        out = {}
+        for key, draw in draws.items():
+            html = found.get(key)
+            if html is None:
+                made = draw()
+                self.drawn.new[key] = str(made)
+                out[key] = made
+            else:
+                out[key] = Markup(html)  # drawn by a template of this code (the key holds it), escaped there
+        return out
 
     def absorb(self, drawn: Drawn) -> None:
         """What another process found live and drew, as if here."""
         self.drawn.live.update(drawn.live)
         self.drawn.new.update(drawn.new)
 
-    def _read(self, key: str) -> str | None:
-        if not self._readable:
-            return None
+    def _read(self, keys: list[str]) -> dict[str, str]:
+        if not self._readable or not keys:
+            return {}
         try:
             if self._db is None:
                 if not self.path.is_file():
                     self._readable = False
-                    return None
+                    return {}
                 self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
                 if self._db.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
                     raise sqlite3.DatabaseError("another format")
-            rows = self._db.execute("SELECT html FROM fragments WHERE key = ?", (key,)).fetchall()
+            marks = ", ".join("?" * len(keys))
+            rows = self._db.execute(f"SELECT key, html FROM fragments WHERE key IN ({marks})", keys).fetchall()
         except sqlite3.Error:
             self._readable = False  # an empty cache: what is missing is drawn, and the file made anew
-            return None
-        return str(rows[0][0]) if rows else None
+            return {}
+        return {str(key): str(html) for key, html in rows}
 
     def save(self) -> None:
         """Keep the drawn fragments and forget those no longer live, when this build drew any. The

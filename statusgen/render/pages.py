@@ -37,7 +37,7 @@ from markupsafe import Markup
 
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
-from statusgen.decide.history import Columns, History
+from statusgen.decide.history import History
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, RANGES, STATUSES, Outcome
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
@@ -54,23 +54,19 @@ CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (
 Document = dict[str, Any]
 
 
-def front_bar(summary: Document, columns: Columns) -> Document:
-    """What the front page shows of a service's 90-day history: its bar's cells and its summary."""
-    return {"cells": charts.bar(columns), "summary": summary}
+def front_bar(ninety: History) -> Markup:
+    """A service's bar on the front page, from its 90-day history: its cells and its summary."""
+    return Markup(render_text("front-bar.html", cells=charts.bar(ninety.columns), days=ninety.document["summary"]))
 
 
 def front_page(
-    site: SiteConfig, snapshot: Document, health: Document, open_incidents: Document, bars: dict[str, Document]
+    site: SiteConfig, snapshot: Document, health: Document, open_incidents: Document, bars: dict[str, Markup]
 ) -> bytes:
     """The health index, the counts, open incidents, and every service with its 90-day bar.
     ``bars``: each service's ``front_bar``."""
     categories = []
     for slug, counts in snapshot["counts"]["by_category"].items():
-        members = [
-            {"summary": s, "cells": bars[s["slug"]]["cells"], "days": bars[s["slug"]]["summary"]}
-            for s in snapshot["services"]
-            if s["category"] == slug
-        ]
+        members = [s for s in snapshot["services"] if s["category"] == slug]
         if members:
             categories.append({"slug": slug, "counts": counts, "services": members})
     return render(
@@ -81,6 +77,7 @@ def front_page(
         health=health,
         open_incidents=open_incidents["incidents"],
         categories=categories,
+        bars=bars,
         legend=LEGEND,
         statuses=STATUSES,
         status_words={s: status_word(s) for s in STATUSES},

@@ -21,6 +21,7 @@ it works alike in the building process and in a worker process
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -49,6 +50,10 @@ from statusgen.store import Store
 from statusgen.timeutil import iso
 
 Document = dict[str, Any]
+
+#: What a page draws from a history: its key in the cache (``fragments``; None: not kept) and how
+#: to draw it.
+Part = tuple["str | None", Callable[[], Markup]]
 
 
 def service_paths(slug: str) -> list[str]:
@@ -109,8 +114,8 @@ class ServiceRenderer:
     def close(self) -> None:
         self.store.close()
 
-    def render(self, svc: ServiceConfig) -> Document:
-        """Place the service's files; what the front page shows of it (``pages.front_bar``)."""
+    def render(self, svc: ServiceConfig) -> Markup:
+        """Place the service's files; its bar on the front page (``pages.front_bar``)."""
         slug, as_of = svc.slug, as_of_service(self.data, svc)
         paths = service_paths(slug)
         histories = Histories(self, svc, as_of)
@@ -118,14 +123,20 @@ class ServiceRenderer:
         incidents = [incident_document(self.data, row) for row in self.data.incidents_of(slug)]
         shown = pages.service_page_view(self.data.config, record, incidents)
         page_key = digest(jsonout.dump([self.job.site_key, shown, histories.keys]))
-        fragments = {name: f"panel {key}" for name, key in histories.keys.items()} | {
-            "days": f"days {histories.keys['90d']}"
-        }
-        self.fragments.live(fragments.values())
-        if not self.kept(paths[-1], page_key):
-            self.placer.put(paths[-1], self.page(slug, shown, histories, fragments), page_key)
-        ninety = histories.get("90d")
-        return pages.front_bar(ninety.document["summary"], ninety.columns)
+        parts = drawings(slug, histories)
+        self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
+        page_kept = self.kept(paths[-1], page_key)
+        drawn = self.draw({name: part for name, part in parts.items() if name == "bar" or not page_kept})
+        if not page_kept:
+            panels = {name: drawn[name] for name in RANGES}
+            page = pages.service_page(self.data.config.site, shown, panels, drawn["days"])
+            self.placer.put(paths[-1], page, page_key)
+        return drawn["bar"]
+
+    def draw(self, parts: dict[str, Part]) -> dict[str, Markup]:
+        """Each part, by name: the cached one where it has a key, else drawn now."""
+        cached = self.fragments.get({key: draw for key, draw in parts.values() if key})
+        return {name: cached[key] if key else draw() for name, (key, draw) in parts.items()}
 
     def record(self, svc: ServiceConfig, as_of: datetime, histories: Histories, path: str) -> Document:
         """Place the service's record (kept when its inputs are unchanged); the record."""
@@ -145,23 +156,27 @@ class ServiceRenderer:
         self.placer.put(path, jsonout.dump(record), key)
         return record
 
-    def page(self, slug: str, shown: Document, histories: Histories, fragments: dict[str, str]) -> bytes:
-        """The service's page: each panel and the day table (``fragments``: their keys) drawn
-        again only when its history changed."""
-        get = self.fragments.get
-
-        def panel(name: str) -> Markup:
-            return get(fragments[name], lambda: pages.service_panel(slug, name, histories.get(name)))
-
-        days = get(fragments["days"], lambda: pages.service_days(histories.get("90d")))
-        return pages.service_page(self.data.config.site, shown, {name: panel(name) for name in RANGES}, days)
-
     def kept(self, path: str, key: str) -> bool:
         """Keep the served file at ``path`` when it was made from inputs of this key; whether it was."""
         if not self.job.use_keys or self.placer.previous_key(path) != key:
             return False
         self.placer.keep(path, key)
         return True
+
+
+def drawings(slug: str, histories: Histories) -> dict[str, Part]:
+    """What the pages draw from a service's histories, by name: the panel of each range and the
+    day table (its page), and its bar (the front page). Each is kept under its history's key, but
+    the 24-hour panel, whose history changes with nearly every page made."""
+    keys, get = histories.keys, histories.get
+
+    def panel(name: str) -> Callable[[], Markup]:
+        return lambda: pages.service_panel(slug, name, get(name))
+
+    parts: dict[str, Part] = {name: (None if name == "24h" else f"panel {keys[name]}", panel(name)) for name in RANGES}
+    parts["days"] = (f"days {keys['90d']}", lambda: pages.service_days(get("90d")))
+    parts["bar"] = (f"bar {keys['90d']}", lambda: pages.front_bar(get("90d")))
+    return parts
 
 
 class Histories:
@@ -216,7 +231,7 @@ class Histories:
         return self.made[name]
 
 
-def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Document]:
+def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Markup]:
     """Render the services at ``indexes`` of the configuration; each one's ``pages.front_bar``."""
     renderer = ServiceRenderer(job, placer, fragments)
     services = job.data.config.services
