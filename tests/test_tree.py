@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import zlib
 
@@ -10,6 +11,7 @@ import pytest
 
 from statusgen.errors import RenderError
 from statusgen.policy import GZIP_MIN_BYTES
+from statusgen.render import tree
 from statusgen.render.tree import (
     Placer,
     StaleTree,
@@ -112,6 +114,23 @@ def test_files_rewritten_in_place_have_exactly_their_new_bytes(tmp_path):
         assert (out / "a.json").read_bytes() == body and (out / "b.txt").read_bytes() == body[::-1]
         gz = out / "a.json.gz"
         assert gzip.decompress(gz.read_bytes()) == body if size >= GZIP_MIN_BYTES else not gz.exists()
+
+
+def test_files_are_written_in_whole_pages(tmp_path, monkeypatch):
+    """A part of a page written over an old file makes the kernel read that page from the disk
+    first, when it is no longer in memory: each write is of whole pages, the file cut to size."""
+    out, written = tmp_path / "site", []
+
+    def write(fd: int, data: bytes) -> int:
+        written.append(real(fd, data))
+        return written[-1]
+
+    real = os.write
+    monkeypatch.setattr(tree.os, "write", write)
+    for size in (5000, 300, 4096, 9000):
+        write_tree(out, {"a.json": bytes(size), "b.txt": b"x" * (size // 3)})
+        assert (out / "a.json").stat().st_size == size and (out / "b.txt").stat().st_size == size // 3
+    assert written and all(n % mmap.PAGESIZE == 0 for n in written)
 
 
 def test_a_reader_of_the_old_tree_keeps_a_complete_tree(tmp_path):

@@ -40,6 +40,10 @@ What must stay true:
 - Files are written over their old bytes, not truncated to nothing first:
   ext4 writes a file truncated to zero back to the disk when it is closed
   (``auto_da_alloc``), which would make every build wait on the disk.
+- They are written in whole pages (the last one padded with zeros), then cut
+  to their size: writing part of a page makes the kernel read that page's old
+  bytes from the disk first, when they are no longer in memory (as the files
+  of the generation before the served one seldom are), one read per file.
 
 A writer can be shared by processes: each places files with a ``Placer`` of
 its own (``placer()``) and the writer ``absorb``s what each placed before the
@@ -51,6 +55,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import hashlib
+import mmap
 import os
 import re
 import shutil
@@ -150,10 +155,10 @@ def failure(output: Path, exc: OSError) -> RenderError:
 
 
 def _write(path: Path, data: bytes, mtime: int) -> None:
-    """``data`` over the old bytes of ``path`` (see the module's account), dated ``mtime``."""
+    """``data`` over the old bytes of ``path``, in whole pages (see the module's account), dated ``mtime``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data)
+        view = memoryview(data + bytes(-len(data) % mmap.PAGESIZE))
         while view:
             view = view[os.write(fd, view) :]
         os.ftruncate(fd, len(data))
