@@ -11,7 +11,7 @@ import pytest
 from statusgen import latency
 from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, SiteConfig
 from statusgen.decide.health import RunRecord, collection_state, health_index, is_stale
-from statusgen.decide.history import Bucket, history, in_progress, incident_seconds
+from statusgen.decide.history import Bucket, availability, history, in_progress, incident_seconds
 from statusgen.decide.incidents import Incident, advance
 from statusgen.decide.run import decide_cycle
 from statusgen.decide.state import ServiceState, decide, verdict
@@ -251,6 +251,14 @@ def test_history_gives_every_bucket_with_null_gaps():
     starts = [p["start"] for p in points]
     assert starts == sorted(starts)
     assert orjson.loads(orjson.dumps(doc))["points"] == points  # the answer holds the points as made
+
+
+def test_availability_counts_good_answers_over_counted_ones():
+    assert availability(0, 0) is None  # nothing counted (maintenance only, or set aside)
+    assert availability(7, 0) == 100.0
+    assert availability(0, 3) == 0.0
+    assert availability(2, 1) == 66.667
+    assert availability(99_999, 1) == 99.999
 
 
 def test_incident_minutes_per_bucket():
