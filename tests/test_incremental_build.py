@@ -18,8 +18,8 @@ from statusgen.config import load_config
 from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
 from statusgen.model import CheckResult, Outcome
-from statusgen.render.badges import badge_paths
 from statusgen.render import pages
+from statusgen.render.badges import badge_paths
 from statusgen.render.build import build
 from statusgen.render.fragments import FILE
 from statusgen.render.tree import MANIFEST, current_generation, gens_dir
