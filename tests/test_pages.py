@@ -37,7 +37,7 @@ from statusgen.errors import RenderError
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts, pages
 from statusgen.render.build import build
-from statusgen.render.documents import site_documents
+from statusgen.render.documents import site_documents, site_notices
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.pages import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
@@ -740,7 +740,7 @@ def built(
 def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     """Change a number in the documents only: the page follows the documents."""
     data = _site_data(demo)
-    docs = site_documents(data)
+    docs = site_documents(data, site_notices(data))
     snapshot, health = docs["api/v1/snapshot.json"], docs["api/v1/health.json"]
     snapshot["health_index"] = 12.5
     snapshot["counts"]["by_status"]["unknown"] = 417

@@ -48,6 +48,7 @@ from markupsafe import Markup
 
 from statusgen import __version__, jsonout, routes
 from statusgen.config import Config
+from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError
 from statusgen.render import pages
 from statusgen.render.badges import badge_inputs, badge_paths, endpoint_badge, svg_badge
@@ -138,9 +139,10 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         job = ServiceJob(data, store.path, site_key, use_keys)
         fragments = Fragments(config.site.output)
         with _Services(job, tree, fragments, workers) as services:
-            docs = site_documents(data)
+            notices = site_notices(data)  # the snapshot and the feeds tell the same maintenance
+            docs = site_documents(data, notices)
             _site_files(tree.main, job, docs)
-            _incident_files(tree.main, job)
+            _incident_files(tree.main, job, notices)
             bars = services.bars()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data, i) for i in data.incidents if i.ended is None]}
@@ -286,12 +288,12 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
         placer.put(path, page)
 
 
-def _incident_files(placer: Placer, job: ServiceJob) -> None:
+def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:
     """The incident lists, the site feed and incidents page, and each service's feed and incidents
     page, each kept when its incidents (their records as stored) and names are the served file's."""
     data, config = job.data, job.data.config
     names = {s.slug: s.name for s in config.services}
-    every = _Incidents(data)
+    every = _Incidents(data, notices)
     today = data.time.date()  # the incidents page lists the last days
     told = every.maintenance
     whole = [job.site_key, [i.record for i in data.incidents], names, data.epoch.isoformat(), today.isoformat()]
@@ -309,8 +311,8 @@ def _incident_files(placer: Placer, job: ServiceJob) -> None:
             placer.put(path, page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
-        notices = [m.entry for m in told if slug in m.services]
-        key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat(), notices]))
+        entries = [m.entry for m in told if slug in m.services]
+        key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat(), entries]))
         svc = config.by_slug.get(slug)
         own_lists = [routes.incidents_file(active, slug) for active in (None, "1", "0")]
         paths = [routes.service_incidents_file(slug), *own_lists, *([routes.service_feed_file(slug)] if svc else [])]
@@ -347,8 +349,8 @@ def _services_with_incidents(data: SiteData, names: dict[str, str]) -> Iterator[
 class _Incidents:
     """Every incident's document, made once a build, when first asked for."""
 
-    def __init__(self, data: SiteData):
-        self.data = data
+    def __init__(self, data: SiteData, notices: list[Notice]):
+        self.data, self.notices = data, notices
         self.made: list[Document] | None = None
         self.by_service: dict[str, list[Document]] = {}
 
@@ -372,4 +374,4 @@ class _Incidents:
     def maintenance(self) -> list[MaintenanceEntry]:
         """The feeds' entry of each maintenance readers are told about."""
         data = self.data
-        return maintenance_entries(data.config, data.epoch, site_notices(data), data.now)
+        return maintenance_entries(data.config, data.epoch, self.notices, data.now)

@@ -171,7 +171,7 @@ def vendor_record(data: SiteData, svc: ServiceConfig) -> dict[str, Any] | None:
         "fetched_at": iso(row.fetched_at) if row else None,
         "last_ok_at": iso(row.last_ok_at) if row else None,
         "stale": stale,
-        "view": orjson.loads(row.view_json) if row and row.view_json else None,
+        "view": data.vendor_views.get(svc.slug) if row else None,
     }
 
 
@@ -268,7 +268,7 @@ def overall_of(data: SiteData) -> dict[str, str]:
     return {"status": found.status.value, "summary": found.summary}
 
 
-def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]], notices: list[Notice]) -> dict[str, Any]:
     return {
         "as_of": iso(data.time),
         "title": data.config.site.title,
@@ -277,7 +277,7 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]]) -> d
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
-        "upcoming_maintenance": maintenance_document(data, site_notices(data)),
+        "upcoming_maintenance": maintenance_document(data, notices),
         "count": len(data.config.services),
         "services": list(summaries.values()),
     }
@@ -331,12 +331,12 @@ def incidents_document(made: list[dict[str, Any]], active: str | None, service: 
     }
 
 
-def site_documents(data: SiteData) -> Documents:
+def site_documents(data: SiteData, notices: list[Notice]) -> Documents:
     """The documents about the whole site but its incidents: snapshot, health, every list of
-    services, error bodies."""
+    services, error bodies. ``notices``: the maintenance readers are told about (``site_notices``)."""
     summaries = {s.slug: service_summary(data, s) for s in data.config.services}
     docs: Documents = {
-        f"{routes.API}/snapshot.json": snapshot_document(data, summaries),
+        f"{routes.API}/snapshot.json": snapshot_document(data, summaries, notices),
         f"{routes.API}/health.json": health_document(data),
     }
     for cat in [None, *data.config.categories]:

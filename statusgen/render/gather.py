@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -51,6 +52,12 @@ class SiteData:
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
+
+    @cached_property
+    def vendor_views(self) -> dict[str, Any]:
+        """Each service's last good vendor view, parsed once a process: its record, the record's key
+        and the site's maintenance all read it."""
+        return {slug: orjson.loads(row.view_json) for slug, row in self.vendors.items() if row.view_json}
 
     def service(self, slug: str) -> ServiceConfig:
         return self.config.by_slug[slug]
