@@ -11,8 +11,9 @@ publishes little:
   service's incidents);
 - the page shows what changes in meaning (status, reason, incidents, vendor
   view, closed histories); what moves every minute reaches it, where
-  JavaScript runs, from the record (``static/site.js``). Its panels and day
-  table are drawn again only when their history changes (``fragments``).
+  JavaScript runs, from the record (``static/site.js``). Its panels (but the
+  24-hour one), its day table and its bar on the front page are drawn again
+  only when their history changes (``fragments``).
 
 ``ServiceRenderer`` reads the store through a connection of its own, so that
 it works alike in the building process and in a worker process
@@ -53,7 +54,7 @@ Document = dict[str, Any]
 
 #: What a page draws from a history: its key in the cache (``fragments``; None: not kept) and how
 #: to draw it.
-Part = tuple["str | None", Callable[[], Markup]]
+Part = tuple[str | None, Callable[[], Markup]]
 
 
 def service_paths(slug: str) -> list[str]:
@@ -126,7 +127,7 @@ class ServiceRenderer:
         parts = drawings(slug, histories)
         self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
         page_kept = self.kept(paths[-1], page_key)
-        drawn = self.draw({name: part for name, part in parts.items() if name == "bar" or not page_kept})
+        drawn = self.draw({name: parts[name] for name in (["bar"] if page_kept else parts)})
         if not page_kept:
             panels = {name: drawn[name] for name in RANGES}
             page = pages.service_page(self.data.config.site, shown, panels, drawn["days"])
