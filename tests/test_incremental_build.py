@@ -319,6 +319,20 @@ def test_a_damaged_or_missing_cache_is_drawn_anew(site):
         assert len(fragments(config)) == 5 * len(config.services)
 
 
+def test_the_cache_stays_the_size_of_what_it_holds(site):
+    """Every fragment drawn anew, day after day: the new take the pages the forgotten leave."""
+    config, store = site
+    path = gens_dir(config.site.output) / FILE
+    at, sizes = NOW, [path.stat().st_size]
+    for _ in range(3):
+        at += timedelta(days=1)  # every history moves: every fragment is drawn anew
+        for svc in config.services:
+            one_result_for(config, store, svc.slug, at)
+        build(store, config, at)
+        sizes.append(path.stat().st_size)
+    assert max(sizes) <= 1.2 * sizes[0], sizes
+
+
 def test_the_cache_forgets_the_fragments_of_a_service_no_longer_configured(site):
     """...by the next build that draws any: a build that draws none neither reads nor writes it."""
     config, store = site

@@ -131,10 +131,12 @@ class Fragments:
                 db.execute("DROP TABLE IF EXISTS fragments")
                 db.execute("CREATE TABLE fragments (key TEXT PRIMARY KEY, html TEXT NOT NULL) WITHOUT ROWID")
                 db.execute(f"PRAGMA user_version = {FORMAT}")
-            db.executemany("INSERT OR REPLACE INTO fragments VALUES (?, ?)", self.drawn.new.items())
+            # Forgotten before the new are kept: these take the pages those leave, and the file
+            # stays the size of what it holds (a file of free pages between fragments reads slowly).
             db.execute("CREATE TEMP TABLE live (key TEXT PRIMARY KEY) WITHOUT ROWID")
             db.executemany("INSERT OR IGNORE INTO live VALUES (?)", ((k,) for k in self.drawn.live))
             db.execute("DELETE FROM fragments WHERE key NOT IN (SELECT key FROM live)")
+            db.executemany("INSERT OR REPLACE INTO fragments VALUES (?, ?)", self.drawn.new.items())
             db.execute("COMMIT")
 
     def _lost(self, exc: BaseException) -> None:
