@@ -287,10 +287,18 @@ def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site, 
     before = fragments(config)
     assert len(before) == 5 * len(config.services)  # three panels, a day table and a bar each
     drawn: list[tuple[str, ...]] = []  # each drawing: its function (and a panel's range)
-    for name in ("service_panel", "service_days", "front_bar"):
+
+    def spy(name: str):
         real = getattr(pages, name)
-        spy = lambda *args, real=real, name=name: drawn.append((name, *args[1:2])) or real(*args)  # noqa: E731
-        monkeypatch.setattr(pages, name, spy)
+
+        def drawing(*args):
+            drawn.append((name, *args[1:2]))
+            return real(*args)
+
+        return drawing
+
+    for name in ("service_panel", "service_days", "front_bar"):
+        monkeypatch.setattr(pages, name, spy(name))
     at = NOW + timedelta(minutes=5)
     for svc in config.services:
         one_result_for(config, store, svc.slug, at)
