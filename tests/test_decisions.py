@@ -420,6 +420,36 @@ def test_maintenance_told_in_progress_and_within_the_horizon():
     }
 
 
+def test_maintenance_that_ended_is_found_until_its_end_is_a_horizon_old():
+    from statusgen.decide.maintenance import HORIZON, ended
+
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
+    since = now - HORIZON
+    svc = ServiceConfig(
+        "api",
+        "Example API",
+        "cloud",
+        SVC.checks,
+        maintenance=(
+            MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # ended an hour ago
+            MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
+            MaintenanceWindow(since - 60 * MIN, since, "Long ago"),  # ended as the horizon begins
+            MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # last Sunday 02:00-04:00
+            MaintenanceWindow(schedule="0 11 * * *", duration=7200, title="Daily"),  # now in progress, 11:00-13:00
+        ),
+    )
+    found = ended(svc, since, now)
+    assert [(n.title, n.start, n.end) for n in found] == [
+        ("Done", now - 2 * MIN * 60, now - MIN * 60),
+        ("Weekly", datetime(2026, 11, 22, 2, 0, tzinfo=UTC), datetime(2026, 11, 22, 4, 0, tzinfo=UTC)),
+        ("Daily", datetime(2026, 11, 24, 11, 0, tzinfo=UTC), datetime(2026, 11, 24, 13, 0, tzinfo=UTC)),
+    ]
+    assert all(n.over(now) and n.source == "schedule" for n in found)
+    an_hour_ago = now - MIN * 60
+    assert ended(svc, an_hour_ago - timedelta(seconds=1), now) == found[:1]  # its end is within (since, now]
+    assert ended(svc, an_hour_ago, now) == []
+
+
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

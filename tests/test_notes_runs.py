@@ -181,6 +181,51 @@ def test_maintenance_entries_in_the_feeds_are_stable_and_move_when_it_begins(sce
     assert entry.updated == scenario["early"]["web"]["service"]["upcoming_maintenance"][0]["start"]
 
 
+def test_maintenance_that_ended_is_told_completed_in_the_feeds_for_two_weeks(tmp_path):
+    targets = Targets()
+    threading.Thread(target=targets.serve_forever, daemon=True).start()
+    for p in ("/a", "/m", "/w"):
+        targets.set(p)
+    clock = Clock()
+    now = clock()
+    windows = {  # configured: web's ended an hour ago, api's fifteen days ago
+        "w": (now - timedelta(hours=3), now - timedelta(hours=1), "Disk swap"),
+        "a": (now - timedelta(days=15, hours=1), now - timedelta(days=15), "Old move"),
+    }
+    body = SERVICES.format(a=targets.url("/a"), m=targets.url("/m"), w=targets.url("/w"))
+    for p, (start, end, title) in windows.items():
+        body = body.replace(
+            f'url = "{targets.url("/" + p)}"\n',
+            f'url = "{targets.url("/" + p)}"\n[[services.maintenance]]\n'
+            f'start = {iso(start)}\nend = {iso(end)}\ntitle = "{title}"\n',
+        )
+    path = write_config(tmp_path, body)
+    planned = cli(
+        "maintenance", "--config", str(path), "--title", "Mail move", "--service", "mail", "--service", "web",
+        "--start", iso(now - timedelta(hours=2)) or "", "--end", iso(now - timedelta(minutes=30)) or "", "-m", "Done.",
+    )  # fmt: skip
+    assert planned.exit_code == 0, planned.output
+    try:
+        run_cycle(load_config(path), clock)
+    finally:
+        targets.shutdown()
+        targets.server_close()
+    site = load_config(path).site.output
+    assert read(site, "api/v1/snapshot.json")["upcoming_maintenance"] == []  # over: not upcoming
+    feeds = {name: feedparser.parse((site / f"feed/{name}.xml").read_bytes()) for name in ("incidents", "services/web")}
+    for parsed in feeds.values():
+        assert not parsed.bozo, parsed.bozo_exception
+    told = [(e.title, e.updated) for e in feeds["incidents"].entries]
+    assert told == [
+        ("Maintenance completed: Mail move (Mail, Web)", iso(now - timedelta(minutes=30))),
+        ("Maintenance completed: Disk swap (Web)", iso(now - timedelta(hours=1))),
+    ]  # newest first: published as announced, 14 days before each began
+    assert [(e.title, e.updated) for e in feeds["services/web"].entries] == told
+    [disk] = [e for e in feeds["incidents"].entries if "Disk swap" in e.title]
+    assert disk.summary == f"Disk swap: completed, from {iso(windows['w'][0])} to {iso(windows['w'][1])}."
+    assert "Scheduled by the operator" in disk.content[0].value
+
+
 def test_check_config_names_a_note_on_an_unrecorded_incident_and_run_refuses_before_probing(scenario, tmp_path):
     path = scenario["path"]
     bad = path.parent / "notes" / "2026-01-01-stray.md"

@@ -3,7 +3,9 @@
 Two sources: the windows the operator configured (one-off, or the next
 occurrence of a recurring one) and what a vendor announces on its status
 page. A window in progress is told until it ends; an upcoming one from
-``HORIZON`` before it starts.
+``HORIZON`` before it starts. A configured window that ended is told as
+completed (the feeds, the notifiers) for ``HORIZON`` after its end: a vendor's
+is no longer on its page once it ends, so it is not.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from statusgen.config import ServiceConfig
-from statusgen.cron import next_fire
+from statusgen.cron import last_fire, next_fire
 from statusgen.timeutil import iso, parse_iso
 
 HORIZON = timedelta(days=14)  # how far ahead a window is announced
@@ -38,6 +40,9 @@ class Notice:
 
     def in_progress(self, now: datetime) -> bool:
         return self.start <= now
+
+    def over(self, now: datetime) -> bool:
+        return self.end is not None and self.end <= now
 
     def to_json(self, now: datetime, service_name: str) -> dict[str, Any]:
         return {
@@ -64,6 +69,24 @@ def scheduled(svc: ServiceConfig, now: datetime) -> list[Notice]:
             began = next_fire(window.schedule, now, HORIZON.total_seconds())
             occurrence = (began, began + timedelta(seconds=window.duration)) if began else None
         if occurrence is not None:
+            start, end = occurrence
+            out.append(Notice(svc.slug, window.title, start, end, window.source, None, window.message, window.ref))
+    return out
+
+
+def ended(svc: ServiceConfig, since: datetime, now: datetime) -> list[Notice]:
+    """The configured windows that ended after ``since`` and by ``now``: a one-off window, or the
+    last occurrence of a recurring one to have ended."""
+    out = []
+    for window in svc.maintenance:
+        occurrence = None
+        if window.start is not None and window.end is not None:
+            occurrence = (window.start, window.end)
+        elif window.schedule is not None and window.duration is not None:
+            span = timedelta(seconds=window.duration)
+            began = last_fire(window.schedule, now - span, (now - since).total_seconds())
+            occurrence = (began, began + span) if began else None
+        if occurrence is not None and since < occurrence[1] <= now:
             start, end = occurrence
             out.append(Notice(svc.slug, window.title, start, end, window.source, None, window.message, window.ref))
     return out

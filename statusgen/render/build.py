@@ -53,6 +53,7 @@ from statusgen.errors import RenderError
 from statusgen.render import pages
 from statusgen.render.badges import badge_inputs, badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
+    ended_notices,
     incident_document,
     incident_lists,
     service_incident_lists,
@@ -142,7 +143,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             notices = site_notices(data)  # the snapshot and the feeds tell the same maintenance
             docs = site_documents(data, notices)
             _site_files(tree.main, job, docs)
-            _incident_files(tree.main, job, notices)
+            _incident_files(tree.main, job, notices + ended_notices(data))  # the feeds tell its end too
             bars = services.bars()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data, i) for i in data.incidents if i.ended is None]}
@@ -290,7 +291,8 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
 
 def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:
     """The incident lists, the site feed and incidents page, and each service's feed and incidents
-    page, each kept when its incidents (their records as stored) and names are the served file's."""
+    page, each kept when its incidents (their records as stored) and names are the served file's.
+    ``notices``: the maintenance the feeds tell of."""
     data, config = job.data, job.data.config
     names = {s.slug: s.name for s in config.services}
     every = _Incidents(data, notices)

@@ -16,7 +16,7 @@ from statusgen import routes
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig, VendorConfig
 from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
-from statusgen.decide.maintenance import Notice, announced, scheduled, told
+from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
 from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
@@ -256,6 +256,14 @@ def notices_of(data: SiteData, svc: ServiceConfig, vendor: dict[str, Any] | None
 def site_notices(data: SiteData) -> list[Notice]:
     """The maintenance readers of the whole site are told about: every service's."""
     return told((n for s in data.config.services for n in notices_of(data, s, vendor_record(data, s))), data.now)
+
+
+def ended_notices(data: SiteData) -> list[Notice]:
+    """The configured maintenance that ended within ``HORIZON``, the latest end first: the feeds
+    tell it completed."""
+    found = [n for s in data.config.services for n in ended(s, data.now - HORIZON, data.now)]
+    found.sort(key=lambda n: (n.service, n.title))
+    return sorted(found, key=lambda n: n.end or n.start, reverse=True)  # stable: by service among equal ends
 
 
 def maintenance_document(data: SiteData, notices: list[Notice]) -> list[dict[str, Any]]:

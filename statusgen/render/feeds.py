@@ -4,8 +4,9 @@ One entry per incident, newest first, whose ``updated`` moves when the
 incident changes (a note of the operator's included); ``tag:`` ids that never
 change; the whole timeline as HTML content, escaped (``type="html"``: the
 operator's Markdown is sanitized HTML, which XHTML content could not hold).
-Before them, one entry per maintenance readers are told about (configured,
-planned by the operator, announced by a vendor), updated when it begins. The
+Among them, one entry per maintenance readers are told about (configured,
+planned by the operator, announced by a vendor), updated when it begins and,
+when it is configured or planned, when it ends. The
 feed is a template (``feed.xml``, autoescaped) of entries (``feed-entry.xml``),
 each made once a build; this module gives them their words, from the
 documents of the API.
@@ -89,9 +90,10 @@ SOURCE_WORDS = {
 def maintenance_entries(
     config: Config, epoch: datetime, notices: Sequence[Notice], now: datetime
 ) -> list[MaintenanceEntry]:
-    """One entry per maintenance readers are told about (``notices``, ``maintenance.told``'s, in
-    its order): a planned maintenance of several services is one entry. Its id names it for good
-    (``Notice.key``); it is published when it is first told, updated when it begins."""
+    """One entry per maintenance of ``notices`` (``maintenance.told``'s, then those that ended
+    lately): a planned maintenance of several services is one entry. Its id names it for good
+    (``Notice.key``); it is published when it is first told, updated when it begins and when it
+    ends."""
     groups: dict[str, list[Notice]] = {}
     for n in notices:
         groups.setdefault(n.key, []).append(n)
@@ -99,10 +101,16 @@ def maintenance_entries(
     out = []
     for key, group in groups.items():
         n, names = group[0], [config.by_slug[g.service].name for g in group]
-        began = n.in_progress(now)
+        until = f" to {iso(n.end)}" if n.over(now) else ""  # when it ended, in the summary too
+        if n.over(now):
+            state, headline, updated = "completed", "Maintenance completed", n.end
+        elif n.in_progress(now):
+            state, headline, updated = "in progress", "Maintenance in progress", n.start
+        else:
+            state, headline, updated = "upcoming", "Maintenance", n.start - HORIZON
         m = {
             "title": n.title,
-            "state_words": "in progress" if began else "upcoming",
+            "state_words": state,
             "start": iso(n.start),
             "end": iso(n.end),
             "service_names": names,
@@ -111,13 +119,13 @@ def maintenance_entries(
         }
         e: dict[str, Any] = {
             "id": f"tag:{host},{epoch:%Y-%m-%d}:maintenance/{n.source}/{key}",
-            "title": f"Maintenance{' in progress' if began else ''}: {n.title} ({', '.join(names)})",
+            "title": f"{headline}: {n.title} ({', '.join(names)})",
             "published": iso(n.start - HORIZON),
-            "updated": iso(n.start if began else n.start - HORIZON),
+            "updated": iso(updated),
             "url": site.base_url + routes.service_page_url(n.service),
             "categories": [("maintenance", "Maintenance")]
             + [(g.service, f"Service: {name}") for g, name in zip(group, names, strict=True)],
-            "summary": f"{n.title}: {m['state_words']}, from {m['start']}.",
+            "summary": f"{n.title}: {state}, from {m['start']}{until}.",
             "content": "feed-maintenance.html",
         }
         entry = Markup(render("feed-entry.xml", e=e, m=m).decode("utf-8"))
