@@ -539,6 +539,7 @@ NOTIFY_EVENTS = (
     "incident.resolved",
     "vendor.incident",
     "maintenance.started",
+    "maintenance.ended",
 )
 MAX_NOTIFY_TIMEOUT = 60.0
 MAX_CATCH_UP = 7 * DAY

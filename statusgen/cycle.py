@@ -149,7 +149,8 @@ def run_cycle(
             excluded,
         )
         rows = [row for row, _ in fetched.values()]
-        told = queued(store, config, before, decisions.incidents, observations, now)
+        statuses = {slug: state.status.value for slug, state in decisions.states.items()}
+        told = queued(store, config, before, decisions.incidents, observations, statuses, now)
         run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told))
         store.prune(now)
         built = build(store, config, now)

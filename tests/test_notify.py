@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator
 from statusgen.cli import main
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
+from statusgen.model import STATUS_WORDS, Status
 from statusgen.store import Store
 from statusgen.timeutil import iso
 from tests.conftest import Clock, Targets, write_config
@@ -413,3 +414,26 @@ def test_a_manual_incident_is_told_once_as_it_opens_and_once_as_it_ends(tmp_path
     assert posted[0]["events"][0]["incident"]["id"] == posted[1]["events"][0]["incident"]["id"]
     for post in posted:
         Draft202012Validator(SCHEMA).validate(post)
+
+
+def test_a_configured_maintenance_is_told_as_it_begins_and_as_it_ends(tmp_path, targets: Targets, receiver):
+    targets.set("/a")
+    clock = Clock()
+    start, end = clock() + timedelta(minutes=1, seconds=30), clock() + timedelta(minutes=3, seconds=30)
+    window = f'[[services.maintenance]]\nstart = {iso(start)}\nend = {iso(end)}\ntitle = "Disk <swap>"\n'
+    cfg = site(
+        tmp_path, SERVICE.format(target=targets.url("/a")) + window, webhook("hook", f"statusgen://{receiver.url}/h")
+    )
+    cycles(cfg, clock, 1)
+    targets.set("/a", 503, b"down")  # down as the window ends: the end says so
+    cycles(cfg, clock, 4)  # the last run is the first after the end
+    assert kinds(receiver.posts) == [["maintenance.started"], ["maintenance.ended"]]
+    began, ended = (p.json() for p in receiver.posts)
+    for post in (began, ended):
+        Draft202012Validator(SCHEMA).validate(post)
+    event = ended["events"][0]
+    status = json.loads((cfg.site.output / "api/v1/services/alpha.json").read_bytes())["service"]["status"]
+    assert (event["at"], event["since"], event["status"]) == (iso(end), iso(start), status)
+    assert status not in ("maintenance", "operational")
+    assert event["title"] == "Alpha <Cloud> & Co: maintenance ended"
+    assert f"; now: {STATUS_WORDS[Status(status)]}." in ended["markdown"] and "Disk &lt;swap&gt;" in ended["markdown"]

@@ -107,16 +107,34 @@ def test_a_vendor_incident_is_told_the_first_time_a_fresh_view_shows_it():
 def test_maintenance_is_told_when_it_begins_between_two_runs():
     window = MaintenanceWindow(start=T0 + 2 * MIN, end=T0 + 60 * MIN, title="Database upgrade")
     cfg = config(services=(replace(API, maintenance=(window,)),))
-    assert maintenance_events(cfg, T0, T0 + MIN, {}) == []
-    (event,) = maintenance_events(cfg, T0 + MIN, T0 + 3 * MIN, {})
+    assert maintenance_events(cfg, T0, T0 + MIN, {}, {}) == []
+    (event,) = maintenance_events(cfg, T0 + MIN, T0 + 3 * MIN, {}, {})
     assert (event.kind, event.at, event.severity) == ("maintenance.started", T0 + 2 * MIN, None)
     assert event.message == "Database upgrade until 2026-11-22T13:00:00Z."
-    assert maintenance_events(cfg, T0 + 3 * MIN, T0 + 4 * MIN, {}) == []
+    assert maintenance_events(cfg, T0 + 3 * MIN, T0 + 4 * MIN, {}, {}) == []
+
+
+def test_a_configured_maintenance_is_told_when_it_ends_with_the_status_found():
+    window = MaintenanceWindow(start=T0 - 60 * MIN, end=T0, title="Database upgrade")
+    cfg = config(services=(replace(API, maintenance=(window,)),))
+    assert maintenance_events(cfg, T0 - 2 * MIN, T0 - MIN, {}, {"api": "maintenance"}) == []
+    (event,) = maintenance_events(cfg, T0 - MIN, T0 + MIN, {}, {"api": "partial_outage"})
+    assert (event.kind, event.at, event.since, event.status) == (
+        "maintenance.ended",
+        T0,
+        T0 - 60 * MIN,
+        "partial_outage",
+    )
+    assert event.id == "maintenance/api/schedule/2026-11-22T11:00:00Z/ended"
+    assert event.message == "Database upgrade, from 2026-11-22T11:00:00Z."
+    assert maintenance_events(cfg, T0 + MIN, T0 + 2 * MIN, {}, {"api": "operational"}) == []  # told once
+    body = event_message(config(), event).body
+    assert body.startswith("**Maintenance** ended ") and "; now: partial outage." in body
 
 
 def test_cycle_events_come_in_time_order():
     later = replace(opened("pay"), started_at=T0 - MIN, updates=(replace(opened().updates[0], at=T0 - MIN),))
-    found = cycle_events(config(), {}, [opened(), later], {}, {}, T0, T0 + MIN)
+    found = cycle_events(config(), {}, [opened(), later], {}, {}, {}, T0, T0 + MIN)
     assert [e.service for e in found] == ["pay", "api"]
 
 
@@ -143,7 +161,7 @@ def test_a_notifier_gets_the_events_it_asked_for(notifier, event, wanted):
 
 def test_maintenance_passes_every_least_severity():
     window = MaintenanceWindow(start=T0, end=T0 + MIN)
-    (event,) = maintenance_events(config(services=(replace(API, maintenance=(window,)),)), T0 - MIN, T0, {})
+    (event,) = maintenance_events(config(services=(replace(API, maintenance=(window,)),)), T0 - MIN, T0, {}, {})
     assert wants(replace(HOOK, min_severity="critical"), event, "cloud")
 
 
@@ -223,7 +241,7 @@ url = "hooks.example.org"
         parse_config(text, Path("services.toml"))
     assert caught.value.problems == [
         'services.toml: notifier "hook": events must be a list of events from incident.opened, incident.escalated, '
-        "incident.noted, incident.resolved, vendor.incident, maintenance.started, got "
+        "incident.noted, incident.resolved, vendor.incident, maintenance.started, maintenance.ended, got "
         "['incident.opened', 'incident.exploded']",
         'services.toml: notifier "hook": min_severity must be one of minor, major, critical, got "high"',
         'services.toml: notifier "hook": unknown key "colour"; allowed keys: name, url, services, categories, '

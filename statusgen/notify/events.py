@@ -12,6 +12,9 @@ hear of, each with an id that names it for good:
   shows it. A vendor's incident is told of once, whether or not we see a problem ourselves.
 * **maintenance.started**: a window (configured, or announced by the vendor) that began since
   the previous run.
+* **maintenance.ended**: a configured window that ended since the previous run, with the status
+  the run found its service in (a vendor's window is gone from its page once it ends: no end
+  is told of it).
 
 ``queue`` says which notifier wants which event (its services, categories, events and least
 severity); ``plan`` what one notifier is sent now of what waits for it:
@@ -36,7 +39,7 @@ import orjson
 from statusgen import routes
 from statusgen.config import Config, NotifyConfig, ServiceConfig
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
-from statusgen.decide.maintenance import Notice, announced, scheduled
+from statusgen.decide.maintenance import Notice, announced, ended, scheduled
 from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
@@ -197,9 +200,14 @@ def _vendor_event(svc: ServiceConfig, v: VendorIncident, now: datetime) -> Event
 
 
 def maintenance_events(
-    config: Config, since: datetime, now: datetime, observations: Mapping[str, VendorObservation]
+    config: Config,
+    since: datetime,
+    now: datetime,
+    observations: Mapping[str, VendorObservation],
+    statuses: Mapping[str, str],
 ) -> list[Event]:
-    """The maintenance windows that began after ``since`` and by ``now``."""
+    """The maintenance windows that began after ``since`` and by ``now``, and the configured ones
+    that ended then; ``statuses``: each service's status as the run decided it (an end tells it)."""
     out = []
     for svc in config.services:
         obs = observations.get(svc.slug)
@@ -207,6 +215,8 @@ def maintenance_events(
         for notice in scheduled(svc, now) + announced(svc.slug, view):
             if since < notice.start <= now:
                 out.append(_maintenance_event(svc, notice))
+        for notice in ended(svc, since, now):
+            out.append(_maintenance_end(svc, notice, statuses.get(svc.slug, Status.UNKNOWN.value)))
     return out
 
 
@@ -226,21 +236,39 @@ def _maintenance_event(svc: ServiceConfig, notice: Notice) -> Event:
     )
 
 
+def _maintenance_end(svc: ServiceConfig, notice: Notice, status: str) -> Event:
+    assert notice.end is not None  # a configured window that ended
+    return Event(
+        f"maintenance/{svc.slug}/{notice.source}/{iso(notice.start)}/ended",
+        "maintenance.ended",
+        svc.slug,
+        notice.end,
+        status,
+        None,
+        f"{svc.name}: maintenance ended",
+        f"{notice.title}, from {iso(notice.start)}.",
+        notice.start,
+        routes.service_page_url(svc.slug),
+    )
+
+
 def cycle_events(
     config: Config,
     before: Mapping[str, Incident],
     changed: Sequence[Incident],
     views_before: Mapping[str, dict[str, Any] | None],
     observations: Mapping[str, VendorObservation],
+    statuses: Mapping[str, str],
     since: datetime,
     now: datetime,
 ) -> list[Event]:
-    """Every event of a run, in the order a reader would want them."""
+    """Every event of a run, in the order a reader would want them; ``statuses``: each service's
+    status as the run decided it."""
     found = (
         incident_events(before, changed, {s.slug: s.name for s in config.services})
         + manual_events(config, now)
         + vendor_events(config, views_before, observations)
-        + maintenance_events(config, since, now, observations)
+        + maintenance_events(config, since, now, observations, statuses)
     )
     return sorted(found, key=lambda e: (e.at, e.service, e.id))
 

@@ -73,6 +73,8 @@ def _headline(event: Event) -> str:
         return f"**Note** from the operator ({moment(event.at)}):"
     if event.kind == "maintenance.started":
         return f"**Maintenance** began {moment(event.at)}:"
+    if event.kind == "maintenance.ended":
+        return f"**Maintenance** ended {moment(event.at)}; now: {STATUS_WORDS[Status(event.status)]}."
     if event.kind == "vendor.incident":
         return f"**The vendor reports** ({moment(event.since or event.at)}):"
     severity = f", severity {event.severity}" if event.severity else ""
@@ -97,6 +99,7 @@ SAID = {
     "incident.noted": "note",
     "vendor.incident": "the vendor reports",
     "maintenance.started": "maintenance began",
+    "maintenance.ended": "maintenance ended",
 }
 
 

@@ -47,15 +47,17 @@ def queued(
     before: Mapping[str, Incident],
     changed: Sequence[Incident],
     observations: Mapping[str, VendorObservation],
+    statuses: Mapping[str, str],
     now: datetime,
 ) -> list[Notification]:
-    """The outbox rows of a run's events; read from the store before the run's decisions are saved."""
+    """The outbox rows of a run's events; read from the store before the run's decisions are saved.
+    ``statuses``: each service's status as the run decided it."""
     if not config.notifiers:
         return []
     views = {s: orjson.loads(r.view_json) if r.view_json else None for s, r in store.vendor_rows().items()}
     last = store.last_finished_run()
     since = last.finished_at if last and last.finished_at else now - timedelta(seconds=config.site.interval)
-    return queue(config, cycle_events(config, before, changed, views, observations, since, now), now)
+    return queue(config, cycle_events(config, before, changed, views, observations, statuses, since, now), now)
 
 
 @dataclass(frozen=True)
