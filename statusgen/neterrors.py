@@ -3,6 +3,8 @@ answer is read, and what went wrong, in our words.
 
     opened(client, request, guard)   the answer, streamed, its redirects followed hop by hop,
                                      none from a public address to an internal one (``RedirectGuard``)
+    PinnedTransport(inner)           the transport of a client ``opened`` sends with: a hop it checked
+                                     goes to the address it checked
     read_capped(response, cap)       the decoded body, decoded a bounded piece at a time, at most ``cap`` bytes
     outcome_of(exc)                  an exception httpx, the OS or this module raised, as an ``Outcome``
 
@@ -108,6 +110,47 @@ async def _leads_inside(url: httpx.URL, guard: RedirectGuard) -> bool:
     return any(not is_public(address, guard.internal) for address in await _addresses(url))
 
 
+#: The request extension that names the address a hop was checked at (``opened``, ``PinnedTransport``).
+PIN = "statusgen.address"
+
+
+async def _check_and_pin(request: httpx.Request, guard: RedirectGuard) -> None:
+    """Refuse a hop whose host resolves to any internal address; else have it sent to the first
+    address checked (``PinnedTransport``), not to the one a second lookup by the connection would
+    give: a name can answer a public address to the check and an internal one a moment later
+    (DNS rebinding)."""
+    addresses = await _addresses(request.url)
+    if any(not is_public(address, guard.internal) for address in addresses):
+        raise PrivateRedirect(public_url(str(request.url)))
+    request.extensions.pop(PIN, None)  # httpx hands a hop's extensions on to the next
+    if addresses and addresses[0] != request.url.host:  # a name, not an IP literal
+        request.extensions[PIN] = addresses[0]
+
+
+class PinnedTransport(httpx.AsyncBaseTransport):
+    """httpx's transport, but a request that names an address in its ``PIN`` extension is sent to
+    that address. Its host still names the server: the Host header, TLS's server name and the
+    certificate's check are the host's. The client above sees the request as it made it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        address = request.extensions.get(PIN)
+        if address is not None:
+            request = httpx.Request(
+                request.method,
+                request.url.copy_with(host=address),
+                headers=request.headers,  # Host: the name
+                stream=request.stream,
+                extensions={**request.extensions, "sni_hostname": request.url.raw_host.decode("ascii")},
+            )
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or DEFAULT_PORTS.get(url.scheme)
 
@@ -133,7 +176,8 @@ async def opened(
 ) -> AsyncIterator[httpx.Response]:
     """The answer to ``request``, streamed. Redirects are followed here, not by httpx (at most
     ``client.max_redirects``; none when not ``follow``), so that each hop's addresses are checked
-    before it is requested, and the body of a redirect is never decoded. The ``private`` headers
+    before it is requested (and, with a ``PinnedTransport``, it goes to an address checked), and
+    the body of a redirect is never decoded. The ``private`` headers
     (the configured ones, which may carry secrets) go to the first origin only: httpx strips only
     Authorization."""
     origin = _origin(request.url)
@@ -148,8 +192,8 @@ async def opened(
             hops += 1
             if hops > client.max_redirects:
                 raise httpx.TooManyRedirects("Exceeded maximum allowed redirects.", request=request)
-            if outside and await _leads_inside(request.url, guard):
-                raise PrivateRedirect(public_url(str(request.url)))
+            if outside:
+                await _check_and_pin(request, guard)
             if _origin(request.url) != origin:
                 for name in private:
                     request.headers.pop(name, None)

@@ -11,6 +11,8 @@ import asyncio
 import gzip
 import ipaddress
 import json
+import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import trustme
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig, VendorConfig
 from statusgen.model import DESCRIPTIONS, CheckResult, Outcome
@@ -53,8 +56,8 @@ class Recorder(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, host: str) -> None:
-        super().__init__((host, 0), Answer)
+    def __init__(self, host: str, port: int = 0) -> None:
+        super().__init__((host, port), Answer)
         self.host = host
         self.routes: dict[str, tuple[int, dict[str, str], bytes]] = {}
         self.seen: list[tuple[str, dict[str, str]]] = []
@@ -94,8 +97,10 @@ class Answer(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def recorder(host: str) -> Iterator[Recorder]:
-    server = Recorder(host)
+def recorder(host: str, port: int = 0, tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
+    server = Recorder(host, port)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
@@ -477,6 +482,77 @@ def test_redirects_that_stay_outside_or_start_inside_are_followed(public: Record
         Outcome.PRIVATE_REDIRECT,
     ]
     assert [path for path, _ in inside.seen] == ["/secret", "/start"]
+
+
+@pytest.fixture
+def rebinding(monkeypatch) -> dict[str, int]:
+    """A name for each test to use, ``*.rebind.test``, whose first lookup answers 127.0.0.1 (the
+    public internet here) and every later one 127.0.0.2 (inside), as a hostile DNS server can
+    (DNS rebinding): the lookups asked, by name. The one mock of these tests: the internet's DNS."""
+    asked: dict[str, int] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+        name = host.decode() if isinstance(host, bytes) else host  # the connection asks in bytes
+        if not (isinstance(name, str) and name.endswith(".rebind.test")):
+            return real(host, port, *args, **kwargs)
+        host = name
+        asked[host] = asked.get(host, 0) + 1
+        address = "127.0.0.1" if asked[host] == 1 else "127.0.0.2"
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def test_a_name_that_turns_inside_after_its_check_is_still_asked_where_it_was_checked(
+    public: Recorder, rebinding: dict[str, int]
+) -> None:
+    with recorder("127.0.0.2") as inside:
+        inside.route("/page", body=b"all good: the admin page")
+        inside.route("/summary.json", body=b"{}")
+        with recorder("127.0.0.1", inside.server_address[1]) as outside:  # the same port, outside
+            outside.route("/page", body=b"all good: the public page")
+            outside.route("/summary.json", body=SUMMARY)
+            port = outside.server_address[1]
+            public.redirect("/away", f"http://www.rebind.test:{port}/page")
+            public.redirect("/summary.json", f"http://status.rebind.test:{port}/summary.json")
+            results = probe(CheckConfig(public.url("/away"), keyword="the public page"), internal=INTERNAL)
+            source = VendorConfig(public.url("/summary.json"), timeout=5)
+            _, vendor = asyncio.run(fetch_vendors(vendor_config(source), {}, utcnow, internal=INTERNAL))["v"]
+    assert [r.outcome for r in results] == [Outcome.OK]
+    assert vendor.outcome is Outcome.OK and vendor.view is not None and vendor.view.incidents
+    assert inside.seen == []  # where a second lookup would have led
+    assert [(path, headers["Host"]) for path, headers in outside.seen] == [
+        ("/page", f"www.rebind.test:{port}"),
+        ("/summary.json", f"status.rebind.test:{port}"),
+    ]
+    assert rebinding == {"www.rebind.test": 1, "status.rebind.test": 1}  # looked up once: checked, then asked there
+
+
+def test_a_pinned_https_hop_keeps_its_name_for_tls(public: Recorder, rebinding: dict[str, int], tmp_path) -> None:
+    ca = trustme.CA()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    tls = {}
+    for name in ("good.rebind.test", "other.example"):
+        tls[name] = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert(name).configure_cert(tls[name])
+    with (
+        recorder("127.0.0.1", tls=tls["good.rebind.test"]) as good,
+        recorder("127.0.0.1", tls=tls["other.example"]) as bad,
+    ):
+        good.route("/page", body=b"all good: over TLS")
+        public.redirect("/good", f"https://good.rebind.test:{good.server_address[1]}/page")
+        public.redirect("/bad", f"https://bad.rebind.test:{bad.server_address[1]}/page")
+        results = probe(
+            CheckConfig(public.url("/good"), keyword="over TLS", ca_file=ca_file),
+            CheckConfig(public.url("/bad"), ca_file=ca_file),
+            internal=INTERNAL,
+        )
+    # the server's name is checked against the host, not the address it was asked at
+    assert [r.outcome for r in results] == [Outcome.OK, Outcome.CERT_NAME]
+    assert [headers["Host"] for _, headers in good.seen] == [f"good.rebind.test:{good.server_address[1]}"]
 
 
 def test_allow_private_targets_lets_redirects_lead_inside(public: Recorder, inside: Recorder) -> None:

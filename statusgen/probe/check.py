@@ -32,7 +32,15 @@ import httpx
 from statusgen.conditions import Answer, first_failed
 from statusgen.config import CheckConfig
 from statusgen.model import CheckResult, Outcome
-from statusgen.neterrors import ACCEPT_ENCODING, REFUSE_INSIDE, RedirectGuard, opened, outcome_of, read_capped
+from statusgen.neterrors import (
+    ACCEPT_ENCODING,
+    REFUSE_INSIDE,
+    PinnedTransport,
+    RedirectGuard,
+    opened,
+    outcome_of,
+    read_capped,
+)
 from statusgen.probe.tls import certificate_of
 from statusgen.secrets import expand
 from statusgen.timeutil import utcnow
@@ -68,11 +76,12 @@ def judge(
 
 
 def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
-    """A client for checks, one at a time: httpx's own transport, no connection kept after an
+    """A client for checks, one at a time: httpx's own transport (``PinnedTransport``: a redirect
+    goes where ``neterrors.opened`` checked it), no connection kept after an
     answer (every check connects anew, so its latency never depends on another's connection),
     at most MAX_REDIRECTS redirects (followed by ``neterrors.opened``), no timeouts of its own
     (each check's applies, ``probe_one``), and only the encodings ``neterrors.read_capped`` decodes."""
-    transport = httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0))
+    transport = PinnedTransport(httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0)))
     return httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,

@@ -22,7 +22,7 @@ from statusgen.config import Config, ServiceConfig, VendorConfig
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.jsonout import dump
 from statusgen.model import Outcome
-from statusgen.neterrors import Network, RedirectGuard
+from statusgen.neterrors import Network, PinnedTransport, RedirectGuard
 from statusgen.secrets import public_url
 from statusgen.vendors import VendorView, fetch_source, kumapair, parse_vendor, read_local
 from statusgen.vendors.fetch import FetchResult
@@ -151,7 +151,7 @@ async def fetch_vendors(
         return {}
     guard = RedirectGuard(config.site.allow_private_targets, internal)
     headers = {"User-Agent": config.site.user_agent, "Accept": "application/json, application/atom+xml, */*"}
-    async with httpx.AsyncClient(headers=headers, max_redirects=5) as client:
+    async with httpx.AsyncClient(headers=headers, max_redirects=5, transport=_transport()) as client:
 
         async def one(svc: ServiceConfig) -> tuple[str, tuple[VendorRow, VendorObservation]]:
             assert svc.vendor is not None
@@ -164,6 +164,12 @@ async def fetch_vendors(
         return dict(await asyncio.gather(*(one(s) for s in sourced)))
 
 
+def _transport() -> httpx.AsyncBaseTransport:
+    """httpx's own transport, pinned (``neterrors.PinnedTransport``): a redirect goes where it was
+    checked. Proxies named in the environment are not used, as by the checks."""
+    return PinnedTransport(httpx.AsyncHTTPTransport())
+
+
 def read_vendor_source(
     source: str, fmt: str | None, components: list[str] | None, timeout: float, max_bytes: int = 5 * 1_048_576
 ) -> VendorView:
@@ -172,7 +178,7 @@ def read_vendor_source(
     if source.startswith(("http://", "https://")):
 
         async def both() -> FetchResult:
-            async with httpx.AsyncClient(max_redirects=5) as client:
+            async with httpx.AsyncClient(max_redirects=5, transport=_transport()) as client:
 
                 async def get(url: str) -> FetchResult:
                     return await fetch_source(
