@@ -191,7 +191,7 @@ def test_unknown_until_threshold_for_a_never_measured_failing_service():
 
 def test_maintenance_and_paused():
     window = MaintenanceWindow(T0, T0 + 60 * MIN, "Upgrade")
-    svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(window,))
+    svc = maintained(window)
     state = decide_one(ServiceState(), svc, cycle(T0 + MIN, TO, TO), T0 + MIN)
     assert state.status is Status.MAINTENANCE and state.since == T0
     assert state.reason == "Scheduled maintenance: Upgrade (until 2026-11-22 13:00 UTC)."
@@ -277,11 +277,16 @@ def test_latency_histogram_is_within_five_percent():
         assert abs(latency.percentile(hist, q) - true) / true < 0.05
 
 
+def maintained(*windows: MaintenanceWindow) -> ServiceConfig:
+    """The example service with these maintenance windows."""
+    return ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=windows)
+
+
 def test_recurring_maintenance_window_in_cron_form():
     from statusgen.cron import last_fire
 
     weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
-    svc = ServiceConfig("api", "Example API", "cloud", SVC.checks, maintenance=(weekly,))
+    svc = maintained(weekly)
     sunday = datetime(2026, 11, 22, 3, 30, tzinfo=UTC)  # a Sunday, inside 02:00-04:00
     state = decide_one(ServiceState(), svc, cycle(sunday, TO, TO), sunday)
     assert state.status is Status.MAINTENANCE
@@ -375,18 +380,12 @@ def test_maintenance_told_in_progress_and_within_the_horizon():
     from statusgen.decide.maintenance import HORIZON, announced, scheduled, told
 
     now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
-    svc = ServiceConfig(
-        "api",
-        "Example API",
-        "cloud",
-        SVC.checks,
-        maintenance=(
-            MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
-            MaintenanceWindow(now + timedelta(days=3), now + timedelta(days=3, hours=1), "Move"),  # upcoming
-            MaintenanceWindow(now + HORIZON + MIN, now + HORIZON + 2 * MIN, "Far"),  # past the horizon
-            MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # over
-            MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # next Sunday 02:00
-        ),
+    svc = maintained(
+        MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
+        MaintenanceWindow(now + timedelta(days=3), now + timedelta(days=3, hours=1), "Move"),  # upcoming
+        MaintenanceWindow(now + HORIZON + MIN, now + HORIZON + 2 * MIN, "Far"),  # past the horizon
+        MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # over
+        MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # next Sunday 02:00
     )
     view = {
         "maintenance_active": [
@@ -425,18 +424,12 @@ def test_maintenance_that_ended_is_found_until_its_end_is_a_horizon_old():
 
     now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
     since = now - HORIZON
-    svc = ServiceConfig(
-        "api",
-        "Example API",
-        "cloud",
-        SVC.checks,
-        maintenance=(
-            MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # ended an hour ago
-            MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
-            MaintenanceWindow(since - 60 * MIN, since, "Long ago"),  # ended as the horizon begins
-            MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # last Sunday 02:00-04:00
-            MaintenanceWindow(schedule="0 11 * * *", duration=7200, title="Daily"),  # now in progress, 11:00-13:00
-        ),
+    svc = maintained(
+        MaintenanceWindow(now - 2 * MIN * 60, now - MIN * 60, "Done"),  # ended an hour ago
+        MaintenanceWindow(now - 10 * MIN, now + 50 * MIN, "Upgrade"),  # in progress
+        MaintenanceWindow(since - 60 * MIN, since, "Long ago"),  # ended as the horizon begins
+        MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly"),  # last Sunday 02:00-04:00
+        MaintenanceWindow(schedule="0 11 * * *", duration=7200, title="Daily"),  # now in progress, 11:00-13:00
     )
     found = ended(svc, since, now)
     assert [(n.title, n.start, n.end) for n in found] == [
