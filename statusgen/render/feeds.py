@@ -6,10 +6,9 @@ change; the whole timeline as HTML content, escaped (``type="html"``: the
 operator's Markdown is sanitized HTML, which XHTML content could not hold).
 Among them, one entry per maintenance readers are told about (configured,
 planned by the operator, announced by a vendor), updated when it begins and,
-when it is configured or planned, when it ends. The
-feed is a template (``feed.xml``, autoescaped) of entries (``feed-entry.xml``),
-each made once a build; this module gives them their words, from the
-documents of the API.
+when it is configured or planned, when it ends. The feed is a template
+(``feed.xml``, autoescaped) of entries (``feed-entry.xml``), each made once
+a build; this module gives them their words, from the documents of the API.
 """
 
 from __future__ import annotations
@@ -101,8 +100,8 @@ def maintenance_entries(
     out = []
     for key, group in groups.items():
         n, names = group[0], [config.by_slug[g.service].name for g in group]
-        until = f" to {iso(n.end)}" if n.over(now) else ""  # when it ended, in the summary too
-        if n.over(now):
+        over = n.over(now)
+        if over:
             state, headline, updated = "completed", "Maintenance completed", n.end
         elif n.in_progress(now):
             state, headline, updated = "in progress", "Maintenance in progress", n.start
@@ -125,7 +124,7 @@ def maintenance_entries(
             "url": site.base_url + routes.service_page_url(n.service),
             "categories": [("maintenance", "Maintenance")]
             + [(g.service, f"Service: {name}") for g, name in zip(group, names, strict=True)],
-            "summary": f"{n.title}: {state}, from {m['start']}{until}.",
+            "summary": f"{n.title}: {state}, from {m['start']}" + (f" to {m['end']}." if over else "."),
             "content": "feed-maintenance.html",
         }
         entry = Markup(render("feed-entry.xml", e=e, m=m).decode("utf-8"))
