@@ -130,7 +130,8 @@ async def _check_and_pin(request: httpx.Request, guard: RedirectGuard) -> None:
 class PinnedTransport(httpx.AsyncBaseTransport):
     """httpx's transport, but a request that names an address in its ``PIN`` extension is sent to
     that address. Its host still names the server: the Host header, TLS's server name and the
-    certificate's check are the host's. The client above sees the request as it made it."""
+    certificate's check are the host's, and the connection is not kept: the pool knows it by its
+    address alone. The client above sees the request as it made it."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
         self.inner = inner
@@ -138,10 +139,12 @@ class PinnedTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         address = request.extensions.get(PIN)
         if address is not None:
+            headers = request.headers.copy()  # Host: the name
+            headers["Connection"] = "close"  # a connection made for one name is never lent to another
             request = httpx.Request(
                 request.method,
                 request.url.copy_with(host=address),
-                headers=request.headers,  # Host: the name
+                headers=headers,
                 stream=request.stream,
                 extensions={**request.extensions, "sni_hostname": request.url.raw_host.decode("ascii")},
             )
