@@ -383,6 +383,30 @@ def test_a_vendor_incident_is_told_once_when_the_page_first_shows_it(tmp_path, t
     assert event["link"] in (posted["shortlink"], f"https://status.claude.com/incidents/{posted['id']}")
 
 
+def test_a_vendor_maintenance_is_told_ended_when_the_page_drops_it(tmp_path, targets: Targets, receiver):
+    page = json.loads(
+        (ROOT / "tests/fixtures/vendors/statuspage/cloudamqp_summary_maintenance_in_progress.json").read_bytes()
+    )
+    (maintenance,) = page["scheduled_maintenances"]
+    targets.set("/summary.json", body=json.dumps(page).encode())
+    notify = webhook("hook", f"statusgen://{receiver.url}/hook", 'events = ["maintenance.ended"]')
+    cfg = site(tmp_path, VENDOR_ONLY.format(page=targets.url("/summary.json")), notify)
+    clock = Clock()
+    cycles(cfg, clock, 2)
+    page["scheduled_maintenances"], page["status"]["indicator"] = [], "none"  # completed: the page drops it
+    targets.set("/summary.json", body=json.dumps(page).encode())
+    cycles(cfg, clock, 2)
+    (post,) = [p.json() for p in receiver.posts]
+    Draft202012Validator(SCHEMA).validate(post)
+    (event,) = post["events"]
+    assert (event["id"], event["kind"], event["since"]) == (
+        f"maintenance/claude/vendor/{maintenance['id']}/ended",
+        "maintenance.ended",
+        "2020-07-16T21:00:00Z",
+    )
+    assert event["message"].startswith("Upgrade of shared servers")
+
+
 def manual_file(started: str, resolved: str | None = None) -> str:
     end = f"resolved = {resolved}\n" if resolved else ""
     return (

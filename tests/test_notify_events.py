@@ -22,11 +22,12 @@ from statusgen.notify.events import (
     plan,
     queue,
     vendor_events,
+    vendor_maintenance_ended,
     wants,
 )
 from statusgen.notify.messages import digest_message, escaped, event_message
 from statusgen.store import Notification
-from statusgen.vendors import VendorIncident, VendorView
+from statusgen.vendors import VendorIncident, VendorMaintenance, VendorView
 from statusgen.vendors.stage import VendorObservation
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -130,6 +131,28 @@ def test_a_configured_maintenance_is_told_when_it_ends_with_the_status_found():
     assert maintenance_events(cfg, T0 + MIN, T0 + 2 * MIN, {}, {"api": "operational"}) == []  # told once
     body = event_message(config(), event).body
     assert body.startswith("**Maintenance** ended ") and "; now: partial outage." in body
+
+
+def test_a_vendor_maintenance_is_told_ended_when_a_fresh_view_no_longer_shows_it():
+    def window(id_: str, status: str = "in_progress") -> VendorMaintenance:
+        return VendorMaintenance(id_, f"Database <{id_}>", status, T0 - 60 * MIN, T0, f"https://v.example/{id_}", ())
+
+    before = {"api": replace(view(), maintenance_active=(window("a"), window("b"), window("c"))).to_json()}
+    after = replace(view(), maintenance_active=(window("b"),), maintenance_upcoming=(window("c", "scheduled"),))
+    fresh = {"api": VendorObservation(after, Outcome.OK, T0 + MIN)}
+    (event,) = vendor_maintenance_ended(config(), before, fresh, {"api": "operational"})
+    assert (event.id, event.kind, event.at, event.since, event.status, event.link) == (
+        "maintenance/api/vendor/a/ended",
+        "maintenance.ended",
+        T0 + MIN,
+        T0 - 60 * MIN,
+        "operational",
+        "https://v.example/a",
+    )
+    assert event.message == "Database <a> (the vendor's page no longer shows it)."
+    failed = {"api": VendorObservation(after, Outcome.TIMEOUT, T0)}  # the last good view, not a fresh one
+    assert vendor_maintenance_ended(config(), before, failed, {}) == []
+    assert vendor_maintenance_ended(config(), {"api": None}, fresh, {}) == []  # nothing known before
 
 
 def test_cycle_events_come_in_time_order():

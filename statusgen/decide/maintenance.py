@@ -3,9 +3,9 @@
 Two sources: the windows the operator configured (one-off, or the next
 occurrence of a recurring one) and what a vendor announces on its status
 page. A window in progress is told until it ends; an upcoming one from
-``HORIZON`` before it starts. A configured window that ended is told as
-completed (the feeds, the notifiers) for ``HORIZON`` after its end: a vendor's
-is no longer on its page once it ends, so it is not.
+``HORIZON`` before it starts. A configured window that ended is told in the
+feeds as completed for ``HORIZON`` after its end (``ended``); a vendor's is
+gone from its page once it ends, and from the feeds with it.
 """
 
 from __future__ import annotations

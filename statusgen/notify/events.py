@@ -12,9 +12,9 @@ hear of, each with an id that names it for good:
   shows it. A vendor's incident is told of once, whether or not we see a problem ourselves.
 * **maintenance.started**: a window (configured, or announced by the vendor) that began since
   the previous run.
-* **maintenance.ended**: a configured window that ended since the previous run, with the status
-  the run found its service in (a vendor's window is gone from its page once it ends: no end
-  is told of it).
+* **maintenance.ended**: a configured window that ended since the previous run, or a vendor's
+  in progress that a fresh view of its page no longer shows, with the status the run found its
+  service in.
 
 ``queue`` says which notifier wants which event (its services, categories, events and least
 severity); ``plan`` what one notifier is sent now of what waits for it:
@@ -252,6 +252,40 @@ def _maintenance_end(svc: ServiceConfig, notice: Notice, status: str) -> Event:
     )
 
 
+def vendor_maintenance_ended(
+    config: Config,
+    before: Mapping[str, dict[str, Any] | None],
+    observations: Mapping[str, VendorObservation],
+    statuses: Mapping[str, str],
+) -> list[Event]:
+    """The maintenance in progress in a vendor's previous view (``before``, as published) that a
+    fresh view of its page no longer shows, in progress or upcoming: its page drops it as it ends."""
+    out = []
+    for svc in config.services:
+        obs, view = observations.get(svc.slug), before.get(svc.slug)
+        if not view or obs is None or obs.view is None or obs.last_ok_at is None or obs.outcome is not Outcome.OK:
+            continue
+        shown = {m.id for m in (*obs.view.maintenance_active, *obs.view.maintenance_upcoming)}
+        status = statuses.get(svc.slug, Status.UNKNOWN.value)
+        for m in view["maintenance_active"]:
+            if m["id"] not in shown:
+                out.append(
+                    Event(
+                        f"maintenance/{svc.slug}/vendor/{m['id']}/ended",
+                        "maintenance.ended",
+                        svc.slug,
+                        obs.last_ok_at,
+                        status,
+                        None,
+                        f"{svc.name}: maintenance ended",
+                        f"{m['title']} (the vendor's page no longer shows it).",
+                        parse_iso(m["starts_at"]),
+                        m["url"],
+                    )
+                )
+    return out
+
+
 def cycle_events(
     config: Config,
     before: Mapping[str, Incident],
@@ -269,6 +303,7 @@ def cycle_events(
         + manual_events(config, now)
         + vendor_events(config, views_before, observations)
         + maintenance_events(config, since, now, observations, statuses)
+        + vendor_maintenance_ended(config, views_before, observations, statuses)
     )
     return sorted(found, key=lambda e: (e.at, e.service, e.id))
 
