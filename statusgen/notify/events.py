@@ -44,7 +44,7 @@ from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
 from statusgen.timeutil import iso, parse_iso, parse_time
-from statusgen.vendors import VendorIncident
+from statusgen.vendors import VendorIncident, VendorView
 from statusgen.vendors.stage import VendorObservation
 
 #: The kind of an incident's update -> the event it makes ("vendor" updates: see vendor.incident).
@@ -174,13 +174,21 @@ def vendor_events(
     as published) did not."""
     out = []
     for svc in config.services:
-        obs = observations.get(svc.slug)
-        if obs is None or obs.view is None or obs.last_ok_at is None or obs.outcome is not Outcome.OK:
+        fresh = _fresh(observations.get(svc.slug))
+        if fresh is None:
             continue
-        view = before.get(svc.slug)
-        known = {i["id"] for i in view["incidents"]} if view else set()
-        out += [_vendor_event(svc, v, obs.last_ok_at) for v in obs.view.incidents if v.id not in known]
+        view, at = fresh
+        previous = before.get(svc.slug)
+        known = {i["id"] for i in previous["incidents"]} if previous else set()
+        out += [_vendor_event(svc, v, at) for v in view.incidents if v.id not in known]
     return out
+
+
+def _fresh(obs: VendorObservation | None) -> tuple[VendorView, datetime] | None:
+    """The view a fetch of this run read, and when: a failed fetch shows nothing new."""
+    if obs is None or obs.view is None or obs.last_ok_at is None or obs.outcome is not Outcome.OK:
+        return None
+    return obs.view, obs.last_ok_at
 
 
 def _vendor_event(svc: ServiceConfig, v: VendorIncident, now: datetime) -> Event:
@@ -215,8 +223,10 @@ def maintenance_events(
         for notice in scheduled(svc, now) + announced(svc.slug, view):
             if since < notice.start <= now:
                 out.append(_maintenance_event(svc, notice))
-        for notice in ended(svc, since, now):
-            out.append(_maintenance_end(svc, notice, statuses.get(svc.slug, Status.UNKNOWN.value)))
+        for n in ended(svc, since, now):
+            assert n.end is not None  # a configured window that ended
+            message, link = f"{n.title}, from {iso(n.start)}.", routes.service_page_url(svc.slug)
+            out.append(_ended(svc, f"{n.source}/{iso(n.start)}", n.end, statuses, message, n.start, link))
     return out
 
 
@@ -236,19 +246,28 @@ def _maintenance_event(svc: ServiceConfig, notice: Notice) -> Event:
     )
 
 
-def _maintenance_end(svc: ServiceConfig, notice: Notice, status: str) -> Event:
-    assert notice.end is not None  # a configured window that ended
+def _ended(
+    svc: ServiceConfig,
+    key: str,
+    at: datetime,
+    statuses: Mapping[str, str],
+    message: str,
+    since: datetime | None,
+    link: str | None,
+) -> Event:
+    """A maintenance of ``svc`` ended (``key`` names it among the service's), with the status the
+    run found the service in."""
     return Event(
-        f"maintenance/{svc.slug}/{notice.source}/{iso(notice.start)}/ended",
+        f"maintenance/{svc.slug}/{key}/ended",
         "maintenance.ended",
         svc.slug,
-        notice.end,
-        status,
+        at,
+        statuses.get(svc.slug, Status.UNKNOWN.value),
         None,
         f"{svc.name}: maintenance ended",
-        f"{notice.title}, from {iso(notice.start)}.",
-        notice.start,
-        routes.service_page_url(svc.slug),
+        message,
+        since,
+        link,
     )
 
 
@@ -262,27 +281,15 @@ def vendor_maintenance_ended(
     fresh view of its page no longer shows, in progress or upcoming: its page drops it as it ends."""
     out = []
     for svc in config.services:
-        obs, view = observations.get(svc.slug), before.get(svc.slug)
-        if not view or obs is None or obs.view is None or obs.last_ok_at is None or obs.outcome is not Outcome.OK:
+        fresh, previous = _fresh(observations.get(svc.slug)), before.get(svc.slug)
+        if fresh is None or not previous:
             continue
-        shown = {m.id for m in (*obs.view.maintenance_active, *obs.view.maintenance_upcoming)}
-        status = statuses.get(svc.slug, Status.UNKNOWN.value)
-        for m in view["maintenance_active"]:
+        view, at = fresh
+        shown = {m.id for m in (*view.maintenance_active, *view.maintenance_upcoming)}
+        for m in previous["maintenance_active"]:
             if m["id"] not in shown:
-                out.append(
-                    Event(
-                        f"maintenance/{svc.slug}/vendor/{m['id']}/ended",
-                        "maintenance.ended",
-                        svc.slug,
-                        obs.last_ok_at,
-                        status,
-                        None,
-                        f"{svc.name}: maintenance ended",
-                        f"{m['title']} (the vendor's page no longer shows it).",
-                        parse_iso(m["starts_at"]),
-                        m["url"],
-                    )
-                )
+                message = f"{m['title']} (the vendor's page no longer shows it)."
+                out.append(_ended(svc, f"vendor/{m['id']}", at, statuses, message, parse_iso(m["starts_at"]), m["url"]))
     return out
 
 
