@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from statusgen import __version__
-from statusgen.config import VENDOR_FORMATS, load_config
+from statusgen.config import load_config
 from statusgen.errors import StatusgenError
-from statusgen.model import SEVERITIES
+from statusgen.model import SEVERITIES, VENDOR_FORMATS
 
 DEFAULT_CONFIG = "services.toml"
 
@@ -178,7 +178,7 @@ class Moment(click.ParamType[datetime]):
     name = "TIME"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
-        from statusgen.operatorfiles import heading_time
+        from statusgen.config.operatorfiles import heading_time
         from statusgen.timeutil import utcnow
 
         if isinstance(value, datetime):
@@ -292,7 +292,7 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(VENDOR_FORMATS),
+    type=click.Choice(("auto", *VENDOR_FORMATS)),
     default="auto",
     show_default=True,
 )

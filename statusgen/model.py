@@ -8,9 +8,29 @@ renderer names statuses and ranges with these words.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+
+#: A slug names a service, a category, a notifier and a notes file in URLs and ids. Always
+#: ``fullmatch``: "$" would let a final newline in.
+SLUG = r"[a-z0-9][a-z0-9-]{0,62}"
+SLUG_RE = re.compile(SLUG)
+
+#: The vendor payload formats, each read by the adapter module of the same name in ``vendors``.
+VENDOR_FORMATS = (
+    "statuspage",
+    "statusio",
+    "slack",
+    "heroku",
+    "cachet",
+    "gcp",
+    "feed",
+    "instatus",
+    "uptimekuma",
+    "upptime",
+)
 
 
 class Outcome(StrEnum):

@@ -28,8 +28,8 @@ from typing import Protocol
 
 import httpx
 
+from statusgen.config.secrets import public_url
 from statusgen.model import Outcome
-from statusgen.secrets import public_url
 
 CHAIN_LIMIT = 16
 DNS_WORDS = (

@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 
 from statusgen.config import Config, load_config, shown_folder
+from statusgen.config.operatorfiles import file_name, file_text, unknown_incidents, write_file
 from statusgen.errors import ConfigError
-from statusgen.operatorfiles import file_name, file_text, unknown_incidents, write_file
 from statusgen.store import recorded_incident_ids
 
 

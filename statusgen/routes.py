@@ -35,18 +35,17 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from statusgen.model import DEFAULT_RANGE, RANGES
+from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, SLUG_RE
 
 API = "api/v1"
 ALL = "_all"
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")  # always fullmatch: "$" matches before a final newline
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
 #: An incident's own page in earlier versions (its id is its service's slug and its start); its
 #: links live on in feed readers and chats, so they are sent on to where the incident is told now.
 INCIDENT_START = r"[0-9]{8}t[0-9]{6}"  # the start of an incident in its id (``incidents.incident_id``)
-OLD_INCIDENT = re.compile(rf"^/incidents/(?P<slug>{SLUG_RE.pattern.strip('^$')})-(?P<at>{INCIDENT_START})\.html$")
+OLD_INCIDENT = re.compile(rf"^/incidents/(?P<slug>{SLUG})-(?P<at>{INCIDENT_START})\.html$")
 ALLOW = "GET, HEAD"
 
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from statusgen.conditions import OPERATORS, Answer, Condition, ConditionError, first_failed, parse
 from statusgen.config import ServiceConfig, load_config
+from statusgen.config.conditions import OPERATORS, Answer, Condition, ConditionError, first_failed, parse
 from statusgen.cycle import run_cycle
 from statusgen.decide import certs
 from statusgen.decide.state import ServiceState, decide

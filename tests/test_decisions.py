@@ -283,7 +283,7 @@ def maintained(*windows: MaintenanceWindow) -> ServiceConfig:
 
 
 def test_recurring_maintenance_window_in_cron_form():
-    from statusgen.cron import last_fire
+    from statusgen.config.cron import last_fire
 
     weekly = MaintenanceWindow(schedule="0 2 * * sun", duration=7200, title="Weekly patching")
     svc = maintained(weekly)

@@ -28,10 +28,10 @@ import pytest
 import trustme
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig, VendorConfig
+from statusgen.config.secrets import MissingSecret
 from statusgen.model import DESCRIPTIONS, CheckResult, Outcome
 from statusgen.neterrors import Network, PrivateRedirect, RedirectGuard, is_public, opened
 from statusgen.probe import probe_all
-from statusgen.secrets import MissingSecret
 from statusgen.timeutil import utcnow
 from statusgen.vendors import fetch_source
 from statusgen.vendors.stage import VendorRow, fetch_vendors

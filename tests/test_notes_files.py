@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from statusgen.config import Config, load_config
+from statusgen.config.operatorfiles import DELIMITER, MAX_FILE_BYTES, file_text, read_folder, unknown_incidents
 from statusgen.decide.incidents import Incident, IncidentUpdate
 from statusgen.decide.operator import manual_incident, operator_state, with_notes
 from statusgen.decide.run import decide_cycle
@@ -20,7 +21,6 @@ from statusgen.decide.state import ServiceState
 from statusgen.errors import ConfigError
 from statusgen.model import CheckResult, Outcome, Status
 from statusgen.notify.events import incident_events
-from statusgen.operatorfiles import DELIMITER, MAX_FILE_BYTES, file_text, read_folder, unknown_incidents
 from statusgen.render.markdown import TAGS, to_html
 from tests.conftest import write_config
 from tests.test_notes_runs import SERVICES as RUN_SERVICES

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from statusgen.secrets import MissingSecret, expand, public_url
+from statusgen.config.secrets import MissingSecret, expand, public_url
 from tests.conftest import loopback_server
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+from pathlib import Path
+
 import orjson
 import pytest
 
+from statusgen import vendors
 from statusgen.errors import VendorParseError
+from statusgen.model import VENDOR_FORMATS
 from statusgen.vendors import (
     cachet,
     feed,
@@ -206,3 +211,14 @@ def test_group_component_names_select_members() -> None:
     assert parse_vendor(body, components="glacier").status == "operational"
     with pytest.raises(VendorParseError, match='no component "RDS"; available: "EC2", "Glacier"'):
         parse_vendor(body, components=["RDS"])
+
+
+def test_every_listed_format_has_its_adapter_and_no_adapter_is_unlisted() -> None:
+    """The format list the configuration checks is the one the adapters are found by."""
+    adapters = {
+        path.stem
+        for path in Path(vendors.__file__).parent.glob("*.py")
+        if not path.stem.startswith("_") and hasattr(import_module(f"statusgen.vendors.{path.stem}"), "parse")
+    }
+    assert set(VENDOR_FORMATS) == adapters == set(vendors.PARSERS)
+    assert all(vendors.PARSERS[name].__module__ == f"statusgen.vendors.{name}" for name in VENDOR_FORMATS)

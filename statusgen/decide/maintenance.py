@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from statusgen.config import ServiceConfig
-from statusgen.cron import last_fire, next_fire
+from statusgen.config.cron import last_fire, next_fire
 from statusgen.timeutil import iso, parse_iso
 
 HORIZON = timedelta(days=14)  # how far ahead a window is announced

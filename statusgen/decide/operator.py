@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
+from statusgen.config.operatorfiles import ManualIncident, OperatorNote
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
 from statusgen.decide.state import ServiceState
 from statusgen.model import BAD, Status
-from statusgen.operatorfiles import ManualIncident, OperatorNote
 
 RESOLVED_MESSAGE = "Resolved."
 WORSE = (Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)  # least bad first

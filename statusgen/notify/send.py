@@ -23,10 +23,10 @@ from apprise.decorators import notify as apprise_plugin
 
 from statusgen import __version__
 from statusgen.config import Config, NotifyConfig
+from statusgen.config.notifyurl import WEBHOOK_SCHEMES, quiet, scheme
+from statusgen.config.secrets import expand, references
 from statusgen.errors import StatusgenError
 from statusgen.notify.messages import Message, webhook_body
-from statusgen.notifyurl import WEBHOOK_SCHEMES, quiet, scheme
-from statusgen.secrets import expand, references
 
 WEBHOOK_TIMEOUT_S = 30.0  # Apprise stops waiting at the notifier's own timeout before this
 ANSWER_LIMIT = 500  # characters of an answer kept in the store

@@ -29,8 +29,9 @@ from datetime import datetime
 
 import httpx
 
-from statusgen.conditions import Answer, first_failed
 from statusgen.config import CheckConfig
+from statusgen.config.conditions import Answer, first_failed
+from statusgen.config.secrets import expand
 from statusgen.model import CheckResult, Outcome
 from statusgen.neterrors import (
     ACCEPT_ENCODING,
@@ -42,7 +43,6 @@ from statusgen.neterrors import (
     read_capped,
 )
 from statusgen.probe.tls import certificate_of
-from statusgen.secrets import expand
 from statusgen.timeutil import utcnow
 
 MAX_REDIRECTS = 5

@@ -48,13 +48,13 @@ from datetime import datetime
 import httpx
 
 from statusgen.config import CheckConfig
+from statusgen.config.secrets import MissingSecret
 from statusgen.model import CheckId, CheckResult
 from statusgen.neterrors import REFUSE_INSIDE, RedirectGuard
 from statusgen.probe.check import CheckTarget, make_client, probe_one
 from statusgen.probe.dns import probe_dns
 from statusgen.probe.tcp import probe_tcp
 from statusgen.probe.tls import trust
-from statusgen.secrets import MissingSecret
 from statusgen.timeutil import utcnow
 
 TICK_S = 0.010  # the loop-lag ticker's sleep

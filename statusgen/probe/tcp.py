@@ -17,10 +17,10 @@ from contextlib import suppress
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from statusgen.config.secrets import expand
 from statusgen.model import CheckResult, Outcome
 from statusgen.neterrors import outcome_of
 from statusgen.probe.check import CheckTarget
-from statusgen.secrets import expand
 from statusgen.timeutil import utcnow
 
 BANNER_LIMIT = 65536  # the most read while waiting for the expected text

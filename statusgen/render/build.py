@@ -50,6 +50,7 @@ from statusgen import __version__, jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError
+from statusgen.model import SLUG_RE
 from statusgen.render import pages
 from statusgen.render.badges import badge_inputs, badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
@@ -343,7 +344,7 @@ def _services_with_incidents(data: SiteData, names: dict[str, str]) -> Iterator[
     yield from names.items()
     for slug, rows in data.by_service.items():
         if slug not in names:
-            if not routes.SLUG_RE.match(slug):
+            if not SLUG_RE.fullmatch(slug):
                 raise RenderError(f"service {slug!r} of an incident in the store cannot name a page file")
             yield slug, incident_document(data, rows[0])["service_name"]
 

@@ -14,6 +14,7 @@ import orjson
 
 from statusgen import routes
 from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig, VendorConfig
+from statusgen.config.secrets import public_url
 from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
 from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
@@ -22,7 +23,6 @@ from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
-from statusgen.secrets import public_url
 from statusgen.timeutil import iso
 from statusgen.vendors.stage import is_stale
 

@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 import orjson
 
 from statusgen.config import Config, ServiceConfig
+from statusgen.config.operatorfiles import OperatorFiles
 from statusgen.decide.health import RunRecord
 from statusgen.decide.history import Span
 from statusgen.decide.incidents import Incident
 from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.decide.state import ServiceState
-from statusgen.operatorfiles import OperatorFiles
 from statusgen.store import Store
 from statusgen.timeutil import to_epoch
 from statusgen.vendors.stage import VendorRow

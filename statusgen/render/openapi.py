@@ -6,7 +6,7 @@ from typing import Any
 
 from statusgen import __version__
 from statusgen.config import Config
-from statusgen.model import DEFAULT_RANGE, RANGES, STATUSES
+from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, STATUSES
 from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
 from statusgen.render.shapes import SCHEMAS, ref
 
@@ -52,12 +52,12 @@ def _query(name: str, values: list[str], description: str, default: str | None =
     }
 
 
-SLUG = {
+SLUG_PARAMETER = {
     "name": "slug",
     "in": "path",
     "required": True,
     "description": "The service's slug.",
-    "schema": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"},
+    "schema": {"type": "string", "pattern": f"^{SLUG}$"},
 }
 
 
@@ -94,13 +94,13 @@ def openapi_document(config: Config) -> dict[str, Any]:
         "/api/v1/services/{slug}": _get(
             "One service: current state, reason, checks, the last day of measurements.",
             _json("ServiceDetail", "The service."),
-            [SLUG],
+            [SLUG_PARAMETER],
             (404,),
         ),
         "/api/v1/services/{slug}/history": _get(
             "Availability and latency over time for one service.",
             _json("History", "The history."),
-            [SLUG, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)],
+            [SLUG_PARAMETER, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)],
             (400, 404),
         ),
         "/api/v1/incidents": _get(
@@ -120,7 +120,7 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
         ),
         "/feed/incidents.xml": _get("Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()),
-        "/feed/services/{slug}.xml": _get("Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG], (404,)),
+        "/feed/services/{slug}.xml": _get("Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)),
     }
     return {
         "openapi": "3.1.0",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statusgen.model import RANGES, SEVERITIES, STATUSES
+from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
 
 Schema = dict[str, Any]
 
@@ -96,7 +96,7 @@ POINT = obj(
 
 SERVICE_SUMMARY = obj(
     {
-        "slug": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,62}$"},
+        "slug": {"type": "string", "pattern": f"^{SLUG}$"},
         "name": {"type": "string"},
         "category": {"type": "string"},
         "description": OPT_STR,

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from statusgen.errors import VendorParseError
+from statusgen.model import VENDOR_FORMATS
 from statusgen.vendors import (
     cachet,
     feed,
@@ -43,22 +44,14 @@ from statusgen.vendors.model import (
 )
 from statusgen.vendors.narrow import narrow
 
-#: Format name -> adapter ``parse`` function.
+#: Format name -> adapter ``parse`` function, in the order of ``model.VENDOR_FORMATS``.
 PARSERS: MappingProxyType[str, Callable[[Any], VendorView]] = MappingProxyType(
     {
-        "statuspage": statuspage.parse,
-        "statusio": statusio.parse,
-        "slack": slack.parse,
-        "heroku": heroku.parse,
-        "cachet": cachet.parse,
-        "gcp": gcp.parse,
-        "feed": feed.parse,
-        "instatus": instatus.parse,
-        "uptimekuma": uptimekuma.parse,
-        "upptime": upptime.parse,
+        module.FORMAT: module.parse
+        for module in (statuspage, statusio, slack, heroku, cachet, gcp, feed, instatus, uptimekuma, upptime)
     }
 )
-FORMATS: tuple[str, ...] = tuple(PARSERS)
+FORMATS: tuple[str, ...] = VENDOR_FORMATS
 
 
 def parse_vendor(

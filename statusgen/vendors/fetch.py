@@ -37,6 +37,7 @@ from urllib.request import url2pathname
 
 import httpx
 
+from statusgen.config.secrets import expand
 from statusgen.errors import StatusgenError
 from statusgen.model import Outcome
 from statusgen.neterrors import (
@@ -48,7 +49,6 @@ from statusgen.neterrors import (
     outcome_of,
     read_capped,
 )
-from statusgen.secrets import expand
 
 HEADER_LIMIT = 512
 

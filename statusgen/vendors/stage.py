@@ -19,11 +19,11 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from statusgen.config import Config, ServiceConfig, VendorConfig
+from statusgen.config.secrets import public_url
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.jsonout import dump
 from statusgen.model import Outcome
 from statusgen.neterrors import Network, PinnedTransport, RedirectGuard
-from statusgen.secrets import public_url
 from statusgen.vendors import VendorView, fetch_source, kumapair, parse_vendor, read_local
 from statusgen.vendors.fetch import FetchResult
 

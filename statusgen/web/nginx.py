@@ -51,7 +51,7 @@ from pathlib import Path
 
 from statusgen import routes
 from statusgen.errors import StatusgenError
-from statusgen.model import DEFAULT_RANGE
+from statusgen.model import DEFAULT_RANGE, SLUG
 from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, PAGES_PER_MINUTE, RATE_PER_MINUTE
 from statusgen.web.serve import (
     CONNECTIONS_PER_ADDRESS,
@@ -71,7 +71,6 @@ WORKER_FILES = 2 * WORKER_CONNECTIONS  # a connection sending a file holds two d
 CONF_VALUE_MAX = 2000  # nginx reads a configuration value of at most 4 KB: longer ones are cut in parts
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
 RETRY_AFTER = 1  # seconds: after a refusal, either bucket lets a request through within the second
-SLUG = routes.SLUG_RE.pattern.strip("^$")
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:\[\]*~-]+$")
 CIDR_RE = re.compile(r"^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$|^unix:$")
 HEADER_RE = re.compile(r"^[A-Za-z0-9-]+$")

@@ -27,11 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from statusgen.model import SLUG
 from statusgen.timeutil import offset_time
 
 MAX_FILE_BYTES = 64 << 10  # one file: words for people, not a dump
 MAX_FILES = 10_000  # files in the folder
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}\.md")  # the name becomes part of ids and URLs
+NAME_RE = re.compile(rf"{SLUG}\.md")  # the name becomes part of ids and URLs
 HEADING_RE = re.compile(r"^## +(.+?) *$", re.MULTILINE)
 STATUS_OF_SEVERITY = {"minor": "degraded", "major": "partial_outage", "critical": "major_outage"}
 DELIMITER = "+++"
@@ -118,7 +119,7 @@ class FrontKey:
 
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise Invalid(f"must be a non-empty string, got {_show(value)}")
+        raise Invalid(f"must be a non-empty string, got {show(value)}")
     return value.strip()
 
 
@@ -126,14 +127,14 @@ def _time(value: Any) -> datetime:
     """A TOML offset date-time, or a text in RFC 3339 with an offset."""
     at = offset_time(value)
     if at is None:
-        raise Invalid(f"must be a date-time with an offset, like 2026-11-25T14:02:00Z, got {_show(value)}")
+        raise Invalid(f"must be a date-time with an offset, like 2026-11-25T14:02:00Z, got {show(value)}")
     return at
 
 
 def _one_of(choices: Collection[str]) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         if value not in choices:
-            raise Invalid(f"must be one of {', '.join(choices)}, got {_show(value)}")
+            raise Invalid(f"must be one of {', '.join(choices)}, got {show(value)}")
         return str(value)
 
     return convert
@@ -141,11 +142,11 @@ def _one_of(choices: Collection[str]) -> Callable[[Any], str]:
 
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise Invalid(f'must be a non-empty list of service slugs, like ["api", "web"], got {_show(value)}')
+        raise Invalid(f'must be a non-empty list of service slugs, like ["api", "web"], got {show(value)}')
     return tuple(value)
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 

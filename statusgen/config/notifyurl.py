@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from statusgen.secrets import REFERENCE
+from statusgen.config.secrets import REFERENCE
 
 WEBHOOK_SCHEMES = {"statusgen": "http", "statusgens": "https"}
 

@@ -1,0 +1,297 @@
+"""Every key of the configuration file, declared once: its name, converter, default and doc.
+
+``load`` reads each table against its tuple here; ``reference`` writes docs/configuration.md
+from the same tuples, so a key cannot be read without being documented.
+"""
+
+from __future__ import annotations
+
+from statusgen.config.values import (
+    MAX_CATCH_UP,
+    MAX_INTERVAL,
+    MAX_NOTIFY_TIMEOUT,
+    MAX_SPREAD,
+    MAX_STALE_AFTER,
+    MAX_TIMEOUT,
+    MAX_WINDOW,
+    NOTIFY_EVENTS,
+    Key,
+    base_url,
+    boolean,
+    byte_size,
+    check_url,
+    conditions,
+    count,
+    cron,
+    days,
+    headers,
+    http_url,
+    method,
+    milliseconds,
+    notify_events,
+    notify_url,
+    optional_text,
+    path_value,
+    ratio,
+    resolver,
+    seconds_up_to,
+    severity,
+    slug,
+    status_codes,
+    string_list,
+    text,
+    time_zone,
+    timestamp,
+    url_or_path,
+    vendor_format,
+)
+
+SITE_KEYS = (
+    Key("title", text, "Service status", "Title shown on every page and feed."),
+    Key("base_url", base_url, "http://127.0.0.1:8080", "Public URL the site is served at; used in feeds and links."),
+    Key("description", text, "Current state of the services we depend on.", "One line under the title."),
+    Key(
+        "interval",
+        seconds_up_to(MAX_INTERVAL),
+        60.0,
+        "Seconds between runs; data is stale after three intervals with no finished run.",
+    ),
+    Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
+    Key("output", path_value, "site", "Output tree, relative to the configuration file."),
+    Key(
+        "notes",
+        path_value,
+        "notes",
+        "Folder of the operator's notes, manual incidents and planned maintenance (Markdown files, "
+        "docs/notes.md), relative to the configuration file; none if it does not exist.",
+    ),
+    Key("concurrency", count, 100, "How many checks may be in flight at once."),
+    Key("failures_to_open", count, 3, "Default consecutive failed cycles before an outage is declared."),
+    Key("successes_to_resolve", count, 2, "Default consecutive good cycles before an outage is resolved."),
+    Key("max_bytes", byte_size, 1_048_576, "Default cap on the bytes read from one answer."),
+    Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
+    Key("vantage_point", text, "a single host", "Where our checks run from, shown on the method page."),
+    Key("contact", text, "the operator of this site", "Who to contact for a higher rate limit."),
+    Key(
+        "mass_failure_ratio",
+        ratio,
+        0.6,
+        "When more than this share of checks fail at once, the problem is "
+        "probably ours: results are set aside and no incident opens.",
+    ),
+    Key(
+        "mass_failure_min_checks",
+        count,
+        5,
+        "The mass-failure rule applies only to runs with at least this many checks.",
+    ),
+    Key(
+        "allow_private_targets",
+        boolean,
+        False,
+        "Let checks and vendor fetches follow redirects from a public address to a loopback, link-local or "
+        "private one (refused by default: an outcome of its own).",
+    ),
+    Key(
+        "spread",
+        seconds_up_to(MAX_SPREAD, zero=True),
+        None,
+        "Seconds over which a run's check starts are spread evenly, so a burst "
+        "of starts does not delay the answers being timed; by default 4 s per 1,000 checks, and when checks timed "
+        "out in the run before, until 1 s past their timeout (at most 10 s): those checks start first, and the run "
+        "lasts that long anyway. --loop spreads over most of the interval instead.",
+    ),
+)
+
+CHECK_KEYS = (
+    Key(
+        "url",
+        check_url,
+        doc="What to check: an http:// or https:// URL to request, tcp://host:port to connect to, or "
+        "dns://name?type=TYPE to resolve (TYPE one of A, AAAA, CNAME, MX, TXT; A by default).",
+    ),
+    Key(
+        "label",
+        optional_text,
+        None,
+        "How readers see the check in reasons and pages (its URL is published without userinfo or query); "
+        "defaults to the URL's host name.",
+    ),
+    Key("method", method, "GET", "HTTP method."),
+    Key("expect_status", status_codes, (200,), "Status code or list of codes that count as up."),
+    Key("keyword", optional_text, None, "Text the body must contain; none by default."),
+    Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the check counts as timed out."),
+    Key("degraded_ms", milliseconds, 2000.0, "Latency above which a good answer counts as slow (degraded)."),
+    Key("max_bytes", byte_size, None, "Cap on bytes read; defaults to site.max_bytes."),
+    Key(
+        "headers",
+        headers,
+        (),
+        "Request headers, a table; a value may name environment variables (${TOKEN}), read at run time and "
+        "never published. The url may name them too; its userinfo and query are never published.",
+    ),
+    Key(
+        "body",
+        optional_text,
+        None,
+        'Request body, sent as it is (set method = "POST" and a Content-Type header); it may name '
+        "environment variables like headers, and is never published.",
+    ),
+    Key(
+        "follow_redirects",
+        boolean,
+        True,
+        "Follow redirects (at most 5); when false, a redirect is the answer, judged by its status.",
+    ),
+    Key(
+        "conditions",
+        conditions,
+        (),
+        'Conditions the answer must meet, each a line like "[STATUS] == 200", "[RESPONSE_TIME] < 300", '
+        '"[HEADER].Content-Type contains json", "[BODY] contains "ok"", "[BODY] matches "v[0-9]+"" or '
+        '"[BODY].status == UP" (a path into a JSON body; operators ==, !=, <, >, in [a, b], contains, matches). '
+        "The first one failed is the reason, and they are published: name no secret in them.",
+    ),
+    Key(
+        "cert_expiry_days",
+        days,
+        14,
+        "HTTPS: a certificate that expires within this many days makes the service degraded, with that reason "
+        "(0: never); an expired one, or one for another name, is a failure.",
+    ),
+    Key(
+        "ca_file",
+        path_value,
+        None,
+        "HTTPS: a PEM file of the certificate authorities to trust instead of the system's, relative to the "
+        "configuration file (a private CA).",
+    ),
+    Key(
+        "send",
+        optional_text,
+        None,
+        "tcp://: a line sent once connected (CR LF added); it may name environment variables and is never published.",
+    ),
+    Key(
+        "expect",
+        optional_text,
+        None,
+        "tcp://: text the server must send back (a banner such as SSH-2.0); dns://: a value one of the answers "
+        "must be (an address, a host name, or the text of a TXT record).",
+    ),
+    Key(
+        "resolver",
+        resolver,
+        None,
+        "dns://: the DNS server to ask, an IP address with an optional port (10.0.0.2, 127.0.0.1:5353); "
+        "the system's resolvers by default.",
+    ),
+)
+
+#: The keys that belong to one kind of check only (the others apply to HTTP checks alone).
+KIND_KEYS = {"send": ("tcp",), "expect": ("tcp", "dns"), "resolver": ("dns",)}
+COMMON_KEYS = ("url", "label", "timeout", "degraded_ms")
+
+VENDOR_KEYS = (
+    Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),
+    Key(
+        "format",
+        vendor_format,
+        "auto",
+        "Payload format; auto detects it from the payload. "
+        "`statuspage`: https://www.githubstatus.com/api/v2/summary.json; "
+        "`statusio`: https://api.status.io/1.0/status/5b36dc6502d06804c08349f7; "
+        "`slack`: https://slack-status.com/api/v2.0.0/current; "
+        "`heroku`: https://status.heroku.com/api/v4/current-status; "
+        "`cachet`: https://status.example.com/api/v1/components; "
+        "`gcp`: https://status.cloud.google.com/incidents.json; "
+        "`feed`: https://www.githubstatus.com/history.atom; "
+        "`instatus`: https://recraft.instatus.com/summary.json (or /v2/components.json); "
+        "`uptimekuma`: https://status.example.com/api/status-page/SLUG (the heartbeats are read from "
+        "/api/status-page/heartbeat/SLUG beside it); "
+        "`upptime`: https://raw.githubusercontent.com/OWNER/REPO/HEAD/history/summary.json.",
+    ),
+    Key("components", string_list, (), "Vendor components or groups this service maps to; all by default."),
+    Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the fetch counts as timed out."),
+    Key("headers", headers, (), "Request headers, a table; values may name environment variables (${TOKEN})."),
+    Key(
+        "stale_after",
+        seconds_up_to(MAX_STALE_AFTER),
+        3600.0,
+        "Seconds after our last successful fetch before the vendor's view is set aside "
+        "(not its own last update: a quiet page may not change for months).",
+    ),
+    Key(
+        "timezone",
+        time_zone,
+        "UTC",
+        "Time zone of vendor times written without one (Uptime Kuma's beats and pinned incident: "
+        "its server's local time), as an IANA name such as Europe/Paris.",
+    ),
+)
+
+SERVICE_KEYS = (
+    Key("slug", slug, doc="Identifier used in URLs."),
+    Key("name", text, doc="Display name."),
+    Key("category", slug, doc="One of the declared categories."),
+    Key("description", optional_text, None, "One line about the service."),
+    Key("url", http_url, None, "Public home page of the service."),
+    Key(
+        "failures_to_open",
+        count,
+        None,
+        "Consecutive failed cycles before an outage; defaults to site.failures_to_open.",
+    ),
+    Key(
+        "successes_to_resolve",
+        count,
+        None,
+        "Consecutive good cycles before recovery; defaults to site.successes_to_resolve.",
+    ),
+    Key("paused", boolean, False, "Stop checking the service; its status is unknown while paused."),
+)
+
+MAINTENANCE_KEYS = (
+    Key("start", timestamp, None, "A one-off window: when it opens (date-time with offset)."),
+    Key("end", timestamp, None, "A one-off window: when it closes."),
+    Key("schedule", cron, None, 'A recurring window: when it opens, in cron form in UTC ("0 2 * * sun").'),
+    Key("duration", seconds_up_to(MAX_WINDOW), None, "A recurring window: how many seconds it lasts."),
+    Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
+)
+
+NOTIFY_KEYS = (
+    Key("name", slug, doc="Identifier of the notifier (in logs, the store and `statusgen notify --test NAME`)."),
+    Key(
+        "url",
+        notify_url,
+        doc="Where to send: an Apprise URL (https://github.com/caronc/apprise/wiki: slack://, mailto://, "
+        "msteams://, tgram://, ntfy://, matrix://, json://...) or statusgen:// (https: statusgens://) for the "
+        "generic JSON webhook of docs/notifications.md. Secrets go in environment variables (${SLACK_TOKEN}), "
+        "read when sending and never written to the site, the store or the logs.",
+    ),
+    Key("services", string_list, (), "Only these services (slugs); all by default."),
+    Key("categories", string_list, (), "Only the services of these categories; all by default."),
+    Key("events", notify_events, NOTIFY_EVENTS, "The events to send; all by default."),
+    Key(
+        "min_severity",
+        severity,
+        "minor",
+        "Least severity of an incident (ours: its worst so far; a vendor's: its impact) that is sent: "
+        "minor, major or critical. Maintenance is always sent.",
+    ),
+    Key("timeout", seconds_up_to(MAX_NOTIFY_TIMEOUT), 10.0, "Seconds a run gives this notifier to send."),
+    Key(
+        "digest_after",
+        count,
+        5,
+        "When more events than this are due for the notifier in one run (a mass change, or what it "
+        "missed while down), it gets one digest of them all instead of one message each.",
+    ),
+    Key(
+        "catch_up",
+        seconds_up_to(MAX_CATCH_UP),
+        86400.0,
+        "Seconds an event is kept for a notifier that could not be reached; past that it is told only "
+        "in a digest, and after seven days it is given up.",
+    ),
+)

@@ -1,0 +1,169 @@
+"""The configuration as the rest of statusgen reads it: frozen records, one per table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from statusgen.config.conditions import Condition
+from statusgen.config.cron import last_fire
+from statusgen.config.operatorfiles import OperatorFiles
+from statusgen.config.secrets import public_url
+from statusgen.config.values import NOTIFY_EVENTS
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    url: str
+    method: str = "GET"  # "TCP" and "DNS" for those kinds
+    expect_status: tuple[int, ...] = (200,)
+    keyword: str | None = None
+    timeout: float = 10.0
+    degraded_ms: float = 2000.0
+    max_bytes: int = 1_048_576
+    headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
+    label: str | None = None
+    body: str | None = None  # may name ${VARIABLES}
+    follow_redirects: bool = True
+    conditions: tuple[Condition, ...] = ()
+    cert_expiry_days: int = 14
+    ca_file: Path | None = None
+    send: str | None = None  # may name ${VARIABLES}
+    expect: str | None = None
+    resolver: str | None = None
+
+    @property
+    def name(self) -> str:
+        """What a reader sees of this check: its label, or its URL's host."""
+        return self.label or urlsplit(self.url).hostname or "the check"
+
+    @property
+    def kind(self) -> str:
+        """``http`` (http and https), ``tcp`` or ``dns``."""
+        scheme = urlsplit(self.url).scheme
+        return scheme if scheme in ("tcp", "dns") else "http"
+
+    @property
+    def dns_type(self) -> str:
+        """The record type a dns:// check asks for."""
+        return parse_qs(urlsplit(self.url).query).get("type", ["A"])[-1].upper()
+
+    @property
+    def public_url(self) -> str:
+        """The URL as it is published: no userinfo, query or fragment, but a DNS check's type."""
+        shown = public_url(self.url)
+        return f"{shown.rstrip('/')}?type={self.dns_type}" if self.kind == "dns" else shown
+
+
+@dataclass(frozen=True)
+class MaintenanceWindow:
+    """One-off (start, end) or recurring (schedule, duration) maintenance."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    title: str = "Scheduled maintenance"
+    schedule: str | None = None
+    duration: float | None = None
+    source: str = "schedule"  # or "operator": a planned maintenance of the notes folder
+    message: str | None = None  # the operator's Markdown about it
+    ref: str | None = None  # the file of the notes folder it comes from
+
+    def occurrence(self, at: datetime) -> tuple[datetime, datetime] | None:
+        """The (start, end) of the occurrence that covers ``at``, if any."""
+        if self.start is not None and self.end is not None:
+            return (self.start, self.end) if self.start <= at < self.end else None
+        if self.schedule is None or self.duration is None:
+            return None
+        began = last_fire(self.schedule, at, self.duration)
+        return (began, began + timedelta(seconds=self.duration)) if began else None
+
+    def covers(self, at: datetime) -> bool:
+        return self.occurrence(at) is not None
+
+
+@dataclass(frozen=True)
+class VendorConfig:
+    url: str
+    format: str = "auto"
+    components: tuple[str, ...] = ()
+    timeout: float = 10.0
+    stale_after: float = 3600.0
+    headers: tuple[tuple[str, str], ...] = ()  # values may name ${VARIABLES}: see secrets.expand
+    timezone: str = "UTC"  # an IANA name, checked by time_zone
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    slug: str
+    name: str
+    category: str
+    checks: tuple[CheckConfig, ...]
+    description: str | None = None
+    url: str | None = None
+    failures_to_open: int = 3
+    successes_to_resolve: int = 2
+    vendor: VendorConfig | None = None
+    paused: bool = False
+    maintenance: tuple[MaintenanceWindow, ...] = ()
+
+    def maintenance_at(self, at: datetime) -> MaintenanceWindow | None:
+        """The occurrence of a maintenance window covering ``at``, as a one-off window."""
+        for window in self.maintenance:
+            occurrence = window.occurrence(at)
+            if occurrence:
+                return MaintenanceWindow(occurrence[0], occurrence[1], window.title)
+        return None
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    title: str = "Service status"
+    base_url: str = "http://127.0.0.1:8080"
+    description: str = "Current state of the services we depend on."
+    interval: float = 60.0
+    store: Path = Path("data/statusgen.db")
+    output: Path = Path("site")
+    notes: Path = Path("notes")
+    concurrency: int = 100
+    failures_to_open: int = 3
+    successes_to_resolve: int = 2
+    max_bytes: int = 1_048_576
+    user_agent: str = "statusgen/0.1"
+    vantage_point: str = "a single host"
+    contact: str = "the operator of this site"
+    mass_failure_ratio: float = 0.6
+    mass_failure_min_checks: int = 5
+    allow_private_targets: bool = False
+    spread: float | None = None
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    """A notifier: where to send (``url``, which may name ${VARIABLES}: see secrets.expand) and what."""
+
+    name: str
+    url: str
+    services: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    events: tuple[str, ...] = NOTIFY_EVENTS
+    min_severity: str = "minor"
+    timeout: float = 10.0
+    digest_after: int = 5
+    catch_up: float = 86400.0
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    site: SiteConfig
+    categories: dict[str, str]  # slug -> display name, in declared order
+    services: tuple[ServiceConfig, ...]
+    canaries: tuple[CheckConfig, ...] = ()
+    notifiers: tuple[NotifyConfig, ...] = ()
+    operator: OperatorFiles = field(default_factory=OperatorFiles)  # the notes folder
+    by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        self.by_slug.update({s.slug: s for s in self.services})

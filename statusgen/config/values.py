@@ -1,0 +1,323 @@
+"""The values a configuration holds: each key's converter, and the bounds they enforce.
+
+A converter takes what TOML gave and returns the value, or raises ``Invalid`` with a message
+that completes "<key> must ...". The key tables (``keys``) pair each key with its converter.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from statusgen.config.conditions import Condition, ConditionError, parse
+from statusgen.config.cron import CronError, parse_cron
+from statusgen.model import SEVERITIES, SLUG_RE, VENDOR_FORMATS
+from statusgen.timeutil import offset_time
+
+METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+
+# Bounds that keep a typo from turning into a denial of service (a 0.001 s loop, a 1 TB read).
+DAY = 86_400.0
+MAX_INTERVAL = DAY
+MAX_TIMEOUT = 300.0
+MAX_STALE_AFTER = 90 * DAY
+MAX_WINDOW = 31 * DAY
+MAX_SPREAD = 3_600.0
+MAX_MILLISECONDS = 600_000
+MAX_BYTES = 1 << 30
+MAX_FILE_BYTES = 4 << 20  # the configuration file itself
+MAX_NESTING = 16  # arrays and inline tables inside one another
+MAX_CONDITIONS = 50  # conditions on one check
+MAX_CERT_DAYS = 365
+DNS_TYPES = ("A", "AAAA", "CNAME", "MX", "TXT")
+
+
+class Invalid(ValueError):
+    """Raised by a key's converter; the message completes "<key> must ..."."""
+
+
+_REQUIRED: Any = object()
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    convert: Callable[[Any], Any]
+    default: Any = _REQUIRED
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+# -- converters: each returns the value or raises Invalid("must ...") ----------
+
+
+def show(value: Any) -> str:
+    """A value as a problem quotes it."""
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"must be a non-empty string, got {show(value)}")
+    return value
+
+
+def slug(value: Any) -> str:
+    if not isinstance(value, str) or not SLUG_RE.fullmatch(value):
+        raise Invalid(f"must be a slug matching {SLUG_RE.pattern}, got {show(value)}")
+    return value
+
+
+def _number(value: Any) -> float | None:
+    """A finite int or float (TOML's nan and inf are not numbers of anything), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def seconds_up_to(limit: float, *, zero: bool = False) -> Callable[[Any], float]:
+    """A number of seconds above 0 (or from 0) and at most ``limit``."""
+    low = "0 or more" if zero else "greater than 0"
+
+    def convert(value: Any) -> float:
+        number = _number(value)
+        if number is None or number > limit or number < 0 or (number == 0 and not zero):
+            raise Invalid(f"must be a number of seconds, {low} and at most {limit:g}, got {show(value)}")
+        return number
+
+    return convert
+
+
+def milliseconds(value: Any) -> float:
+    number = _number(value)
+    if number is None or not 0 < number <= MAX_MILLISECONDS:
+        raise Invalid(
+            f"must be a number of milliseconds greater than 0 and at most {MAX_MILLISECONDS}, got {show(value)}"
+        )
+    return number
+
+
+def count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+        raise Invalid(f"must be a whole number from 1 to 1000, got {show(value)}")
+    return value
+
+
+def byte_size(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= MAX_BYTES:
+        raise Invalid(f"must be a whole number of bytes, from 1024 to {MAX_BYTES}, got {show(value)}")
+    return value
+
+
+def http_url(value: Any) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid(f"must be an http:// or https:// URL, got {show(value)}")
+    return str(value)
+
+
+def check_url(value: Any) -> str:
+    """What a check reaches: an http(s) URL, ``tcp://host:port`` or ``dns://name?type=A``."""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
+        return str(value)
+    try:
+        port = parts.port if parts is not None else None
+    except ValueError:
+        port = None
+    if parts is not None and parts.scheme == "tcp" and parts.hostname and port and parts.path in ("", "/"):
+        return str(value)
+    if parts is not None and parts.scheme == "dns" and parts.hostname and parts.path in ("", "/") and not port:
+        query = parse_qs(parts.query, keep_blank_values=True)
+        if set(query) <= {"type"} and query.get("type", ["A"])[-1].upper() in DNS_TYPES:
+            return str(value)
+    raise Invalid(
+        f"must be an http:// or https:// URL, tcp://host:port or dns://name?type=TYPE "
+        f"(TYPE one of {', '.join(DNS_TYPES)}), got {show(value)}"
+    )
+
+
+def base_url(value: Any) -> str:
+    return http_url(value).rstrip("/")
+
+
+def method(value: Any) -> str:
+    if not isinstance(value, str) or value.upper() not in METHODS:
+        raise Invalid(f"must be one of {', '.join(METHODS)}, got {show(value)}")
+    return value.upper()
+
+
+def status_codes(value: Any) -> tuple[int, ...]:
+    codes = value if isinstance(value, list) else [value]
+    if not codes or not all(isinstance(c, int) and not isinstance(c, bool) and 100 <= c <= 599 for c in codes):
+        raise Invalid(f"must be an HTTP status code or a list of them (100-599), got {show(value)}")
+    return tuple(codes)
+
+
+def optional_text(value: Any) -> str | None:
+    return None if value == "" else text(value)
+
+
+def path_value(value: Any) -> str:
+    return text(value)
+
+
+def vendor_format(value: Any) -> str:
+    if value != "auto" and value not in VENDOR_FORMATS:
+        raise Invalid(f"must be one of auto, {', '.join(VENDOR_FORMATS)}, got {show(value)}")
+    return str(value)
+
+
+def string_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise Invalid(f"must be a list of non-empty strings, got {show(value)}")
+    return tuple(value)
+
+
+def url_or_path(value: Any) -> str:
+    given = text(value)
+    scheme = urlsplit(given).scheme
+    if scheme and len(scheme) > 1 and scheme not in ("http", "https"):  # one letter: a Windows drive
+        raise Invalid(f"must be an http:// or https:// URL or a local file, got {show(given)}")
+    return given
+
+
+HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def headers(value: Any) -> tuple[tuple[str, str], ...]:
+    """A table of request headers; values may name environment variables (``${TOKEN}``)."""
+    if not isinstance(value, Mapping):
+        example = '{ Authorization = "Bearer ${TOKEN}" }'
+        raise Invalid(f"must be a table of header names and values, like {example}, got {show(value)}")
+    out = []
+    for name, v in value.items():
+        if not HEADER_NAME_RE.fullmatch(name):
+            raise Invalid(f"must have header names made of letters, digits and -, got {show(name)}")
+        if not isinstance(v, str) or "\r" in v or "\n" in v:
+            raise Invalid(f"must have one-line string values, got {show(v)} for {name}")
+        out.append((name, v))
+    return tuple(out)
+
+
+def conditions(value: Any) -> tuple[Condition, ...]:
+    """A list of conditions on the answer (``statusgen.config.conditions``), each checked here."""
+    if not isinstance(value, list) or not value or len(value) > MAX_CONDITIONS:
+        example = '["[STATUS] == 200", "[BODY].status == UP"]'
+        raise Invalid(f"must be a list of 1 to {MAX_CONDITIONS} conditions, like {example}, got {show(value)}")
+    out = []
+    for i, line in enumerate(value, 1):
+        try:
+            out.append(parse(line))
+        except ConditionError as exc:
+            raise Invalid(f"has a condition {i} ({show(line)}) that does not read: {exc}") from None
+    return tuple(out)
+
+
+def days(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CERT_DAYS:
+        raise Invalid(f"must be a whole number of days from 0 (no warning) to {MAX_CERT_DAYS}, got {show(value)}")
+    return value
+
+
+def resolver(value: Any) -> str:
+    """A DNS server's IP address, with a port after it if not 53 (``10.0.0.2``, ``127.0.0.1:5353``, ``[::1]:53``)."""
+    try:
+        ipaddress.ip_address(text(value))
+        return str(value)
+    except (Invalid, ValueError):
+        pass
+    parts = urlsplit(f"//{value}")
+    try:
+        port = parts.port
+        ipaddress.ip_address(parts.hostname or "")
+    except ValueError:
+        port = None
+    if not port or parts.path or parts.username:
+        raise Invalid(f"must be an IP address, optionally with a port (127.0.0.1:5353, [::1]:53), got {show(value)}")
+    return str(value)
+
+
+def ratio(value: Any) -> float:
+    number = _number(value)
+    if number is None or not 0 < number <= 1:
+        raise Invalid(f"must be a number above 0 and at most 1, got {show(value)}")
+    return number
+
+
+def cron(value: Any) -> str:
+    try:
+        parse_cron(value if isinstance(value, str) else "")
+    except CronError as exc:
+        raise Invalid(f"must be a cron expression (minute hour day month weekday), got {show(value)}: {exc}") from None
+    return str(value)
+
+
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"must be true or false, got {show(value)}")
+    return value
+
+
+def timestamp(value: Any) -> datetime:
+    """A TOML offset date-time, or an RFC 3339 string with an offset."""
+    at = offset_time(value)
+    if at is None:
+        raise Invalid(f"must be a date-time with an offset, like 2026-11-22T20:00:00Z, got {show(value)}")
+    return at
+
+
+def time_zone(value: Any) -> str:
+    """An IANA time zone name (``Europe/Paris``), as the vendor key ``timezone`` takes it."""
+    name = text(value)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise Invalid(f"must be a time zone name such as UTC or Europe/Paris, got {show(value)}") from None
+    return name
+
+
+NOTIFY_EVENTS = (
+    "incident.opened",
+    "incident.escalated",
+    "incident.noted",
+    "incident.resolved",
+    "vendor.incident",
+    "maintenance.started",
+    "maintenance.ended",
+)
+MAX_NOTIFY_TIMEOUT = 60.0
+MAX_CATCH_UP = 7 * DAY
+
+
+def notify_events(value: Any) -> tuple[str, ...]:
+    chosen = value if isinstance(value, list) else None
+    if not chosen or not all(v in NOTIFY_EVENTS for v in chosen):
+        raise Invalid(f"must be a list of events from {', '.join(NOTIFY_EVENTS)}, got {show(value)}")
+    return tuple(chosen)
+
+
+def severity(value: Any) -> str:
+    if value not in SEVERITIES:
+        raise Invalid(f"must be one of {', '.join(SEVERITIES)}, got {show(value)}")
+    return str(value)
+
+
+def notify_url(value: Any) -> str:
+    given = text(value)
+    if "://" not in given:
+        raise Invalid(
+            f"must be an Apprise URL (slack://..., mailto://..., json://...) or statusgen:// for the "
+            f"generic webhook, got {show(given)}"
+        )
+    return given
