@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     },
     {"statusgen.probe", "statusgen.vendors"},
     {"statusgen.decide"},
-    {"statusgen.store", "statusgen.lock"},
+    {"statusgen.store"},
     {"statusgen.render"},
     {"statusgen.notify"},
     {"statusgen.web"},

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from statusgen.lock import run_lock
+from statusgen.store.lock import run_lock
 from tests.conftest import Targets, generations, write_config
 
 STATUSGEN = [sys.executable, "-m", "statusgen.cli"]

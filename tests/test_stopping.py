@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from statusgen.lock import run_lock
+from statusgen.store.lock import run_lock
 from tests.conftest import Targets, write_config
 from tests.test_operations import STATUSGEN, db_is_intact, site_is_complete, statusgen
 

@@ -13,7 +13,8 @@ from statusgen.decide.incidents import Incident, IncidentUpdate
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.model import CheckResult, Outcome, Status
-from statusgen.store import MIGRATIONS, RAW_RETENTION_S, Cycle, Store
+from statusgen.store import RAW_RETENTION_S, Cycle, Store
+from statusgen.store.migrations import MIGRATIONS
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -214,7 +215,7 @@ def test_a_missing_or_empty_store_that_was_expected_is_an_error(tmp_path):
 
 
 def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_path):
-    from statusgen.store import migrate
+    from statusgen.store.migrations import migrate
 
     path = tmp_path / "old.db"
     db = sqlite3.connect(path, isolation_level=None)
@@ -243,7 +244,7 @@ def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_p
 def test_a_store_of_the_previous_schema_upgrades_in_place_and_keeps_its_buckets(tmp_path):
     """Migration 12: the buckets move to a table kept by service, as they were; the history points
     and drawings earlier builds kept in the store go."""
-    from statusgen.store import migrate
+    from statusgen.store.migrations import migrate
 
     path = tmp_path / "v11.db"
     db = sqlite3.connect(path, isolation_level=None)
@@ -309,7 +310,9 @@ def test_the_last_day_read_from_hourly_blocks_is_the_results_in_order(tmp_path):
 
 
 def test_a_store_before_hourly_blocks_upgrades_and_reads_the_same_last_day(tmp_path):
-    from statusgen.store import INSERT_RESULT, ROW_SQL, migrate
+    from statusgen.store.database import INSERT_RESULT
+    from statusgen.store.hours import ROW_SQL
+    from statusgen.store.migrations import migrate
 
     path = tmp_path / "v8.db"
     db = sqlite3.connect(path, isolation_level=None)

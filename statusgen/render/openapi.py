@@ -120,7 +120,9 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
         ),
         "/feed/incidents.xml": _get("Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()),
-        "/feed/services/{slug}.xml": _get("Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)),
+        "/feed/services/{slug}.xml": _get(
+            "Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)
+        ),
     }
     return {
         "openapi": "3.1.0",

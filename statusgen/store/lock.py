@@ -17,10 +17,11 @@ import fcntl
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from statusgen.errors import LockError
+from statusgen.store.failures import store_failure
 
 _held: set[int] = set()  # the descriptors of the locks this process holds
 
@@ -73,3 +74,15 @@ def run_lock(store: Path, wait_s: float = 0.0) -> Iterator[None]:
         if fd in _held:  # else this is a forked child, which closed its copy as it started
             _held.discard(fd)
             os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def lock_store(path: Path, wait_s: float = 0.0) -> Iterator[None]:
+    """The run lock beside the store (``run_lock``), a folder that cannot hold it being the
+    store's error: it is the store's folder that must be writable."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(run_lock(path, wait_s))
+        except OSError as exc:
+            raise store_failure(lock_path(path), exc, "take the run lock beside the store") from None
+        yield

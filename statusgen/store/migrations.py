@@ -1,0 +1,187 @@
+"""The store's schema, as numbered migrations: each applied in its own transaction and recorded
+in ``schema_migrations``, so an old store upgrades in place. A migration is never edited once
+released: a change of schema is a new one at the end."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from statusgen.store.hours import ROW_SQL, write_all_hours
+
+Step = str | Callable[[sqlite3.Connection], None]  # SQL, or a function of the open transaction
+
+MIGRATIONS: list[tuple[int, str, list[Step]]] = [
+    (
+        1,
+        "initial schema",
+        [
+            """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, started_at REAL NOT NULL, finished_at REAL,
+            checks_attempted INTEGER NOT NULL DEFAULT 0, checks_failed INTEGER NOT NULL DEFAULT 0,
+            vendors_attempted INTEGER NOT NULL DEFAULT 0, vendors_failed INTEGER NOT NULL DEFAULT 0,
+            probe_ms REAL NOT NULL DEFAULT 0, note TEXT)""",
+            """CREATE TABLE results (
+            service TEXT NOT NULL, check_index INTEGER NOT NULL, ts INTEGER NOT NULL,
+            outcome TEXT NOT NULL, latency_ms REAL, http_status INTEGER, slow INTEGER NOT NULL,
+            flag TEXT, run_id INTEGER)""",
+            "CREATE INDEX results_by_time ON results (ts)",
+            """CREATE TABLE buckets (
+            res INTEGER NOT NULL, start INTEGER NOT NULL, service TEXT NOT NULL,
+            up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
+            maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
+            PRIMARY KEY (res, start, service)) WITHOUT ROWID""",
+            "CREATE TABLE service_state (service TEXT PRIMARY KEY, state TEXT NOT NULL)",
+            """CREATE TABLE incidents (
+            id TEXT PRIMARY KEY, service TEXT NOT NULL, started_at INTEGER NOT NULL,
+            ended_at INTEGER, updated_at INTEGER NOT NULL, record TEXT NOT NULL)""",
+            "CREATE INDEX incidents_open ON incidents (service) WHERE ended_at IS NULL",
+        ],
+    ),
+    (
+        2,
+        "vendor sources",
+        [
+            """CREATE TABLE vendor_sources (
+            service TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, last_modified TEXT, body BLOB,
+            last_ok_at REAL, fetched_at REAL, outcome TEXT, detail TEXT, view TEXT)""",
+        ],
+    ),
+    (
+        3,
+        "vantage point figures of a run",
+        [
+            "ALTER TABLE runs ADD COLUMN canaries_attempted INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN canaries_failed INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN results_excluded INTEGER NOT NULL DEFAULT 0",
+        ],
+    ),
+    (
+        4,
+        "latency percentiles kept per bucket",
+        [
+            "ALTER TABLE buckets ADD COLUMN p50 REAL",
+            "ALTER TABLE buckets ADD COLUMN p95 REAL",
+            "UPDATE buckets SET p50 = NULL, p95 = NULL",
+        ],
+    ),
+    (
+        5,
+        "each result's published row, and results by service",
+        [
+            "ALTER TABLE results ADD COLUMN row TEXT",
+            f"UPDATE results SET row = {ROW_SQL}",
+            "CREATE INDEX results_by_service ON results (service, ts)",
+        ],
+    ),
+    (
+        6,
+        "closed history points kept between builds, and buckets by service",
+        [
+            """CREATE TABLE history_cache (
+            service TEXT NOT NULL, res INTEGER NOT NULL, first INTEGER NOT NULL, upto INTEGER NOT NULL,
+            key TEXT NOT NULL, points TEXT NOT NULL, counts TEXT NOT NULL, hist BLOB,
+            PRIMARY KEY (service, res))""",
+            "CREATE INDEX buckets_by_service ON buckets (res, service, start)",
+        ],
+    ),
+    (
+        7,
+        "a service's last day read from the index alone",
+        [
+            "CREATE INDEX results_last_day ON results (service, ts, check_index, row)",
+            "DROP INDEX results_by_service",
+        ],
+    ),
+    (
+        8,
+        "a version of each service's measurements, moved by every write of its results or buckets",
+        [
+            "CREATE TABLE service_data (service TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+        ],
+    ),
+    (
+        9,
+        "a service's results kept in hourly blocks, so that its last day is read in a few pages",
+        [
+            """CREATE TABLE result_hours (
+            service TEXT NOT NULL, hour INTEGER NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL,
+            PRIMARY KEY (service, hour)) WITHOUT ROWID""",
+            write_all_hours,
+        ],
+    ),
+    (
+        10,
+        "the chart columns of the closed history points kept between builds",
+        [
+            "ALTER TABLE history_cache ADD COLUMN series BLOB",  # none yet: the next build makes them
+        ],
+    ),
+    (
+        11,
+        "what the charts drew of the closed history points, kept with them",
+        [
+            "ALTER TABLE history_cache ADD COLUMN drawn BLOB",  # none yet: the next build draws them
+        ],
+    ),
+    (
+        12,
+        "buckets kept by service; the history points kept by builds leave the store",
+        [
+            "DROP TABLE history_cache",
+            """CREATE TABLE buckets_new (
+            service TEXT NOT NULL, res INTEGER NOT NULL, start INTEGER NOT NULL,
+            up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0, slow INTEGER NOT NULL DEFAULT 0,
+            maintenance INTEGER NOT NULL DEFAULT 0, excluded INTEGER NOT NULL DEFAULT 0, hist BLOB,
+            p50 REAL, p95 REAL, PRIMARY KEY (service, res, start)) WITHOUT ROWID""",
+            "INSERT INTO buckets_new SELECT service, res, start, up, down, slow, maintenance, excluded, hist, "
+            "p50, p95 FROM buckets ORDER BY service, res, start",
+            "DROP TABLE buckets",
+            "ALTER TABLE buckets_new RENAME TO buckets",
+        ],
+    ),
+    (
+        13,
+        "notifications: each event due to each notifier, and whether it was sent",
+        [
+            # state: pending, then sending (set before the send), then sent; back to pending when the
+            # notifier refused it; uncertain when a run stopped while sending it (never sent again);
+            # expired when it waited past its bound.
+            """CREATE TABLE notifications (
+            event TEXT NOT NULL, notifier TEXT NOT NULL, queued_at INTEGER NOT NULL, body TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0, done_at INTEGER, answer TEXT,
+            PRIMARY KEY (event, notifier)) WITHOUT ROWID""",
+            "CREATE INDEX notifications_waiting ON notifications (state, notifier, queued_at)",
+        ],
+    ),
+]
+
+
+def current_version(db: sqlite3.Connection) -> int:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    (v,) = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(v)
+
+
+def migrate(db: sqlite3.Connection, upto: int | None = None) -> None:
+    """Apply every migration newer than the store, each in its own transaction."""
+    have = current_version(db)
+    for version, name, statements in MIGRATIONS:
+        if version <= have or (upto is not None and version > upto):
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in statements:
+                if callable(step):
+                    step(db)
+                else:
+                    db.execute(step)
+            db.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (version, name))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
