@@ -20,8 +20,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
 from statusgen.model import CheckResult, Outcome
 from statusgen.vendors import VendorView
-from statusgen.vendors.model import VendorIncident, VendorMaintenance
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorIncident, VendorMaintenance, VendorObservation
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 VENDOR_SINCE = datetime(2023, 10, 11, 15, 30, tzinfo=UTC)  # a vendor's incident, long before our cycles

@@ -301,7 +301,7 @@ def serve(site: Path | None, host: str, port: int, quiet: bool, config_path: Pat
 def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -> None:
     """Print the normalized view of a vendor status source (a file or a URL) as JSON."""
     from statusgen.jsonout import dump_pretty
-    from statusgen.vendors.stage import read_vendor_source
+    from statusgen.vendors.once import read_vendor_source
 
     view = read_vendor_source(source, None if fmt == "auto" else fmt, list(components) or None, timeout)
     click.echo(dump_pretty(view.to_json()).decode(), nl=False)

@@ -28,7 +28,8 @@ from statusgen.render.build import BuildResult, build
 from statusgen.render.tree import clear_partial, recorded_store, remember_store
 from statusgen.store import Cycle, Store
 from statusgen.timeutil import utcnow
-from statusgen.vendors.stage import VendorObservation, VendorRow, fetch_vendors
+from statusgen.vendors.model import VendorObservation, VendorRow
+from statusgen.vendors.stage import fetch_vendors
 
 
 @dataclass(frozen=True)

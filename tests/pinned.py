@@ -32,7 +32,8 @@ from statusgen.render.build import build
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Cycle, Store
 from statusgen.vendors.fetch import FetchResult
-from statusgen.vendors.stage import VendorRow, settle
+from statusgen.vendors.model import VendorRow
+from statusgen.vendors.stage import settle
 
 HERE = Path(__file__).resolve().parent
 ARCHIVE = HERE / "fixtures" / "pinned" / "site-7d.tar.xz"

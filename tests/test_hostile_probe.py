@@ -34,7 +34,8 @@ from statusgen.neterrors import Network, PrivateRedirect, RedirectGuard, is_publ
 from statusgen.probe import probe_all
 from statusgen.timeutil import utcnow
 from statusgen.vendors import fetch_source
-from statusgen.vendors.stage import VendorRow, fetch_vendors
+from statusgen.vendors.model import VendorRow
+from statusgen.vendors.stage import fetch_vendors
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = (ROOT / "tests/fixtures/vendors/statuspage/sendgrid_summary_active_incident_groups.json").read_bytes()

@@ -23,8 +23,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
 from statusgen.model import CheckResult, Outcome, Status
 from statusgen.vendors import VendorView
-from statusgen.vendors.model import VendorIncident, VendorMaintenance
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorIncident, VendorMaintenance, VendorObservation
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MIN = timedelta(minutes=1)

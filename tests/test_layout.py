@@ -183,3 +183,14 @@ def markup_in(tree: ast.Module) -> list[str]:
 def test_no_markup_is_made_in_python() -> None:
     found = {m: markup_in(tree) for m, tree in modules_cache.items()}
     assert {m: strings for m, strings in found.items() if strings} == {}
+
+
+def test_only_the_cycle_reaches_for_the_vendor_fetch() -> None:
+    """The records the vendor stage hands on live in ``vendors.model``: a reader of them (merge,
+    the store, notify, render) has no reason to import the fetch itself."""
+    outside = {
+        m
+        for m, tree in modules_cache.items()
+        if "statusgen.vendors.stage" in imported(tree) and not m.startswith("statusgen.vendors")
+    }
+    assert outside <= {"statusgen.cycle"}

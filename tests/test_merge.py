@@ -12,7 +12,7 @@ from statusgen.decide.merge import merge
 from statusgen.decide.state import Evidence, ServiceState
 from statusgen.model import MAINTENANCE_FLAG, Outcome, Status
 from statusgen.vendors import parse_vendor
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures" / "vendors"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -28,7 +28,7 @@ from statusgen.notify.events import (
 from statusgen.notify.messages import digest_message, escaped, event_message
 from statusgen.store import Notification
 from statusgen.vendors import VendorIncident, VendorMaintenance, VendorView
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)

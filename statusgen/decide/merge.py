@@ -34,7 +34,7 @@ from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState
 from statusgen.model import BAD, DESCRIPTIONS, STATUS_WORDS, Outcome, Status
 from statusgen.vendors import VendorView
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 ORDER = (Status.OPERATIONAL, Status.MAINTENANCE, Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)
 

@@ -23,7 +23,7 @@ from statusgen.decide.vantage import Vantage
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
 from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
 from statusgen.timeutil import iso, parse_iso, parse_time
 from statusgen.vendors import VendorIncident, VendorView
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 #: The kind of an incident's update -> the event it makes ("vendor" updates: see vendor.incident).
 UPDATE_EVENTS = {

@@ -32,7 +32,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.notify.events import Event, Plan, cycle_events, plan, queue
 from statusgen.notify.messages import message_of, trial_message
 from statusgen.store import Notification, SendOutcome, Store
-from statusgen.vendors.stage import VendorObservation
+from statusgen.vendors.model import VendorObservation
 
 if TYPE_CHECKING:  # notify.send imports Apprise, slow to import: only a site with notifiers pays for it
     from statusgen.notify.send import Answer

@@ -24,7 +24,7 @@ from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
-from statusgen.vendors.stage import is_stale
+from statusgen.vendors.model import is_stale
 
 Documents = dict[str, Any]  # tree path -> JSON-ready object
 NOTIFICATION_COUNTS = ("sent", "failed", "pending", "uncertain")

@@ -23,7 +23,7 @@ from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.decide.state import ServiceState
 from statusgen.store import Store
 from statusgen.timeutil import to_epoch
-from statusgen.vendors.stage import VendorRow
+from statusgen.vendors.model import VendorRow
 
 
 class IncidentRow(NamedTuple):

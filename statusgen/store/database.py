@@ -46,7 +46,7 @@ from statusgen.store.hours import HOUR, ROW_SQL, SPAN_ROWS, inflated, write_all_
 from statusgen.store.migrations import current_version, migrate
 from statusgen.store.records import BucketRow, Cycle, Notification, NotificationKey, SendOutcome, aggregate
 from statusgen.timeutil import floor_to, from_epoch, to_epoch
-from statusgen.vendors.stage import VendorRow
+from statusgen.vendors.model import VendorRow
 
 # resolution (seconds) -> how long its buckets are kept (seconds)
 RESOLUTIONS: dict[int, int] = {300: 86400 + 3600, 3600: 8 * 86400, 21600: 31 * 86400, 86400: 91 * 86400}

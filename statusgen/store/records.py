@@ -12,7 +12,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.timeutil import floor_to, to_epoch
-from statusgen.vendors.stage import VendorRow
+from statusgen.vendors.model import VendorRow
 
 NotificationKey = tuple[str, str]  # (event id, notifier)
 

@@ -43,6 +43,7 @@ from statusgen.model import Outcome
 from statusgen.neterrors import (
     ACCEPT_ENCODING,
     REFUSE_INSIDE,
+    PinnedTransport,
     PrivateRedirect,
     RedirectGuard,
     opened,
@@ -183,3 +184,9 @@ def read_local(location: str | os.PathLike[str], *, max_bytes: int | None = None
     if max_bytes is not None and len(data) > max_bytes:
         raise StatusgenError(f"vendor file {path} is larger than {max_bytes} bytes")
     return data
+
+
+def pinned_transport() -> httpx.AsyncBaseTransport:
+    """httpx's own transport, pinned (``neterrors.PinnedTransport``): a redirect goes where it was
+    checked. Proxies named in the environment are not used, as by the checks."""
+    return PinnedTransport(httpx.AsyncHTTPTransport())

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from statusgen.model import Outcome
 
 #: Our status scale, from best to worst; ``unknown`` stands apart.
 SEVERITY: tuple[str, ...] = (
@@ -206,3 +208,39 @@ def computed_status(
     statuses += [i.impact for i in incidents if i.impact != "none" and ids.isdisjoint(i.touches())]
     statuses += ["maintenance" for _ in maintenance_active]
     return worst_status(statuses)
+
+
+# -- what the vendor stage hands on: the store's row of a source, and a run's observation of it --
+
+
+@dataclass(frozen=True)
+class VendorRow:
+    """What the store keeps per service's vendor source."""
+
+    service: str
+    url: str  # the source's public URL: no userinfo, query or fragment
+    etag: str | None = None
+    last_modified: str | None = None
+    body: bytes | None = None  # the last body that parsed
+    last_ok_at: datetime | None = None
+    fetched_at: datetime | None = None
+    outcome: str | None = None
+    detail: str | None = None
+    view_json: str | None = None  # the last good view, as published
+
+
+@dataclass(frozen=True)
+class VendorObservation:
+    view: VendorView | None  # the last view read successfully (None: never)
+    outcome: Outcome  # this cycle's fetch (or parse) outcome
+    last_ok_at: datetime | None  # when a fetch last succeeded (200 or 304, and parsed)
+    detail: str | None = None  # a parse error's message, for the note
+
+    def stale(self, now: datetime, stale_after_s: float) -> bool:
+        return is_stale(self.last_ok_at, now, stale_after_s)
+
+
+def is_stale(last_ok_at: datetime | None, now: datetime, stale_after_s: float) -> bool:
+    """Whether a vendor's view is too old to use: counted from our last successful fetch, not from
+    the vendor's own last update (a quiet page may not change for months and still be true)."""
+    return last_ok_at is None or now - last_ok_at > timedelta(seconds=stale_after_s)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -23,44 +23,12 @@ from statusgen.config.secrets import public_url
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.jsonout import dump
 from statusgen.model import Outcome
-from statusgen.neterrors import Network, PinnedTransport, RedirectGuard
+from statusgen.neterrors import Network, RedirectGuard
 from statusgen.vendors import VendorView, fetch_source, kumapair, parse_vendor, read_local
-from statusgen.vendors.fetch import FetchResult
+from statusgen.vendors.fetch import FetchResult, pinned_transport
+from statusgen.vendors.model import VendorObservation, VendorRow
 
 DETAIL_LIMIT = 300
-
-
-@dataclass(frozen=True)
-class VendorRow:
-    """What the store keeps per service's vendor source."""
-
-    service: str
-    url: str  # the source's public URL: no userinfo, query or fragment
-    etag: str | None = None
-    last_modified: str | None = None
-    body: bytes | None = None  # the last body that parsed
-    last_ok_at: datetime | None = None
-    fetched_at: datetime | None = None
-    outcome: str | None = None
-    detail: str | None = None
-    view_json: str | None = None  # the last good view, as published
-
-
-@dataclass(frozen=True)
-class VendorObservation:
-    view: VendorView | None  # the last view read successfully (None: never)
-    outcome: Outcome  # this cycle's fetch (or parse) outcome
-    last_ok_at: datetime | None  # when a fetch last succeeded (200 or 304, and parsed)
-    detail: str | None = None  # a parse error's message, for the note
-
-    def stale(self, now: datetime, stale_after_s: float) -> bool:
-        return is_stale(self.last_ok_at, now, stale_after_s)
-
-
-def is_stale(last_ok_at: datetime | None, now: datetime, stale_after_s: float) -> bool:
-    """Whether a vendor's view is too old to use: counted from our last successful fetch, not from
-    the vendor's own last update (a quiet page may not change for months and still be true)."""
-    return last_ok_at is None or now - last_ok_at > timedelta(seconds=stale_after_s)
 
 
 def _parse(body: bytes | None, source: VendorConfig) -> VendorView | None:
@@ -151,7 +119,7 @@ async def fetch_vendors(
         return {}
     guard = RedirectGuard(config.site.allow_private_targets, internal)
     headers = {"User-Agent": config.site.user_agent, "Accept": "application/json, application/atom+xml, */*"}
-    async with httpx.AsyncClient(headers=headers, max_redirects=5, transport=_transport()) as client:
+    async with httpx.AsyncClient(headers=headers, max_redirects=5, transport=pinned_transport()) as client:
 
         async def one(svc: ServiceConfig) -> tuple[str, tuple[VendorRow, VendorObservation]]:
             assert svc.vendor is not None
@@ -162,36 +130,3 @@ async def fetch_vendors(
             return svc.slug, settle(prev, svc.vendor, got, clock())
 
         return dict(await asyncio.gather(*(one(s) for s in sourced)))
-
-
-def _transport() -> httpx.AsyncBaseTransport:
-    """httpx's own transport, pinned (``neterrors.PinnedTransport``): a redirect goes where it was
-    checked. Proxies named in the environment are not used, as by the checks."""
-    return PinnedTransport(httpx.AsyncHTTPTransport())
-
-
-def read_vendor_source(
-    source: str, fmt: str | None, components: list[str] | None, timeout: float, max_bytes: int = 5 * 1_048_576
-) -> VendorView:
-    """One source read once, for ``statusgen vendor``: a URL or a local file (an Uptime Kuma
-    status-page URL brings its heartbeats along, see ``kumapair``)."""
-    if source.startswith(("http://", "https://")):
-
-        async def both() -> FetchResult:
-            async with httpx.AsyncClient(max_redirects=5, transport=_transport()) as client:
-
-                async def get(url: str) -> FetchResult:
-                    return await fetch_source(
-                        client, url, etag=None, last_modified=None, timeout=timeout, max_bytes=max_bytes
-                    )
-
-                return await kumapair.complete(await get(source), None, source, fmt or "auto", get)
-
-        got = asyncio.run(both())
-        if got.outcome is not Outcome.OK or got.body is None:
-            code = f" (HTTP {got.status_code})" if got.status_code else ""
-            raise StatusgenError(f"{public_url(source)}: could not fetch: {got.outcome.value}{code}")
-        body = got.body
-    else:
-        body = read_local(source, max_bytes=max_bytes)
-    return parse_vendor(body, fmt, components)
