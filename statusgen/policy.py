@@ -2,13 +2,18 @@
 
 Read by the preview server (``web.serve``), the nginx configuration
 (``web.nginx``), publishing (``web.publish``), the OpenAPI document, the
-error bodies and the API page. Change a rule here and every one of them
-follows.
+error bodies and the API page: rate limits, freshness, content types, the
+connection timeouts and the security headers. Change a rule here and every
+one of them follows.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+
+from statusgen.model import RANGES
 
 #: The interface (the JSON under /api/ and the feeds under /feed/): requests a client (one address)
 #: may make in any minute; a burst of as many at once is answered.
@@ -54,3 +59,50 @@ def content_type(rel: str) -> str:
     if rel.endswith(".xml") and rel.startswith("feed/"):
         return ATOM
     return CONTENT_TYPES.get(os.path.splitext(rel)[1].lstrip("."), "application/octet-stream")
+
+
+# -- connections and security headers: what the preview server and nginx both hold to ----------
+
+HEADER_TIMEOUT = 10  # seconds for a request's line and headers, from its first byte
+IDLE_TIMEOUT = 15  # seconds a kept-alive connection may wait for its next request
+SEND_TIMEOUT = 10  # seconds for an answer to be taken by the client
+#: Connections one client address may hold at once: a browser opens six, and a few people
+#: behind one office address stay well under it.
+CONNECTIONS_PER_ADDRESS = 64
+
+
+def _style_attributes() -> tuple[str, ...]:
+    """The inline styles of the pages, the only ones the policy lets run: templates/index.html
+    gives a bar cell of more than one day ``style=--n:DAYS``, and a bar has a day per bucket
+    of the 90-day range."""
+    return tuple(f"--n:{days}" for days in range(2, RANGES["90d"].buckets + 1))
+
+
+def _hash_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+#: Pages run the site's own script and stylesheet and fetch its own interface; nothing else,
+#: and no other site may frame them. Inline style attributes are allowed by their hashes.
+PAGE_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "style-src-attr 'unsafe-hashes' " + " ".join(map(_hash_source, _style_attributes())),
+        "img-src 'self'",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+#: Everything else (JSON, feeds, images, scripts) is read, never run as a document.
+DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
+REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need not know who sent them
+
+
+def security_headers(rel: str) -> dict[str, str]:
+    """The security headers of the answer with the file ``rel`` (its HTML pages get theirs)."""
+    policy = PAGE_POLICY if rel.endswith(".html") else DOCUMENT_POLICY
+    return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}

@@ -18,7 +18,7 @@ import lxml.html
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from statusgen.web.serve import PAGE_POLICY
+from statusgen.policy import PAGE_POLICY
 from tests.conformance import Server, start_nginx
 from tests.test_browser import ARGS, CHROMIUM, PLOT, point_at, told
 from tests.test_pages import DemoBuild, demo_build

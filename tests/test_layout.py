@@ -194,3 +194,10 @@ def test_only_the_cycle_reaches_for_the_vendor_fetch() -> None:
         if "statusgen.vendors.stage" in imported(tree) and not m.startswith("statusgen.vendors")
     }
     assert outside <= {"statusgen.cycle"}
+
+
+def test_the_servers_share_the_policy_not_each_other() -> None:
+    """nginx's configuration reads its timeouts and headers from ``policy``, as the preview
+    server does: neither server's module is the other's source."""
+    assert "statusgen.web.serve" not in imported(modules_cache["statusgen.web.nginx"])
+    assert "statusgen.web.nginx" not in imported(modules_cache["statusgen.web.serve"])

@@ -24,8 +24,8 @@ from hishel.httpx import CacheTransport
 
 from statusgen import routes
 from statusgen.cli import main
+from statusgen.policy import PAGE_POLICY
 from statusgen.web.nginx import NginxConfError, NginxOptions, nginx_config
-from statusgen.web.serve import PAGE_POLICY
 from tests.conformance import (
     Server,
     free_port,

@@ -52,13 +52,18 @@ from pathlib import Path
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE, SLUG
-from statusgen.policy import ATOM, CACHE_CONTROL, COMMON_HEADERS, CONTENT_TYPES, PAGES_PER_MINUTE, RATE_PER_MINUTE
-from statusgen.web.serve import (
+from statusgen.policy import (
+    ATOM,
+    CACHE_CONTROL,
+    COMMON_HEADERS,
     CONNECTIONS_PER_ADDRESS,
+    CONTENT_TYPES,
     DOCUMENT_POLICY,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
     PAGE_POLICY,
+    PAGES_PER_MINUTE,
+    RATE_PER_MINUTE,
     REFERRER_POLICY,
     SEND_TIMEOUT,
 )

@@ -22,7 +22,6 @@ closed: the body is never read, so what follows it is never taken for a request.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import math
@@ -39,56 +38,22 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from statusgen import routes
-from statusgen.model import RANGES
-from statusgen.policy import CACHE_CONTROL, COMMON_HEADERS, PAGES_PER_MINUTE, RATE_PER_MINUTE, content_type
-
-# -- what the preview server and the nginx configuration both hold to -----------------
-
-HEADER_TIMEOUT = 10  # seconds for a request's line and headers, from its first byte
-IDLE_TIMEOUT = 15  # seconds a kept-alive connection may wait for its next request
-SEND_TIMEOUT = 10  # seconds for an answer to be taken by the client
-#: Connections one client address may hold at once: a browser opens six, and a few people
-#: behind one office address stay well under it.
-CONNECTIONS_PER_ADDRESS = 64
-MAX_CONNECTIONS = 512  # held at once by the preview server; the next wait in the listen backlog
-LINGER = 1.0  # seconds spent discarding what a client still sends after its last answer
-
-
-def _style_attributes() -> tuple[str, ...]:
-    """The inline styles of the pages, the only ones the policy lets run: templates/index.html
-    gives a bar cell of more than one day ``style=--n:DAYS``, and a bar has a day per bucket
-    of the 90-day range."""
-    return tuple(f"--n:{days}" for days in range(2, RANGES["90d"].buckets + 1))
-
-
-def _hash_source(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
-
-
-#: Pages run the site's own script and stylesheet and fetch its own interface; nothing else,
-#: and no other site may frame them. Inline style attributes are allowed by their hashes.
-PAGE_POLICY = "; ".join(
-    [
-        "default-src 'none'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "style-src-attr 'unsafe-hashes' " + " ".join(map(_hash_source, _style_attributes())),
-        "img-src 'self'",
-        "connect-src 'self'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-    ]
+from statusgen.policy import (
+    CACHE_CONTROL,
+    COMMON_HEADERS,
+    CONNECTIONS_PER_ADDRESS,
+    HEADER_TIMEOUT,
+    IDLE_TIMEOUT,
+    PAGES_PER_MINUTE,
+    RATE_PER_MINUTE,
+    SEND_TIMEOUT,
+    content_type,
+    security_headers,
 )
-#: Everything else (JSON, feeds, images, scripts) is read, never run as a document.
-DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
-REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need not know who sent them
 
-
-def security_headers(rel: str) -> dict[str, str]:
-    """The security headers of the answer with the file ``rel`` (its HTML pages get theirs)."""
-    policy = PAGE_POLICY if rel.endswith(".html") else DOCUMENT_POLICY
-    return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}
+#: Connections the preview server holds at once; the next wait in the listen backlog.
+MAX_CONNECTIONS = 512
+LINGER = 1.0  # seconds spent discarding what a client still sends after its last answer
 
 
 def etag_of(data: bytes) -> str:
