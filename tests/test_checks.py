@@ -618,3 +618,17 @@ def test_check_config_and_run_end_in_one_line_for_a_bad_condition_or_a_lost_ca_f
     assert str(lost.value).startswith(f"{ca_file}: cannot be read as PEM certificates")
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "check 1: ca_file gone.pem cannot be read as PEM certificates" in res.output
+
+
+def test_the_system_resolver_is_read_again_when_its_configuration_changes(tmp_path):
+    """A --loop process lives for months: an edited resolv.conf is read at the next check."""
+    from statusgen.probe.dns import resolver_for
+
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("nameserver 127.0.0.2\n")
+    first = resolver_for(None, str(conf))
+    assert first.nameservers == ["127.0.0.2"]
+    assert resolver_for(None, str(conf)) is first  # unchanged: made once
+    conf.write_text("nameserver 127.0.0.3\nnameserver 127.0.0.4\n")
+    assert resolver_for(None, str(conf)).nameservers == ["127.0.0.3", "127.0.0.4"]
+    assert resolver_for("127.0.0.9:5353", str(conf)).nameservers == ["127.0.0.9"]

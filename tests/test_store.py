@@ -12,6 +12,7 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.incidents import Incident, IncidentUpdate
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
+from statusgen.errors import StoreError
 from statusgen.model import CheckResult, Outcome, Status
 from statusgen.store import RAW_RETENTION_S, Cycle, Store
 from statusgen.store.migrations import MIGRATIONS
@@ -131,7 +132,7 @@ def test_a_builds_incidents_are_the_store_records_by_service(tmp_path):
     older = listed[0].to_json()  # as an older version wrote it: no link, no ref
     older["updates"] = [{k: v for k, v in u.items() if k not in ("link", "ref")} for u in older["updates"]]
     row = data.incidents[0]._replace(record=orjson.dumps(older).decode())
-    assert incident_document(data, row) == incident_document(data, data.incidents[0])
+    assert incident_document(data.config, row) == incident_document(data.config, data.incidents[0])
 
 
 def test_a_failing_cycle_writes_nothing(tmp_path):
@@ -212,6 +213,36 @@ def test_a_missing_or_empty_store_that_was_expected_is_an_error(tmp_path):
         Store(path, expected=True)
     Store(path).close()  # not expected: a new store
     Store(path, expected=True).close()  # now it holds its schema
+
+
+def test_a_reader_reads_and_changes_nothing(tmp_path):
+    """Render workers open the store as readers: no write, no change of journal mode, and an
+    old store is refused, not migrated (the run that writes migrates)."""
+    from statusgen.store.migrations import migrate
+
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.save_cycle(cycle_at(T0))
+    sqlite3.connect(path, isolation_level=None).execute("PRAGMA journal_mode=DELETE").connection.close()
+    reader = Store.reader(path)
+    assert reader.states()["api"].status is Status.OPERATIONAL
+    with pytest.raises(StoreError, match="cannot read or write the store"):
+        reader.save_cycle(cycle_at(T0 + timedelta(minutes=1)))
+    reader.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert check.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    check.close()
+
+    old = tmp_path / "old.db"
+    db = sqlite3.connect(old, isolation_level=None)
+    migrate(db, upto=12)
+    db.close()
+    with pytest.raises(StoreError, match=f"schema is version 12, this statusgen reads version {MIGRATIONS[-1][0]}"):
+        Store.reader(old)
+    db = sqlite3.connect(old)
+    assert db.execute("SELECT max(version) FROM schema_migrations").fetchone() == (12,)
+    db.close()
 
 
 def test_a_store_of_the_first_schema_upgrades_in_place_without_losing_data(tmp_path):

@@ -22,7 +22,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.model import STATUS_WORDS, Status
 from statusgen.notify.events import Event
 from statusgen.render.documents import incident_document
-from statusgen.render.gather import IncidentRow, SiteData
+from statusgen.render.gather import IncidentRow
 from statusgen.timeutil import iso, moment, to_epoch
 
 WEBHOOK_VERSION = 1
@@ -141,23 +141,23 @@ def webhook_body(config: Config, message: Message, now: datetime) -> bytes:
             "site": {"title": config.site.title, "url": config.site.base_url},
             "title": message.title,
             "markdown": message.body,
-            "events": [_event_document(config, e, now) for e in message.events],
+            "events": [_event_document(config, e) for e in message.events],
         }
     )
 
 
-def _event_document(config: Config, event: Event, now: datetime) -> dict[str, Any]:
+def _event_document(config: Config, event: Event) -> dict[str, Any]:
     return event.to_json() | {
         "service_name": _name(config, event.service),
         "link": absolute(config, event.link),
-        "incident": _incident_document(config, event.incident, now),
+        "incident": _incident_document(config, event.incident),
     }
 
 
-def _incident_document(config: Config, record: dict[str, Any] | None, now: datetime) -> dict[str, Any] | None:
+def _incident_document(config: Config, record: dict[str, Any] | None) -> dict[str, Any] | None:
     if record is None:
         return None
     incident = Incident.from_json(record)
     ended = to_epoch(incident.ended_at) if incident.ended_at else None
     row = IncidentRow(incident.service, to_epoch(incident.started_at), ended, orjson.dumps(record).decode())
-    return incident_document(SiteData(config, now, {}, [row], None, now), row)
+    return incident_document(config, row)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -57,12 +58,30 @@ def server(resolver: str) -> tuple[str, int]:
         return str(parts.hostname), parts.port or DNS_PORT
 
 
+SYSTEM_CONF = "/etc/resolv.conf"
+
+
+def resolver_for(named: str | None, conf: str = SYSTEM_CONF) -> dns.asyncresolver.Resolver:
+    """The resolver of a check: its named server, or the system's as ``conf`` says now. A
+    ``--loop`` process lives for months: an edited (or replaced) ``conf`` is read again."""
+    return _resolver(named, conf, _stamp(conf) if named is None else None)
+
+
+def _stamp(conf: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(conf)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 @lru_cache(maxsize=64)
-def _resolver(named: str | None) -> dns.asyncresolver.Resolver:
-    """A resolver per server, made once: the system's configuration is read only for the first."""
-    resolver = dns.asyncresolver.Resolver(configure=named is None)
-    if named is not None:
-        resolver.nameservers, resolver.port = [server(named)[0]], server(named)[1]
+def _resolver(named: str | None, conf: str, stamp: tuple[int, int, int] | None) -> dns.asyncresolver.Resolver:
+    """A resolver per server (and per version of the system's configuration), made once."""
+    if named is None:
+        return dns.asyncresolver.Resolver(filename=conf)
+    resolver = dns.asyncresolver.Resolver(configure=False)
+    resolver.nameservers, resolver.port = [server(named)[0]], server(named)[1]
     return resolver
 
 
@@ -93,7 +112,7 @@ async def probe_dns(target: CheckTarget, clock: Callable[[], datetime] = utcnow)
     name = str(urlsplit(check.url).hostname)
     sent = clock()
     try:
-        resolver = _resolver(check.resolver)
+        resolver = resolver_for(check.resolver)
         async with asyncio.timeout(check.timeout):
             start = time.perf_counter()
             answer = await resolver.resolve(name, check.dns_type, search=False, lifetime=check.timeout)

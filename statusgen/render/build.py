@@ -147,7 +147,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             _incident_files(tree.main, job, notices + ended_notices(data))  # the feeds tell its end too
             bars = services.bars()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
-        open_list = {"incidents": [incident_document(data, i) for i in data.incidents if i.ended is None]}
+        open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
     fragments.save()
     assert tree.stats is not None
@@ -346,7 +346,7 @@ def _services_with_incidents(data: SiteData, names: dict[str, str]) -> Iterator[
         if slug not in names:
             if not SLUG_RE.fullmatch(slug):
                 raise RenderError(f"service {slug!r} of an incident in the store cannot name a page file")
-            yield slug, incident_document(data, rows[0])["service_name"]
+            yield slug, incident_document(data.config, rows[0])["service_name"]
 
 
 class _Incidents:
@@ -359,7 +359,7 @@ class _Incidents:
 
     def documents(self) -> list[Document]:
         if self.made is None:
-            self.made = [incident_document(self.data, row) for row in self.data.incidents]
+            self.made = [incident_document(self.data.config, row) for row in self.data.incidents]
             for doc in self.made:
                 self.by_service.setdefault(doc["service"], []).append(doc)
         return self.made

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from statusgen import routes
-from statusgen.config import CheckConfig, MaintenanceWindow, ServiceConfig, VendorConfig
+from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, VendorConfig
 from statusgen.config.secrets import public_url
 from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
@@ -310,12 +310,12 @@ def health_document(data: SiteData) -> dict[str, Any]:
     }
 
 
-def incident_document(data: SiteData, row: IncidentRow) -> dict[str, Any]:
+def incident_document(config: Config, row: IncidentRow) -> dict[str, Any]:
     """An incident as the API tells it: its record and what follows from it. Its times are the
     record's texts (the last update's is when it was updated)."""
     record = current_record(orjson.loads(row.record))
     service, updates = row.service, record["updates"]
-    svc = data.config.by_slug.get(service)
+    svc = config.by_slug.get(service)
     return record | {
         "service_name": svc.name if svc else service,
         "open": row.ended is None,

@@ -110,7 +110,7 @@ class ServiceRenderer:
 
     def __init__(self, job: ServiceJob, placer: Placer, fragments: Fragments):
         self.job, self.data, self.placer, self.fragments = job, job.data, placer, fragments
-        self.store = Store(job.store)
+        self.store = Store.reader(job.store)
 
     def close(self) -> None:
         self.store.close()
@@ -121,7 +121,7 @@ class ServiceRenderer:
         paths = service_paths(slug)
         histories = Histories(self, svc, as_of)
         record = self.record(svc, as_of, histories, paths[0])
-        incidents = [incident_document(self.data, row) for row in self.data.incidents_of(slug)]
+        incidents = [incident_document(self.data.config, row) for row in self.data.incidents_of(slug)]
         shown = pages.service_page_view(self.data.config, record, incidents)
         page_key = digest(jsonout.dump([self.job.site_key, shown, histories.keys]))
         parts = drawings(slug, histories)

@@ -43,7 +43,7 @@ from statusgen.errors import StoreError
 from statusgen.model import CheckResult, Outcome
 from statusgen.store.failures import check_once, guarded_method, must_hold_data, store_failure
 from statusgen.store.hours import HOUR, ROW_SQL, SPAN_ROWS, inflated, write_all_hours, write_hours
-from statusgen.store.migrations import current_version, migrate
+from statusgen.store.migrations import current_version, migrate, must_be_current
 from statusgen.store.records import BucketRow, Cycle, Notification, NotificationKey, SendOutcome, aggregate
 from statusgen.timeutil import floor_to, from_epoch, to_epoch
 from statusgen.vendors.model import VendorRow
@@ -78,29 +78,45 @@ NOTIFICATION_RETENTION_S = 30 * 86400  # sent or abandoned events are kept this 
 
 class Store:
     """The store at ``path``. ``expected``: a previous run recorded a store there, so a missing or
-    empty file means its history was lost, not that the site is new (``StoreError``)."""
+    empty file means its history was lost, not that the site is new (``StoreError``).
 
-    def __init__(self, path: Path, expected: bool = False):
+    ``Store.reader(path)`` opens it to read only: a render worker reads what the run wrote, and
+    must not change the schema, the journal mode or the data."""
+
+    def __init__(self, path: Path, expected: bool = False, *, read_only: bool = False):
         self.path = path
-        if expected:
+        if expected or read_only:
             must_hold_data(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            if read_only:
+                self.db = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30
+                )
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
         except (sqlite3.Error, OSError) as exc:
             raise store_failure(path, exc, "open the store") from None
         try:
             check_once(self.db, path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            migrate(self.db)
+            if read_only:
+                self.db.execute("PRAGMA query_only=ON")
+                must_be_current(self.db, path)
+            else:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                migrate(self.db)
         except StoreError:
             self.db.close()
             raise
         except sqlite3.Error as exc:
             self.db.close()
             raise store_failure(path, exc, "open the store") from None
+
+    @classmethod
+    def reader(cls, path: Path) -> Store:
+        return cls(path, read_only=True)
 
     @guarded_method
     def close(self) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
+from statusgen.errors import StoreError
 from statusgen.store.hours import ROW_SQL, write_all_hours
 
 Step = str | Callable[[sqlite3.Connection], None]  # SQL, or a function of the open transaction
@@ -156,6 +158,19 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
         ],
     ),
 ]
+
+
+def must_be_current(db: sqlite3.Connection, path: Path) -> None:
+    """A reader's check: the store has every migration this statusgen knows (a reader never
+    migrates; the run that writes does)."""
+    known = MIGRATIONS[-1][0]
+    recorded = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
+    have = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0] if recorded else 0
+    if have != known:
+        raise StoreError(
+            f"{path}: the store's schema is version {have}, this statusgen reads version {known}; "
+            "run statusgen run (or build) once to bring it up to date"
+        )
 
 
 def current_version(db: sqlite3.Connection) -> int:
