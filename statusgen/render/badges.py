@@ -75,8 +75,3 @@ def svg_badge(summary: dict[str, Any]) -> bytes:
 def badge_paths(slug: str) -> list[str]:
     """A service's badges: the endpoint JSON (``endpoint_badge``) and the image (``svg_badge``)."""
     return [f"badges/{slug}.json", f"badges/{slug}.svg"]
-
-
-def badge_inputs(summary: dict[str, Any]) -> list[Any]:
-    """What a service's badges are made of (their key, with the code's)."""
-    return [summary["name"], summary["status"]]

@@ -13,9 +13,10 @@ Every file is made from JSON documents (``documents``) through a template
 kept between builds in the one cache (``fragments``). A file whose inputs
 have the key of the served file is not made again: a service's six files
 and badges, the incident lists, the feeds and the incidents pages carry such
-keys (the documents of the whole site are cheap and always made). Every key
-holds the site's settings and the code and templates that made the file
-(``site_key``), so a new version of statusgen makes them all again.
+keys, each made from the inputs its recipe declares (``keys``; the documents
+of the whole site are cheap and always made). Every key holds the site's
+settings and the code and templates that made the file (``site_key``), so a
+new version of statusgen makes them all again.
 
 Rendering is Python and holds the GIL: on a large site, the services are
 rendered by worker processes (``concurrent.futures``, started by ``fork`` so
@@ -40,19 +41,18 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache, cached_property
-from importlib.resources import files
+from functools import cached_property
 from typing import Any
 
 from markupsafe import Markup
 
-from statusgen import __version__, jsonout, routes
+from statusgen import jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError
 from statusgen.model import SLUG_RE
-from statusgen.render import pages
-from statusgen.render.badges import badge_inputs, badge_paths, endpoint_badge, svg_badge
+from statusgen.render import keys, pages
+from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
     ended_notices,
     incident_document,
@@ -66,14 +66,13 @@ from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
-from statusgen.render.templating import environment, static_files, templates_digest_parts
+from statusgen.render.templating import environment, static_files
 from statusgen.render.tree import (
     Placed,
     Placer,
     StaleTree,
     TreeWriter,
     WriteStats,
-    digest,
 )
 from statusgen.store import Store
 from statusgen.timeutil import from_epoch
@@ -89,20 +88,6 @@ PARENT_POLL_S = 0.25
 PR_SET_PDEATHSIG = 1
 
 Document = dict[str, Any]
-
-
-@cache
-def code_key() -> str:
-    """The code and templates every file is made with: a key changes when any of them does."""
-    parts = [__version__.encode()]
-    stack = [files("statusgen")]
-    while stack:
-        for p in sorted(stack.pop().iterdir(), key=lambda p: p.name):
-            if p.is_dir():
-                stack.append(p)
-            elif p.name.endswith(".py"):
-                parts += [p.name.encode(), p.read_bytes()]
-    return digest(b"\0".join(parts + templates_digest_parts()))
 
 
 @dataclass(frozen=True)
@@ -137,7 +122,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
     with TreeWriter(config.site.output) as tree:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        site_key = digest(f"{code_key()}{config.site!r}{config.categories!r}".encode())
+        site_key = keys.key(keys.SiteInputs(keys.code_key(), repr(config.site), config.categories))
         job = ServiceJob(data, store.path, site_key, use_keys)
         fragments = Fragments(config.site.output)
         with _Services(job, tree, fragments, workers) as services:
@@ -277,7 +262,7 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
     config = job.data.config
     placer.put(f"{routes.API}/openapi.json", jsonout.dump_pretty(openapi_document(config)))
     for s in docs[f"{routes.API}/snapshot.json"]["services"]:
-        paths, key = badge_paths(s["slug"]), digest(jsonout.dump([job.site_key, *badge_inputs(s)]))
+        paths, key = badge_paths(s["slug"]), keys.key(keys.BadgeInputs(job.site_key, s["name"], s["status"]))
         if not _kept(placer, job, paths, key):
             placer.put(paths[0], jsonout.dump(endpoint_badge(s)), key)
             placer.put(paths[1], svg_badge(s), key)
@@ -299,12 +284,13 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
     every = _Incidents(data, notices)
     today = data.time.date()  # the incidents page lists the last days
     told = every.maintenance
-    whole = [job.site_key, [i.record for i in data.incidents], names, data.epoch.isoformat(), today.isoformat()]
-    whole.append([m.entry for m in told])  # the maintenance entries of the feeds
+    records = [i.record for i in data.incidents]
+    entries = [m.entry for m in told]  # the maintenance entries of the feeds
+    inputs = keys.IncidentsInputs(job.site_key, records, names, data.epoch.isoformat(), today.isoformat(), entries)
     days = {from_epoch(i.started).date().isoformat() for i in data.incidents if i.ended is not None}
     site_wide = [*(routes.incidents_file(a) for a in (None, "1", "0")), SITE_FEED, "incidents/index.html"]
     site_wide += sorted({routes.incidents_page_file(p) for day in days for p in (day, day[:7])})
-    key = digest(jsonout.dump(whole))
+    key = keys.key(inputs)
     if not _kept(placer, job, site_wide, key):
         lists = incident_lists(every.documents())
         for path, doc in lists.items():
@@ -314,8 +300,11 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
             placer.put(path, page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
-        entries = [m.entry for m in told if slug in m.services]
-        key = digest(jsonout.dump([job.site_key, [i.record for i in rows], name, data.epoch.isoformat(), entries]))
+        service_entries = [m.entry for m in told if slug in m.services]
+        own_inputs = keys.ServiceIncidentsInputs(
+            job.site_key, [i.record for i in rows], name, data.epoch.isoformat(), service_entries
+        )
+        key = keys.key(own_inputs)
         svc = config.by_slug.get(slug)
         own_lists = [routes.incidents_file(active, slug) for active in (None, "1", "0")]
         paths = [routes.service_incidents_file(slug), *own_lists, *([routes.service_feed_file(slug)] if svc else [])]

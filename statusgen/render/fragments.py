@@ -6,7 +6,7 @@ day-by-day table change far less often (hourly, every six hours, daily), and
 drawing them is most of the page's cost; the front page, made every build,
 shows a bar of each service's 90-day history. So each of these is kept
 between builds under the key of the history it is drawn from
-(``render.service.history_key``: the history's window, the results its
+(``keys.HistoryInputs``: the history's window, the results its
 buckets hold, the service's incidents, and the site's settings, code and
 templates), in one SQLite file of its own beside the output's generations,
 ``<output>.gens/.fragments``: a process reads those a file needs together,

@@ -31,11 +31,11 @@ from typing import Any
 import orjson
 from markupsafe import Markup
 
-from statusgen import __version__, jsonout, routes
+from statusgen import jsonout, routes
 from statusgen.config import ServiceConfig
-from statusgen.decide.history import COARSER, History, Span, edges, history, in_progress, range_summary, window
+from statusgen.decide.history import COARSER, History, edges, history, in_progress, range_summary, window
 from statusgen.model import RANGES, Range
-from statusgen.render import pages
+from statusgen.render import keys, pages
 from statusgen.render.documents import (
     as_of_service,
     incident_document,
@@ -46,7 +46,8 @@ from statusgen.render.documents import (
 )
 from statusgen.render.fragments import Fragments
 from statusgen.render.gather import SiteData
-from statusgen.render.tree import Placer, digest
+from statusgen.render.keys import RecordInputs
+from statusgen.render.tree import Placer
 from statusgen.store import Store
 from statusgen.timeutil import iso
 
@@ -66,33 +67,20 @@ def service_paths(slug: str) -> list[str]:
     ]
 
 
-def record_key(data: SiteData, svc: ServiceConfig, site_key: str, last_day_count: int) -> str:
-    """The key of what a service's record is made from: its configuration, state, measurements
-    (their version moves with every write of its results or buckets), the results of its last day
-    (with the same version, their count tells the same day: results leave it only from its old
-    end), its vendor record and incidents, and the site's settings and code (``site_key``)."""
+def record_inputs(data: SiteData, svc: ServiceConfig, site_key: str, last_day_count: int) -> RecordInputs:
+    """What a service's record is made from (``keys.RecordInputs``)."""
     vendor = vendor_record(data, svc)
-    made_of = [
-        site_key,
-        repr(svc),
-        data.state(svc.slug).to_json(),
-        data.versions.get(svc.slug, 0),
-        last_day_count,
-        iso(as_of_service(data, svc)),
-        vendor,
-        [i.record for i in data.incidents_of(svc.slug)],
-        maintenance_document(data, notices_of(data, svc, vendor)),  # moves as a window begins or ends
-    ]
-    return digest(jsonout.dump(made_of))
-
-
-def history_key(
-    site_key: str, slug: str, name: str, window_: tuple[int, int], tally: tuple[int, int], spans: list[Span]
-) -> str:
-    """The key of what a history is made from: its window, how many buckets and results the store
-    holds in it (every result stored adds one to its bucket, so a late result changes it), and the
-    service's incidents (their minutes are in the points)."""
-    return digest(orjson.dumps([site_key, __version__, slug, name, *window_, *tally, spans]))
+    return RecordInputs(
+        site=site_key,
+        config=repr(svc),
+        state=data.state(svc.slug).to_json(),
+        version=data.versions.get(svc.slug, 0),
+        last_day_count=last_day_count,
+        as_of=iso(as_of_service(data, svc)),
+        vendor=vendor,
+        incidents=[i.record for i in data.incidents_of(svc.slug)],
+        maintenance=maintenance_document(data, notices_of(data, svc, vendor)),
+    )
 
 
 @dataclass(frozen=True)
@@ -123,7 +111,7 @@ class ServiceRenderer:
         record = self.record(svc, as_of, histories, paths[0])
         incidents = [incident_document(self.data.config, row) for row in self.data.incidents_of(slug)]
         shown = pages.service_page_view(self.data.config, record, incidents)
-        page_key = digest(jsonout.dump([self.job.site_key, shown, histories.keys]))
+        page_key = keys.key(keys.PageInputs(self.job.site_key, shown, histories.keys))
         parts = drawings(slug, histories)
         self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
         page_kept = self.kept(paths[-1], page_key)
@@ -142,7 +130,7 @@ class ServiceRenderer:
     def record(self, svc: ServiceConfig, as_of: datetime, histories: Histories, path: str) -> Document:
         """Place the service's record (kept when its inputs are unchanged); the record."""
         since = self.data.last_day_since
-        key = record_key(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since))
+        key = keys.key(record_inputs(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since)))
         unchanged = self.job.use_keys and self.placer.previous_key(path) == key
         served = self.placer.read_served(path) if unchanged else None  # read only when it may be kept
         if served is not None and self.kept(path, key):
@@ -193,7 +181,7 @@ class Histories:
         )
         site_key = renderer.job.site_key
         self.keys = {
-            name: history_key(site_key, svc.slug, name, self.windows[name], tally, self.spans)
+            name: keys.key(keys.HistoryInputs(site_key, svc.slug, name, self.windows[name], tally, self.spans))
             for name, tally in zip(RANGES, tallies, strict=True)
         }
         self.made: dict[str, History] = {}
