@@ -22,23 +22,22 @@ Rendering is Python and holds the GIL: on a large site, the services are
 rendered by worker processes (``concurrent.futures``, started by ``fork`` so
 that they inherit the gathered data), each placing its files itself, while
 this process makes the site-wide files; a small site is rendered here alone.
-A worker dies with this process (``_die_with``): killed, it leaves no worker
-writing into a generation the next run rewrites.
+No worker holds the run lock (``store.lock`` closes it in every forked child):
+killed with ``kill -9``, a build frees the lock at once, and its workers finish
+the few chunks the pool handed them, then wait idle until the service manager
+ends the run's process group (systemd's units do).
 """
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -82,10 +81,6 @@ WORKER_SERVICES = 200
 WORKERS = 2
 #: Services a worker renders per task: small enough that both workers end together.
 CHUNK = 50
-#: How often a worker looks whether the process that started it is still there.
-PARENT_POLL_S = 0.25
-#: prctl(2)'s option that sends a process a signal when its parent dies (linux/prctl.h).
-PR_SET_PDEATHSIG = 1
 
 Document = dict[str, Any]
 
@@ -153,13 +148,12 @@ class _Services:
         if self.workers > 1:
             for name in ("service.html", "service-vendor.html", "macros.html", "base.html"):
                 environment().get_template(name)  # compiled once, here: the workers inherit them
-            gc.freeze()  # the collector of a worker then leaves what it inherited alone, unwritten, shared
             context = multiprocessing.get_context("fork")
             self.pool = ProcessPoolExecutor(
                 self.workers,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(self.job, self.tree.placer(), os.getpid()),
+                initargs=(self.job, self.tree.placer()),
             )
             self.tasks = [
                 self.pool.submit(_render_chunk, list(range(i, min(i + CHUNK, count)))) for i in range(0, count, CHUNK)
@@ -187,7 +181,6 @@ class _Services:
     def __exit__(self, *exc: object) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
-            gc.unfreeze()
 
 
 def workers_for(services: int) -> int:
@@ -206,40 +199,13 @@ def workers_for(services: int) -> int:
 _worker: tuple[ServiceJob, Placer] | None = None  # a worker process's job, set as it starts
 
 
-def _start_worker(job: ServiceJob, placer: Placer, parent: int) -> None:
-    """In a worker process, as it starts: die with ``parent``, leave the signals that stop a run to
-    it, and keep the job."""
+def _start_worker(job: ServiceJob, placer: Placer) -> None:
+    """In a worker process, as it starts: leave the signals that stop a run to its parent, and
+    keep the job."""
     global _worker
-    _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the handler inherited from the parent is the parent's
     _worker = (job, placer)
-
-
-def _die_with(parent: int) -> None:
-    """End this worker when ``parent`` ends, however it ends: the kernel kills it when the parent
-    dies (Linux), and a thread ends it once it finds itself adopted by another process (where the
-    kernel does not, or when the parent died before the kernel was asked)."""
-    if sys.platform == "linux":
-        _kill_on_parent_death()
-    threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
-
-
-def _kill_on_parent_death() -> None:
-    """prctl(PR_SET_PDEATHSIG, SIGKILL): the kernel kills this process when its parent dies. It
-    fires when the thread that forked it ends: the pool forks its workers from the main thread,
-    which ends only with the process."""
-    import ctypes
-
-    with suppress(OSError, AttributeError):  # the thread of ``_die_with`` does the same, a little later
-        args = (ctypes.c_ulong(v) for v in (signal.SIGKILL, 0, 0, 0))  # as the kernel reads them
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, *args)
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(PARENT_POLL_S)
-    os._exit(1)
 
 
 def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]:

@@ -40,10 +40,6 @@ What must stay true:
 - Files are written over their old bytes, not truncated to nothing first:
   ext4 writes a file truncated to zero back to the disk when it is closed
   (``auto_da_alloc``), which would make every build wait on the disk.
-- They are written in whole pages (the last one padded with zeros), then cut
-  to their size: writing part of a page makes the kernel read that page's old
-  bytes from the disk first, when they are no longer in memory (as the files
-  of the generation before the served one seldom are), one read per file.
 
 A writer can be shared by processes: each places files with a ``Placer`` of
 its own (``placer()``) and the writer ``absorb``s what each placed before the
@@ -55,7 +51,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import hashlib
-import mmap
 import os
 import re
 import shutil
@@ -76,7 +71,6 @@ from statusgen.policy import GZIP_MIN_BYTES, GZIP_SUFFIXES
 MANIFEST = ".manifest.json"
 PARTIAL = "partial-"  # the name of a generation being written starts so; a complete one with "g"
 STORE_MARK = ".store"  # in <output>.gens/: the store the site was last built from
-FLUSHERS = 32  # threads flushing a generation's files to the disk
 MANIFEST_FORMAT = 6
 GZIP_LEVEL = 1  # ISA-L's fastest: every changed file of a build is compressed
 SYNCFS_REPORTS_ERRORS = (5, 8)  # the first Linux whose syncfs(2) returns a failed write back
@@ -155,10 +149,10 @@ def failure(output: Path, exc: OSError) -> RenderError:
 
 
 def _write(path: Path, data: bytes, mtime: int) -> None:
-    """``data`` over the old bytes of ``path``, in whole pages (see the module's account), dated ``mtime``."""
+    """``data`` over the old bytes of ``path`` (see the module's account), cut to its size, dated ``mtime``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data + bytes(-len(data) % mmap.PAGESIZE))
+        view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.ftruncate(fd, len(data))
@@ -457,12 +451,12 @@ def _flush(root: Path, written: list[str]) -> None:
     On Linux, one syncfs(2) of the file system: the kernel writes every dirty page and the
     journal once, where an fsync per file asks for a journal commit each. Elsewhere (and on
     Linux before 5.8, whose syncfs does not report a failed write back), each file and then each
-    folder is flushed, many at once: flushes in flight together share the file system's journal
-    commits."""
+    folder is flushed, several at once: flushes in flight together share the file system's
+    journal commits."""
     if _syncfs(root):
         return
     paths = [root / rel for rel in written]
-    with ThreadPoolExecutor(FLUSHERS) as pool:
+    with ThreadPoolExecutor() as pool:
         list(pool.map(_fsync, paths))
         list(pool.map(_fsync, {root, *(p.parent for p in paths)}))
 
