@@ -332,7 +332,14 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
     help="The output tree named in the configuration.",
 )
 @click.option("--seed", type=int, default=1, show_default=True)
-def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: int) -> None:
+@click.option(
+    "--interval",
+    type=click.Choice(["60", "120", "300", "600", "900"]),
+    default="60",
+    show_default=True,
+    help="Seconds between checks (the configuration's site.interval).",
+)
+def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: int, interval: str) -> None:
     """Fill a new store with realistic synthetic history, and write a matching configuration."""
     from statusgen.simulate import config_text
     from statusgen.simulate import simulate as fill
@@ -340,9 +347,9 @@ def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: 
 
     if db.exists():
         raise click.UsageError(f"--db {db} exists; simulate fills a new store only (remove it or pick another path)")
-    config_out.write_text(config_text(n, db.resolve(), output.resolve()), encoding="utf-8")
+    config_out.write_text(config_text(n, db.resolve(), output.resolve(), int(interval)), encoding="utf-8")
     with click.progressbar(length=n, label=f"simulating {n} services x {days} days") as bar:
-        fill(n, days, db, utcnow(), seed, bar.update)
+        fill(n, days, db, utcnow(), seed, bar.update, int(interval))
     click.echo(f"wrote {config_out} and {db}; now: statusgen build --config {config_out}")
 
 

@@ -94,8 +94,9 @@ def profile(service: Simulated, start: int, end: int, seed: int) -> Profile:
     )
 
 
-def overlap(periods: list[tuple[int, int]], a: int, b: int) -> int:
-    return sum(max(0, min(b, e) - max(a, s)) for s, e in periods if s < b and e > a) // MINUTE
+def overlap(periods: list[tuple[int, int]], a: int, b: int, step: int = MINUTE) -> int:
+    """How many checks ``step`` seconds apart in [a, b) fall in ``periods``."""
+    return sum(max(0, min(b, e) - max(a, s)) for s, e in periods if s < b and e > a) // step
 
 
 # -- latency histograms from a log-normal, cached per (median, count) ---------------
@@ -138,27 +139,29 @@ class HistCache:
 # -- what the store gets --------------------------------------------------------------
 
 
-def bucket_rows(p: Profile, res: int, start: int, now: int, cache: HistCache) -> Iterator[tuple[Any, ...]]:
+def bucket_rows(
+    p: Profile, res: int, start: int, now: int, cache: HistCache, step: int = MINUTE
+) -> Iterator[tuple[Any, ...]]:
     for b in range(floor_to(start, res), now, res):
         a, e = max(b, start), min(b + res, now)
-        minutes = (e - a) // MINUTE
-        if minutes <= 0:
+        checks = (e - a) // step
+        if checks <= 0:
             continue
-        maint = overlap(p.maintenance, a, e)
-        down = max(0, min(minutes - maint, overlap(p.outages, a, e)))
-        up = minutes - maint - down
-        slow = min(up, overlap(p.slow, a, e))
+        maint = min(checks, overlap(p.maintenance, a, e, step))
+        down = max(0, min(checks - maint, overlap(p.outages, a, e, step)))
+        up = checks - maint - down
+        slow = min(up, overlap(p.slow, a, e, step))
         median = p.median_ms * (4 if slow * 2 > up else 1)
         yield (res, b, p.slug, up, down, slow, maint, 0, cache.blob(median, up), None, None)
 
 
-def consistent_rows(p: Profile, start: int, end: int, cache: HistCache) -> list[tuple[Any, ...]]:
+def consistent_rows(p: Profile, start: int, end: int, cache: HistCache, step: int = MINUTE) -> list[tuple[Any, ...]]:
     """Buckets at every resolution, each kept for its retention, and each coarser one the sum
     of the finer ones it holds, as the store's own aggregation makes them: 5-minute buckets
     for their retention, hours before that, and 6-hour and day buckets summed from hours."""
     fine_from = max(start, floor_to(end - RESOLUTIONS[300], 3600))
-    five = list(bucket_rows(p, 300, fine_from, end, cache))
-    hours = list(bucket_rows(p, 3600, start, fine_from, cache)) + _summed(five, 3600, cache)
+    five = list(bucket_rows(p, 300, fine_from, end, cache, step))
+    hours = list(bucket_rows(p, 3600, start, fine_from, cache, step)) + _summed(five, 3600, cache)
     rows = five + hours + _summed(hours, 21600, cache) + _summed(hours, 86400, cache)
     return [r for r in rows if r[1] >= end - RESOLUTIONS[r[0]]]
 
@@ -186,13 +189,13 @@ def _summed(rows: list[tuple[Any, ...]], res: int, cache: HistCache) -> list[tup
     return out
 
 
-def raw_rows(p: Profile, start: int, now: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
-    for t in range(floor_to(start, MINUTE), now, MINUTE):
-        flag = "maintenance" if overlap(p.maintenance, t, t + MINUTE) else None
-        if overlap(p.outages, t, t + MINUTE) and flag is None:
+def raw_rows(p: Profile, start: int, now: int, rng: random.Random, step: int = MINUTE) -> Iterator[tuple[Any, ...]]:
+    for t in range(floor_to(start, step), now, step):
+        flag = "maintenance" if overlap(p.maintenance, t, t + step, step) else None
+        if overlap(p.outages, t, t + step, step) and flag is None:
             yield (p.slug, 0, t, "timeout", None, None, 0, None, None)
             continue
-        slow = overlap(p.slow, t, t + MINUTE) > 0
+        slow = overlap(p.slow, t, t + step, step) > 0
         ms = round(p.median_ms * (4 if slow else 1) * math.exp(rng.gauss(0, SIGMA)), 1)
         yield (p.slug, 0, t, "ok", ms, 200, int(ms > 2000), flag, None)
 
@@ -215,8 +218,8 @@ def incidents_of(p: Profile, name: str, now: int) -> list[Incident]:
     return out
 
 
-def current_state(p: Profile, now: int) -> ServiceState:
-    at = from_epoch(now - MINUTE)
+def current_state(p: Profile, now: int, step: int = MINUTE) -> ServiceState:
+    at = from_epoch(now - step)
     ongoing = [s for s, e in p.outages if s < now <= e]
     status = Status.MAJOR_OUTAGE if ongoing else Status.OPERATIONAL
     since = ongoing[0] if ongoing else max((e for s, e in p.outages if e <= now), default=now - 86400)
@@ -232,13 +235,13 @@ def current_state(p: Profile, now: int) -> ServiceState:
     )
 
 
-def config_text(n: int, store: Path, output: Path) -> str:
+def config_text(n: int, store: Path, output: Path, interval: int = MINUTE) -> str:
     lines = [
         "# Written by statusgen simulate: synthetic services for benchmarks and demos.",
         "[site]",
         'title = "Simulated status"',
         'base_url = "https://status.example.org"',
-        "interval = 60",
+        f"interval = {interval}",
         f'store = "{store}"',
         f'output = "{output}"',
         "",
@@ -261,10 +264,17 @@ def config_text(n: int, store: Path, output: Path) -> str:
 
 
 def simulate(
-    n: int, days: int, db: Path, now: datetime, seed: int = 1, progress: Callable[[int], None] = lambda _: None
+    n: int,
+    days: int,
+    db: Path,
+    now: datetime,
+    seed: int = 1,
+    progress: Callable[[int], None] = lambda _: None,
+    interval: int = MINUTE,
 ) -> None:
-    """Fill ``db`` with ``days`` of history for ``n`` services (those of ``config_text``) ending at ``now``."""
-    fill(numbered(n), days, db, now, seed, progress)
+    """Fill ``db`` with ``days`` of history for ``n`` services (those of ``config_text``) checked every
+    ``interval`` seconds, ending at ``now``."""
+    fill(numbered(n), days, db, now, seed, progress, interval)
 
 
 def fill(
@@ -274,9 +284,11 @@ def fill(
     now: datetime,
     seed: int = 1,
     progress: Callable[[int], None] = lambda _: None,
+    interval: int = MINUTE,
 ) -> None:
-    """Fill ``db`` with ``days`` of history for ``services``, ending at ``now``."""
-    end = floor_to(to_epoch(now), MINUTE)
+    """Fill ``db`` with ``days`` of history for ``services`` checked every ``interval`` seconds
+    (a whole number of minutes), ending at ``now``."""
+    end = floor_to(to_epoch(now), interval)
     start = end - days * 86400
     store = Store(db)
     cache, rng = HistCache(), random.Random(seed)
@@ -284,9 +296,10 @@ def fill(
         store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), len(services), 0))
         for service in services:
             p = profile(service, start, end, seed)
-            rows = consistent_rows(p, start, end, cache)
-            raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng)
-            store.bulk_load(rows, raw, {p.slug: current_state(p, end)}, incidents_of(p, service.name, end))
+            rows = consistent_rows(p, start, end, cache, interval)
+            raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng, interval)
+            states = {p.slug: current_state(p, end, interval)}
+            store.bulk_load(rows, raw, states, incidents_of(p, service.name, end))
             progress(1)
         store.record_run(RunRecord(0, from_epoch(end - 5), from_epoch(end), len(services), 0))
     finally:

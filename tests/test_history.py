@@ -11,6 +11,7 @@ late into a closed bucket, and retention runs.
 from __future__ import annotations
 
 import random
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -263,3 +264,21 @@ def test_simulated_incidents_never_end_after_now(tmp_path):
     for incident in open_:
         state = states[incident.service]
         assert state.status == Status.MAJOR_OUTAGE and state.since == incident.started_at
+
+
+def test_a_simulated_store_checked_every_five_minutes_holds_one_result_a_bucket(tmp_path):
+    """``simulate --interval 300``: raw results five minutes apart, one of them in each 5-minute
+    bucket and twelve in each hour, as a site checking every five minutes leaves them."""
+    from statusgen.simulate import fill, numbered
+
+    now = datetime(2026, 11, 22, 20, 0, 30, tzinfo=UTC)
+    fill(numbered(3), 2, tmp_path / "sim.db", now, interval=300)
+    db = sqlite3.connect(tmp_path / "sim.db")
+    times = [t for (t,) in db.execute("SELECT ts FROM results WHERE service = 'service-0000' ORDER BY ts")]
+    assert times and {b - a for a, b in zip(times, times[1:], strict=False)} == {300}
+    counts = {
+        res: {n for (n,) in db.execute("SELECT up + down + maintenance FROM buckets WHERE res = ?", (res,))}
+        for res in (300, 3600)
+    }
+    db.close()
+    assert counts[300] == {1} and max(counts[3600]) == 12
