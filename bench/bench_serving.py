@@ -34,7 +34,8 @@ from pathlib import Path
 import httpx
 
 from statusgen import demo
-from statusgen.web.nginx import NginxOptions, nginx_config
+from statusgen.web.nginx import nginx_config
+from statusgen.web.nginx_inputs import NginxOptions
 from statusgen.web.serve import PreviewServer
 
 DURATION_S = 3

@@ -398,7 +398,8 @@ def nginx_conf(
     access_log: str,
 ) -> None:
     """Print the nginx configuration that serves the tree with every HTTP rule of the API."""
-    from statusgen.web.nginx import NginxOptions, nginx_config
+    from statusgen.web.nginx import nginx_config
+    from statusgen.web.nginx_inputs import NginxOptions
 
     click.echo(
         nginx_config(

@@ -35,7 +35,8 @@ from statusgen.config import Config, load_config
 from statusgen.cycle import rebuild, run_cycle
 from statusgen.render.tree import MANIFEST, write_tree
 from statusgen.store import Store
-from statusgen.web.nginx import NginxOptions, nginx_config
+from statusgen.web.nginx import nginx_config
+from statusgen.web.nginx_inputs import NginxOptions
 from statusgen.web.serve import PreviewServer
 from tests.conftest import Targets, write_config
 

@@ -25,7 +25,8 @@ from hishel.httpx import CacheTransport
 from statusgen import routes
 from statusgen.cli import main
 from statusgen.policy import PAGE_POLICY
-from statusgen.web.nginx import NginxConfError, NginxOptions, nginx_config
+from statusgen.web.nginx import nginx_config
+from statusgen.web.nginx_inputs import NginxConfError, NginxOptions
 from tests.conformance import (
     Server,
     free_port,
