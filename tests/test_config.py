@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,7 +185,25 @@ BROKEN = [
     (
         "nested too deep",
         CATS + GOOD_SERVICE + "keyword = " + "[" * 100_000 + "]" * 100_000 + "\n",
-        ["services.toml: arrays and tables are nested more than 16 deep; flatten the value"],
+        ["services.toml: line 10: arrays and tables are nested more than 16 deep; flatten the value"],
+    ),
+    (
+        "a dotted key too long",
+        CATS + GOOD_SERVICE + "\n[x]\n" + "a" + ".a" * 100_000 + " = 1\n",
+        ["services.toml: line 12: a key has more than 16 dotted parts; write a shorter key"],
+    ),
+    (
+        "a table header too deep",
+        CATS + GOOD_SERVICE + "\n[" + ".".join(["t"] * 100_000) + "]\n",
+        ["services.toml: line 11: a key has more than 16 dotted parts; write a shorter key"],
+    ),
+    (
+        "userinfo and an Authorization header",
+        CATS + GOOD_SERVICE.replace("https://", "https://me:secret@") + 'headers = { Authorization = "Bearer x" }\n',
+        [
+            'services.toml: service "github", check 1: url has a user name or password and headers has '
+            "Authorization: the URL's would replace the header; keep one of them"
+        ],
     ),
     (
         "a variable that is not set",
@@ -253,7 +274,7 @@ def test_a_huge_file_is_refused_before_it_is_read(tmp_path):
         f.write(CATS + GOOD_SERVICE)
         f.write("# padding\n" * 500_000)
     res = CliRunner().invoke(main, ["check-config", str(path)])
-    assert res.exit_code == 2 and "is larger than a configuration may be (4194304 bytes)" in res.output
+    assert res.exit_code == 2 and "larger than a configuration may be (4194304 bytes)" in res.output
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
@@ -362,3 +383,33 @@ def test_fuzzed_bytes_never_crash(tmp_path_factory, raw):
     path.write_bytes(raw)
     with pytest.raises(ConfigError):
         load_config(path)
+
+
+MEASURED = r"""
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(json.dumps({"s": time.perf_counter() - t, "code": done.returncode, "err": done.stderr,
+                  "mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("deep-key.toml", "line 1: a key has more than 16 dotted parts"),
+        ("deep-header.toml", "line 1: a key has more than 16 dotted parts"),
+        ("/dev/zero", "larger than a configuration may be"),
+    ],
+)
+def test_costly_configurations_are_refused_at_once_in_little_memory(tmp_path, name, expected):
+    """What cost Python's TOML parser seconds and gigabytes (a 100,000-part dotted key or table
+    header in 200 KB) or never ended (/dev/zero) is refused before parsing: exit 2, the line,
+    in under a second and 100 MB (the figures of a whole statusgen process, measured from outside)."""
+    (tmp_path / "deep-key.toml").write_text("x" + ".a" * 100_000 + " = 1\n")
+    (tmp_path / "deep-header.toml").write_text("[" + ".".join(["t"] * 100_000) + "]\n")
+    path = name if name.startswith("/") else str(tmp_path / name)
+    command = [sys.executable, "-m", "statusgen.cli", "check-config", path]
+    got = json.loads(subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True, text=True).stdout)
+    assert got["code"] == 2 and expected in got["err"] and "Traceback" not in got["err"], got["err"]
+    assert got["s"] < 1.0 and got["mb"] < 100, got

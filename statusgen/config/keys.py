@@ -128,7 +128,8 @@ CHECK_KEYS = (
         headers,
         (),
         "Request headers, a table; a value may name environment variables (${TOKEN}), read at run time and "
-        "never published. The url may name them too; its userinfo and query are never published.",
+        "never published. The url may name them too; its userinfo and query are never published. A url with a "
+        "user name or password sends them as Basic authorization: it cannot also have an Authorization header.",
     ),
     Key(
         "body",

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from statusgen.config.keys import (
     CHECK_KEYS,
@@ -40,7 +41,7 @@ from statusgen.config.records import (
     VendorConfig,
 )
 from statusgen.config.secrets import references
-from statusgen.config.tomlscan import nesting
+from statusgen.config.tomlscan import too_deep
 from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Invalid, Key, show
 from statusgen.errors import ConfigError
 from statusgen.model import SLUG_RE
@@ -127,10 +128,24 @@ def _named_variables_are_set(values: dict[str, Any], where: str, problems: _Prob
                 problems.add(where, f"{key} names ${{{name}}}, which is not set in the environment; export it")
 
 
+def _one_authorization(values: dict[str, Any], where: str, problems: _Problems) -> None:
+    """A URL's userinfo becomes an Authorization header (Basic), which would silently replace a
+    configured one: the two are refused together."""
+    parts = urlsplit(values.get("url", ""))
+    given = [name for name, _ in values.get("headers", ()) if name.lower() == "authorization"]
+    if given and (parts.username is not None or parts.password is not None):
+        problems.add(
+            where,
+            f"url has a user name or password and headers has {given[0]}: the URL's would replace the "
+            "header; keep one of them",
+        )
+
+
 def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> CheckConfig | None:
     values = _read_table(table, CHECK_KEYS, where, problems)
     _report_unknown(values, where, problems, [k.name for k in CHECK_KEYS])
     _named_variables_are_set(values, where, problems)
+    _one_authorization(values, where, problems)
     values.setdefault("max_bytes", site.max_bytes)
     _kind_keys(table, values, where, problems)
     if "ca_file" in values:
@@ -170,6 +185,7 @@ def _vendor(table: Any, where: str, problems: _Problems) -> VendorConfig | None:
     values = _read_table(table, VENDOR_KEYS, where, problems)
     _report_unknown(values, where, problems, [k.name for k in VENDOR_KEYS])
     _named_variables_are_set(values, where, problems)
+    _one_authorization(values, where, problems)
     try:
         return VendorConfig(**values)
     except TypeError:
@@ -328,10 +344,9 @@ def _notifiers(
 def parse_config(text_: str, path: Path) -> Config:
     """Validate the TOML text of ``path``; raise ConfigError listing every problem."""
     problems = _Problems(path.name, path.parent)
-    if nesting(text_) > MAX_NESTING:
-        raise ConfigError(
-            [f"{path.name}: arrays and tables are nested more than {MAX_NESTING} deep; flatten the value"]
-        )
+    deep = too_deep(text_, MAX_NESTING)
+    if deep:
+        raise ConfigError([f"{path.name}: {deep}"])
     try:
         doc = tomllib.loads(text_)
     except tomllib.TOMLDecodeError as exc:
@@ -386,10 +401,13 @@ def with_planned(services: tuple[ServiceConfig, ...], operator: OperatorFiles) -
 def load_config(path: str | Path) -> Config:
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError([f"{path}: {size} bytes is larger than a configuration may be ({MAX_FILE_BYTES} bytes)"])
-        raw = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:  # bounded by what is read, not by the size the file reports
+            data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ConfigError(
+                [f"{path}: larger than a configuration may be ({MAX_FILE_BYTES} bytes); is it the right file?"]
+            )
+        raw = data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError([f"{path}: file not found; pass --config FILE or create services.toml"]) from None
     except (OSError, UnicodeDecodeError) as exc:

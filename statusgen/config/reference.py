@@ -11,7 +11,7 @@ from statusgen.config.keys import (
     SITE_KEYS,
     VENDOR_KEYS,
 )
-from statusgen.config.values import Key
+from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Key
 
 
 def documented_keys() -> dict[str, tuple[Key, ...]]:
@@ -47,7 +47,9 @@ def config_reference() -> str:
         "",
         "One TOML file (`services.toml` by default). Paths are relative to the file. "
         "`[categories]` maps each category slug to its display name, in the order pages show them. "
-        "docs/checks.md shows a check of each kind (HTTP with conditions, HTTPS certificates, TCP, DNS).",
+        "docs/checks.md shows a check of each kind (HTTP with conditions, HTTPS certificates, TCP, DNS). "
+        f"The file is read only up to {MAX_FILE_BYTES >> 20} MiB, and arrays, tables and dotted keys are refused "
+        f"past {MAX_NESTING} levels (with the line), before the TOML parser sees them.",
         "",
     ]
     headings = {
