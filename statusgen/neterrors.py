@@ -61,17 +61,33 @@ class PrivateRedirect(Exception):
     """A redirect from a public address to an internal one, refused (its message is the public URL)."""
 
 
+#: IPv6 prefixes whose last 32 bits are an IPv4 address a connection may reach: IPv4-compatible
+#: (deprecated, ::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) and NAT64's (64:ff9b::a.b.c.d,
+#: and the local-use 64:ff9b:1::/48). IPv4-mapped, 6to4 and Teredo have ``ipaddress``'s own.
+EMBEDDING_V4 = tuple(ipaddress.IPv6Network(n) for n in ("::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48"))
+
+
+def reached(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The address a connection to ``ip`` reaches: the IPv4 address an IPv6 one carries (mapped,
+    6to4, Teredo's client, IPv4-compatible, translated, NAT64), else ``ip`` itself."""
+    if not isinstance(ip, ipaddress.IPv6Address) or ip in (ipaddress.IPv6Address("::"), ipaddress.IPv6Address("::1")):
+        return ip
+    embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+    if embedded is None and any(ip in network for network in EMBEDDING_V4):
+        embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return embedded or ip
+
+
 def is_public(address: str, internal: Collection[Network] | None = None) -> bool:
     """Whether a connection to ``address`` (an IP literal) leaves our host's networks.
 
     By default, whether it is globally routable (``ipaddress``'s ``is_global``: not loopback,
-    link-local, private, unique-local, shared or reserved). With ``internal``, whether it lies
-    outside exactly those networks instead, so that a caller on loopback alone (a test) can make
-    one loopback address stand for the public internet and another for the inside.
+    link-local, private, unique-local, shared or reserved); an IPv6 address that carries an IPv4
+    one is judged by that (``reached``). With ``internal``, whether it lies outside exactly those
+    networks instead, so that a caller on loopback alone (a test) can make one loopback address
+    stand for the public internet and another for the inside.
     """
-    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 scope ("fe80::1%eth0") is not the address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 reaches 127.0.0.1
+    ip = reached(ipaddress.ip_address(address.split("%", 1)[0]))  # an IPv6 scope ("fe80::1%eth0") is not the address
     if internal is None:
         return ip.is_global
     return not any(ip in network for network in internal)
@@ -106,8 +122,16 @@ async def _addresses(url: httpx.URL) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-async def _leads_inside(url: httpx.URL, guard: RedirectGuard) -> bool:
-    return any(not is_public(address, guard.internal) for address in await _addresses(url))
+async def _started_inside(response: httpx.Response, guard: RedirectGuard) -> bool:
+    """Whether the connection that answered ``response`` went to an internal address: the address
+    it used (httpcore's ``network_stream``), not a second lookup of its name, which a name may
+    answer differently (public to the connection, internal to the check). Without a network stream
+    (a transport of another kind), every address the name resolves to must be internal."""
+    stream = response.extensions.get("network_stream")
+    peer = stream.get_extra_info("server_addr") if stream is not None else None
+    if peer:
+        return not is_public(str(peer[0]), guard.internal)
+    return all(not is_public(address, guard.internal) for address in await _addresses(response.request.url))
 
 
 #: The request extension that names the address a hop was checked at (``opened``, ``PinnedTransport``).
@@ -189,7 +213,7 @@ async def opened(
         hops, outside = 0, False
         while follow and response.next_request is not None:
             if not (outside or guard.allow_private):  # where we are: resolved only once a redirect asks
-                outside = not await _leads_inside(response.request.url, guard)
+                outside = not await _started_inside(response, guard)
             request = response.next_request
             await _discard(response)
             hops += 1

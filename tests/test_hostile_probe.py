@@ -434,6 +434,15 @@ def test_a_hundred_gzip_bombs_cost_little_memory(bomb_server: str, mode: str) ->
         ("::ffff:10.0.0.1", False),
         ("0.0.0.0", False),
         ("192.0.2.1", False),  # documentation
+        # an IPv6 address that carries an IPv4 one reaches it: the IPv4 address decides
+        ("::127.0.0.1", False),  # IPv4-compatible
+        ("64:ff9b::7f00:1", False),  # NAT64
+        ("64:ff9b:1::a00:1", False),  # NAT64, local use
+        ("2002:7f00:1::", False),  # 6to4
+        ("::ffff:0:7f00:1", False),  # IPv4-translated
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),  # Teredo, client 127.0.0.1
+        ("64:ff9b::808:808", True),  # NAT64 of 8.8.8.8
+        ("2002:808:808::1", True),  # 6to4 of 8.8.8.8
     ],
 )
 def test_what_counts_as_public(address: str, public_: bool) -> None:
@@ -529,6 +538,23 @@ def test_a_name_that_turns_inside_after_its_check_is_still_asked_where_it_was_ch
         ("/summary.json", f"status.rebind.test:{port}", "close"),  # the vendors' client keeps connections
     ]
     assert rebinding == {"www.rebind.test": 1, "status.rebind.test": 1}  # looked up once: checked, then asked there
+
+
+def test_the_first_hop_is_judged_by_the_address_its_connection_used(rebinding: dict[str, int]) -> None:
+    """A name that answers the connection a public address and a second lookup an internal one
+    does not make the chain "configured inside": its redirect inside is refused, for a check and
+    for a vendor source."""
+    with recorder("127.0.0.2") as inside, recorder("127.0.0.1") as outside:
+        inside.route("/secret", body=b"all good: the admin page")
+        outside.redirect("/start", inside.url("/secret"))
+        port = outside.server_address[1]
+        results = probe(CheckConfig(f"http://first.rebind.test:{port}/start"), internal=INTERNAL)
+        source = VendorConfig(f"http://vendor.rebind.test:{port}/start", timeout=5)
+        _, vendor = asyncio.run(fetch_vendors(vendor_config(source), {}, utcnow, internal=INTERNAL))["v"]
+    assert [r.outcome for r in results] == [Outcome.PRIVATE_REDIRECT]
+    assert vendor.outcome is Outcome.PRIVATE_REDIRECT
+    assert inside.seen == []
+    assert [path for path, _ in outside.seen] == ["/start", "/start"]
 
 
 def test_a_pinned_https_hop_keeps_its_name_for_tls(public: Recorder, rebinding: dict[str, int], tmp_path) -> None:
