@@ -26,6 +26,8 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/degraded": (200, {"Content-Type": "application/json"}, json.dumps({"status": "degraded"}).encode()),
     "/text": (200, {"Content-Type": "text/plain"}, b"all systems go, build 1234"),
     "/moved": (302, {"Location": "/health"}, b""),
+    # 29 a's and a final b: what drives the pattern (a+)+$ into catastrophic backtracking
+    "/backtrack": (200, {"Content-Type": "text/plain"}, b"a" * 29 + b"b"),
 }
 
 

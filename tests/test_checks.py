@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -306,6 +307,27 @@ def test_http_conditions_bodies_and_redirects(tmp_path, monkeypatch):
     assert got["json-degraded"].detail == "[BODY].status in [UP, ok]"
     assert got["text"].detail == "[BODY] contains down"  # in its canonical form
     assert (got["no-follow"].http_status, got["json-ok"].certificate) == (302, None)
+
+
+def test_a_pattern_cannot_be_driven_into_backtracking_by_the_body(tmp_path):
+    """A target's body, which anyone controls, met an operator's ``(a+)+$`` for 21 s with
+    Python's re, and the whole run waited: patterns are matched by RE2, in time linear in the body."""
+    with http_site() as base:
+        start = time.monotonic()
+        got = probe(
+            tmp_path,
+            {"regex": {"url": f"{base}/backtrack", "timeout": 2, "conditions": ['[BODY] matches "(a+)+$"']}},
+        )
+        took = time.monotonic() - start
+    assert got["regex"].outcome is Outcome.CONDITION and got["regex"].detail == '[BODY] matches "(a+)+$"'
+    assert took < 2 + 2
+
+
+def test_check_config_refuses_a_pattern_the_engine_cannot_compile(tmp_path):
+    """RE2 has no backreferences or lookaround: such a pattern is refused when the file is read."""
+    text = services_toml({"s": {"url": "http://127.0.0.1:9/", "conditions": ['[BODY] matches "(a)\\\\1"']}})
+    with pytest.raises(ConfigError, match="RE2's syntax .*invalid escape sequence"):
+        load_config(write_config(tmp_path, text, SITE))
 
 
 # -- TLS -------------------------------------------------------------------------------------

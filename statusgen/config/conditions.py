@@ -18,7 +18,7 @@ text) and ``[BODY]`` followed by a path into a JSON body (``.key`` and ``[index]
 made of letters, digits, ``_`` and ``-``).
 
 Operators: ``==``, ``!=``, ``<``, ``>`` (numbers only), ``in`` (a list in brackets),
-``contains`` (text) and ``matches`` (a Python regular expression, searched anywhere).
+``contains`` (text) and ``matches`` (a regular expression in RE2's syntax, searched anywhere).
 
 Values: a number (``200``, ``0.5``), ``true``, ``false``, ``null``, a word without spaces
 (``UP``, ``application/json``), or a quoted string with JSON escapes (``"all systems go"``).
@@ -38,9 +38,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
+import re2
 
 Scalar = str | int | float | bool | None
 
@@ -192,9 +194,23 @@ def _fits(operator: str, value: Scalar | tuple[Scalar, ...]) -> None:
         raise ConditionError(f'{operator} takes text: quote the value, like "{_show(value)}"')
     if operator == "matches":
         try:
-            re.compile(str(value))
-        except re.error as exc:
-            raise ConditionError(f"matches takes a regular expression, and {_show(value)} is not one: {exc}") from None
+            pattern(str(value))
+        except re2.error as exc:
+            why = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+            raise ConditionError(
+                f"matches takes a regular expression in RE2's syntax (no backreferences or lookaround), "
+                f"and {_show(value)} is not one: {why}"
+            ) from None
+
+
+@lru_cache(maxsize=256)
+def pattern(text: str) -> Any:
+    """``text`` compiled by RE2, whose matching takes time linear in the body: a target's body,
+    which anyone controls, can never drive an operator's pattern into catastrophic backtracking
+    (``(a+)+$`` against 29 bytes ran 21 s in Python's ``re``). Errors are raised, not logged."""
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(text, options)
 
 
 # -- judging --------------------------------------------------------------------
@@ -288,7 +304,7 @@ def holds(c: Condition, actual: Any) -> bool:
     if c.operator == "contains":
         return str(value) in _as_text(actual)
     if c.operator == "matches":
-        return re.search(str(value), _as_text(actual)) is not None
+        return pattern(str(value)).search(_as_text(actual)) is not None
     same = _equal(actual, value)
     return same if c.operator == "==" else not same
 
