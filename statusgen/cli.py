@@ -17,7 +17,7 @@ import click
 
 from statusgen import __version__
 from statusgen.config import load_config
-from statusgen.errors import StatusgenError
+from statusgen.errors import StatusgenError, StoreError
 from statusgen.model import SEVERITIES, VENDOR_FORMATS
 
 DEFAULT_CONFIG = "services.toml"
@@ -354,6 +354,31 @@ def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: 
 
 
 # -- further commands: one block each, below this line ---------------------------
+
+
+@main.command()
+@config_option
+@click.option("--repair", is_flag=True, help="Drop the damaged values and rebuild what the rest of the store holds.")
+def doctor(config_path: Path, repair: bool) -> None:
+    """Read every stored value back and name the damaged ones (exit 3 when there are any, until
+    --repair has dropped them)."""
+    from statusgen.store import Store, lock_store
+    from statusgen.store.doctor import examine
+    from statusgen.store.doctor import repair as repaired
+
+    cfg = load_config(config_path)
+    with lock_store(cfg.site.store), Store(cfg.site.store, expected=True) as store:
+        found = examine(store)
+        for damage in found:
+            click.echo(damage.line())
+        if not found:
+            click.echo(f"{cfg.site.store}: every stored value reads back")
+            return
+        if not repair:
+            raise StoreError(f"{cfg.site.store}: {len(found)} damaged values; statusgen doctor --repair drops them")
+        for line in repaired(store, found):
+            click.echo(line)
+        click.echo(f"{cfg.site.store}: repaired; the next run or build uses it as it is now")
 
 
 @main.command("nginx-conf")

@@ -48,7 +48,7 @@ from markupsafe import Markup
 from statusgen import jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
-from statusgen.errors import RenderError
+from statusgen.errors import RenderError, StatusgenError
 from statusgen.model import SLUG_RE
 from statusgen.render import keys, pages
 from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
@@ -215,7 +215,12 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]
     job, shared = _worker
     placer = Placer(shared.output, shared.served, shared.old, shared.target, shared.mine)
     fragments = Fragments(shared.output)  # read with a connection of this process's own
-    bars = render_services(job, placer, fragments, indexes)
+    try:
+        bars = render_services(job, placer, fragments, indexes)
+    except StatusgenError:
+        raise  # one message each: they reach the parent as they are
+    except Exception as exc:  # another library's may not cross to the parent (isal's does not pickle)
+        raise RenderError(f"a process rendering the services failed: {type(exc).__name__}: {exc}") from None
     return placer.result(), bars, fragments.drawn
 
 

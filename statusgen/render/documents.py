@@ -23,6 +23,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
+from statusgen.store.failures import DECODING, damaged
 from statusgen.timeutil import iso
 from statusgen.vendors.model import is_stale
 
@@ -313,7 +314,10 @@ def health_document(data: SiteData) -> dict[str, Any]:
 def incident_document(config: Config, row: IncidentRow) -> dict[str, Any]:
     """An incident as the API tells it: its record and what follows from it. Its times are the
     record's texts (the last update's is when it was updated)."""
-    record = current_record(orjson.loads(row.record))
+    try:
+        record = current_record(orjson.loads(row.record))
+    except DECODING:
+        raise damaged(None, "incident", row.service, row.started) from None
     service, updates = row.service, record["updates"]
     svc = config.by_slug.get(service)
     return record | {

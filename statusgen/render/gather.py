@@ -22,6 +22,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.decide.state import ServiceState
 from statusgen.store import Store
+from statusgen.store.failures import DECODING, damaged
 from statusgen.timeutil import to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -57,7 +58,13 @@ class SiteData:
     def vendor_views(self) -> dict[str, Any]:
         """Each service's last good vendor view, parsed once a process: its record, the record's key
         and the site's maintenance all read it."""
-        return {slug: orjson.loads(row.view_json) for slug, row in self.vendors.items() if row.view_json}
+        views = {}
+        for slug, row in self.vendors.items():
+            try:
+                views[slug] = orjson.loads(row.view_json) if row.view_json else None
+            except DECODING:
+                raise damaged(None, "vendor view", slug) from None
+        return {slug: view for slug, view in views.items() if view is not None}
 
     def service(self, slug: str) -> ServiceConfig:
         return self.config.by_slug[slug]
@@ -121,7 +128,10 @@ def with_operator(config: Config, stored: list[IncidentRow]) -> list[IncidentRow
 
 
 def _noted(row: IncidentRow, files: OperatorFiles) -> IncidentRow:
-    incident = Incident.from_json(orjson.loads(row.record))
+    try:
+        incident = Incident.from_json(orjson.loads(row.record))
+    except DECODING:
+        raise damaged(None, "incident", row.service, row.started) from None
     noted = with_notes(incident, files.notes_on(incident.id))
     return row if noted == incident else row._replace(record=_record(noted))
 

@@ -49,6 +49,7 @@ from statusgen.render.gather import SiteData
 from statusgen.render.keys import RecordInputs
 from statusgen.render.tree import Placer
 from statusgen.store import Store
+from statusgen.store.failures import DECODING, damaged
 from statusgen.timeutil import iso
 
 Document = dict[str, Any]
@@ -224,7 +225,13 @@ def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, index
     """Render the services at ``indexes`` of the configuration; each one's ``pages.front_bar``."""
     renderer = ServiceRenderer(job, placer, fragments)
     services = job.data.config.services
+    bars = {}
     try:
-        return {services[i].slug: renderer.render(services[i]) for i in indexes}
+        for i in indexes:
+            try:
+                bars[services[i].slug] = renderer.render(services[i])
+            except DECODING:  # a value SQLite found sound that does not decode (a latency histogram)
+                raise damaged(job.store, "measurements", services[i].slug) from None
+        return bars
     finally:
         renderer.close()

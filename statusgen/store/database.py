@@ -41,7 +41,14 @@ from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.errors import StoreError
 from statusgen.model import CheckResult, Outcome
-from statusgen.store.failures import check_once, guarded_method, must_hold_data, store_failure
+from statusgen.store.failures import (
+    DECODING,
+    check_once,
+    damaged,
+    guarded_method,
+    must_hold_data,
+    store_failure,
+)
 from statusgen.store.hours import HOUR, ROW_SQL, SPAN_ROWS, inflated, write_all_hours, write_hours
 from statusgen.store.migrations import current_version, migrate, must_be_current
 from statusgen.store.records import BucketRow, Cycle, Notification, NotificationKey, SendOutcome, aggregate
@@ -150,7 +157,7 @@ class Store:
             db.execute(f"UPDATE results SET row = {ROW_SQL} WHERE rowid > ?", (before,))
             write_hours(db, {(r.result.service, floor_to(to_epoch(r.result.ts), HOUR)) for r in cycle.results})
             for res in RESOLUTIONS:
-                _upsert_buckets(db, res, aggregate(cycle.results, res))
+                _upsert_buckets(db, self.path, res, aggregate(cycle.results, res))
             _moved(db, {r.result.service for r in cycle.results})
             db.executemany(
                 "INSERT OR REPLACE INTO service_state VALUES (?,?)",
@@ -275,8 +282,13 @@ class Store:
 
     @guarded_method
     def states(self) -> dict[str, ServiceState]:
-        rows = self.db.execute("SELECT service, state FROM service_state")
-        return {s: ServiceState.from_json(orjson.loads(j)) for s, j in rows}
+        out = {}
+        for service, state in self.db.execute("SELECT service, state FROM service_state"):
+            try:
+                out[service] = ServiceState.from_json(orjson.loads(state))
+            except DECODING:
+                raise damaged(self.path, "state", service) from None
+        return out
 
     @guarded_method
     def incident_records(self) -> list[tuple[str, int, int | None, str]]:
@@ -288,7 +300,13 @@ class Store:
 
     @guarded_method
     def incidents(self) -> list[Incident]:
-        return [Incident.from_json(orjson.loads(j)) for _, _, _, j in self.incident_records()]
+        return [self._incident(service, at, record) for service, at, _, record in self.incident_records()]
+
+    def _incident(self, service: str, started: int, record: str) -> Incident:
+        try:
+            return Incident.from_json(orjson.loads(record))
+        except DECODING:
+            raise damaged(self.path, "incident", service, started) from None
 
     @guarded_method
     def incident_ids(self) -> set[str]:
@@ -296,8 +314,8 @@ class Store:
 
     @guarded_method
     def open_incidents(self) -> dict[str, Incident]:
-        rows = self.db.execute("SELECT record FROM incidents WHERE ended_at IS NULL")
-        found = (Incident.from_json(orjson.loads(j)) for (j,) in rows)
+        rows = self.db.execute("SELECT service, started_at, record FROM incidents WHERE ended_at IS NULL")
+        found = (self._incident(service, at, record) for service, at, record in rows)
         return {i.service: i for i in found}
 
     @guarded_method
@@ -384,11 +402,14 @@ class Store:
         t, whole = _last_day_split(since)
         count, head = self.db.execute(SPAN_ROWS, (service, t, whole)).fetchone()
         parts = [head] if count else []
-        for n, rows in self.db.execute(
-            "SELECT n, rows FROM result_hours WHERE service = ? AND hour >= ? ORDER BY hour", (service, whole)
+        for hour, n, rows in self.db.execute(
+            "SELECT hour, n, rows FROM result_hours WHERE service = ? AND hour >= ? ORDER BY hour", (service, whole)
         ):
             count += n
-            parts.append(inflated(rows))
+            try:
+                parts.append(inflated(rows))
+            except DECODING:
+                raise damaged(self.path, "results of the hour", service, hour) from None
         return count, "[" + ",".join(parts) + "]"
 
     @guarded_method
@@ -508,7 +529,7 @@ def _moved(db: sqlite3.Connection, services: Iterable[str]) -> None:
     )
 
 
-def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
+def _upsert_buckets(db: sqlite3.Connection, path: Path, res: int, rows: dict[tuple[str, int], BucketRow]) -> None:
     """Add ``rows`` into the stored buckets."""
     for (svc, start), row in rows.items():
         old = db.execute(
@@ -518,7 +539,10 @@ def _upsert_buckets(db: sqlite3.Connection, res: int, rows: dict[tuple[str, int]
         ).fetchone()
         if old:
             up, down, slow, maintenance, excluded, hist = old
-            row.add(BucketRow(start, up, down, slow, maintenance, excluded, latency.decode(hist)))
+            try:
+                row.add(BucketRow(start, up, down, slow, maintenance, excluded, latency.decode(hist)))
+            except DECODING:
+                raise damaged(path, "bucket", svc, start) from None
         db.execute(
             f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (

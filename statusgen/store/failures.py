@@ -11,7 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from isal import isal_zlib
+
 from statusgen.errors import StoreError
+from statusgen.timeutil import iso_epoch
 
 #: What to do about a damaged store (also said when a store is missing where one was recorded).
 RESTORE = "restore it from a backup, or move it aside and run with --new-store to start a new one"
@@ -100,3 +103,20 @@ def check_once(db: sqlite3.Connection, path: Path) -> None:
         first = " ".join(str(problems[0]).split())
         raise StoreError(f"{path}: the store is damaged (quick_check: {first}): {RESTORE}")
     _checked.add(key)
+
+
+#: What decoding a damaged stored value raises: a deflated block that does not inflate, JSON that
+#: does not parse, a record without its fields, a histogram cut short. SQLite cannot see such
+#: damage (``quick_check`` checks pages, not the values in them).
+INFLATING = cast(type[BaseException], isal_zlib.error)  # isal's stubs type its error class as an instance
+DECODING = (INFLATING, ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+DOCTOR = "run statusgen doctor to list what is damaged, and statusgen doctor --repair to drop it and rebuild the rest"
+
+
+def damaged(path: Path | None, what: str, service: str, at: int | None = None) -> StoreError:
+    """A stored value that does not decode, as one line naming the service, the time and what to do
+    (and the store's file, where the reader knows it)."""
+    where = f"{path}: " if path is not None else "the store: "
+    when = f" at {iso_epoch(at)}" if at is not None else ""
+    return StoreError(f"{where}the stored {what} of service {service!r}{when} is damaged: {DOCTOR}")

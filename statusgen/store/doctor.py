@@ -1,0 +1,176 @@
+"""``statusgen doctor``: every stored value read back, the damaged ones named, and, with
+``--repair``, dropped and rebuilt from the rest where the rest holds them.
+
+SQLite's own check (``quick_check``, run as every store opens) finds damaged pages, not a value
+whose bytes changed inside a sound page: a deflated block that no longer inflates, JSON that no
+longer parses, a histogram cut short. A run or build meeting one stops with one line naming it
+(exit 3); this reads them all.
+
+What a repair does, by table:
+
+    result_hours    dropped, then made again from the results, which the store keeps for the
+                    same two days (lost only where those results were pruned)
+    buckets         the latency histogram dropped; the bucket's counts and percentiles stay
+    service_state   dropped: the next run decides the service afresh from its results
+    incidents       dropped: that incident is lost
+    vendor_sources  its last view and body dropped: the next run fetches the source again
+    notifications   dropped: that event is not sent
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from statusgen import latency
+from statusgen.decide.incidents import Incident
+from statusgen.decide.state import ServiceState
+from statusgen.store.database import Store
+from statusgen.store.failures import DECODING
+from statusgen.store.hours import inflated, write_hours
+from statusgen.timeutil import iso_epoch
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One stored value that does not read back."""
+
+    table: str
+    key: tuple[Any, ...]  # its row's primary key
+    service: str
+    at: int | None  # the time it is of, epoch seconds
+    what: str
+    reason: str
+
+    @property
+    def of(self) -> str:
+        """What it is, whose, and of when."""
+        owner = "notifier" if self.table == "notifications" else "service"
+        when = f" at {iso_epoch(self.at)}" if self.at is not None else ""
+        return f"the {self.what} of {owner} {self.service!r}{when}"
+
+    def line(self) -> str:
+        return f"damaged: {self.of} ({self.table}): {self.reason}"
+
+
+def _table(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise TypeError(f"a JSON object was stored, this is a {type(value).__name__}")
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
+
+
+def _hours(store: Store) -> list[Damage]:
+    found = []
+    for service, hour, n, rows in store.db.execute("SELECT service, hour, n, rows FROM result_hours"):
+        try:
+            count = len(orjson.loads("[" + inflated(rows) + "]"))
+            reason = None if count == n else f"holds {count} results where {n} were written"
+        except DECODING as exc:
+            reason = _reason(exc)
+        if reason:
+            found.append(Damage("result_hours", (service, hour), service, hour, "results of the hour", reason))
+    return found
+
+
+def _buckets(store: Store) -> list[Damage]:
+    found = []
+    rows = store.db.execute("SELECT service, res, start, hist FROM buckets WHERE hist IS NOT NULL")
+    for service, res, start, hist in rows:
+        try:
+            latency.decode(hist)
+        except DECODING as exc:
+            what = f"latency histogram of the {res}-second bucket"
+            found.append(Damage("buckets", (service, res, start), service, start, what, _reason(exc)))
+    return found
+
+
+def _json_rows(store: Store, table: str, sql: str, what: str, read: Any) -> list[Damage]:
+    found = []
+    for service, at, key, value in store.db.execute(sql):
+        try:
+            read(orjson.loads(value))
+        except DECODING as exc:
+            found.append(Damage(table, key if isinstance(key, tuple) else (key,), service, at, what, _reason(exc)))
+    return found
+
+
+def examine(store: Store) -> list[Damage]:
+    """Every stored value that does not read back, table by table."""
+    return [
+        *_hours(store),
+        *_buckets(store),
+        *_json_rows(
+            store,
+            "service_state",
+            "SELECT service, NULL, service, state FROM service_state",
+            "state",
+            ServiceState.from_json,
+        ),
+        *_json_rows(
+            store,
+            "incidents",
+            "SELECT service, started_at, id, record FROM incidents",
+            "incident",
+            Incident.from_json,
+        ),
+        *_json_rows(
+            store,
+            "vendor_sources",
+            "SELECT service, NULL, service, view FROM vendor_sources WHERE view IS NOT NULL",
+            "last vendor view",
+            _table,
+        ),
+        *_json_rows(
+            store,
+            "notifications",
+            "SELECT notifier, queued_at, event || char(0) || notifier, body FROM notifications",
+            "queued notification",
+            _table,
+        ),
+    ]
+
+
+def repair(store: Store, damages: list[Damage]) -> list[str]:
+    """Drop the damaged values and rebuild what the rest holds, in one transaction; a line for each
+    saying what became of it."""
+    told = []
+    with store.transaction() as db:
+        for d in damages:
+            told.append(_repair_one(db, d))
+        db.executemany(
+            "INSERT INTO service_data VALUES (?, 1) ON CONFLICT (service) DO UPDATE SET version = version + 1",
+            sorted({(d.service,) for d in damages if d.table in ("result_hours", "buckets")}),
+        )
+    return told
+
+
+def _repair_one(db: Any, d: Damage) -> str:
+    of = d.of
+    if d.table == "result_hours":
+        db.execute("DELETE FROM result_hours WHERE service = ? AND hour = ?", d.key)
+        write_hours(db, [d.key])
+        again = db.execute("SELECT n FROM result_hours WHERE service = ? AND hour = ?", d.key).fetchone()
+        return f"rebuilt {of} from its {again[0]} results" if again else f"dropped {of}: its results were pruned"
+    if d.table == "buckets":
+        db.execute("UPDATE buckets SET hist = NULL WHERE service = ? AND res = ? AND start = ?", d.key)
+        return f"dropped {of}; its counts and percentiles stay"
+    if d.table == "service_state":
+        db.execute("DELETE FROM service_state WHERE service = ?", d.key)
+        return f"dropped {of}: the next run decides it afresh"
+    if d.table == "incidents":
+        db.execute("DELETE FROM incidents WHERE id = ?", d.key)
+        return f"dropped {of} ({d.key[0]}): that incident is lost"
+    if d.table == "vendor_sources":
+        db.execute(
+            "UPDATE vendor_sources SET view = NULL, body = NULL, etag = NULL, last_modified = NULL WHERE service = ?",
+            d.key,
+        )
+        return f"dropped {of}: the next run fetches the source again"
+    event, notifier = d.key[0].split("\0")
+    db.execute("DELETE FROM notifications WHERE event = ? AND notifier = ?", (event, notifier))
+    return f"dropped {of}: that event is not sent"
