@@ -17,6 +17,7 @@ from statusgen import routes
 from statusgen.config import load_config
 from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
+from statusgen.errors import StoreError
 from statusgen.model import CheckResult, Outcome
 from statusgen.render import pages
 from statusgen.render.badges import badge_paths
@@ -108,12 +109,15 @@ def test_only_the_services_with_new_data_are_rendered(site):
 def test_results_leaving_the_last_day_render_their_service_again(site):
     config, store = site
     at = NOW + timedelta(hours=12)
+    one_result_for(config, store, "service-0001", at - timedelta(hours=11))  # 11 hours on, its last result
+    kept_by_next_build(config, store, at - timedelta(hours=11))
     before = store.data_versions()
-    one_result_for(config, store, "service-0002", at)  # a run 12 hours on: every last day starts 12 hours later
+    one_result_for(config, store, "service-0002", at)  # a run an hour later checks another service
     assert store.data_versions()["service-0001"] == before["service-0001"]
-    kept = kept_by_next_build(config, store, at)
-    assert routes.service_file("service-0001") not in kept  # nothing written for it, yet its last day is shorter
-    assert_tree_is_a_build_from_scratch(config, store, at)
+    one_result_for(config, store, "service-0001", at + timedelta(minutes=1))  # its day moves an hour on
+    kept = kept_by_next_build(config, store, at + timedelta(minutes=1))
+    assert routes.service_file("service-0001") not in kept  # its results of an hour ago left its last day
+    assert_tree_is_a_build_from_scratch(config, store, at + timedelta(minutes=1))
 
 
 def test_retention_moves_the_version_of_a_service_whose_buckets_it_drops(site):
@@ -158,7 +162,8 @@ def test_services_rendered_by_worker_processes_make_the_same_tree(site):
 
 def test_an_error_in_a_worker_fails_the_build_as_it_would_alone_and_keeps_the_site(site):
     """A bucket whose histogram cannot be read (a damaged store): the build fails with the same
-    error in a worker as in one process, and the served site stays as it was."""
+    error, the store's, naming the service, in a worker as in one process, and the served site
+    stays as it was."""
     config, store = site
     served = tree_files(config.site.output)
     at = NOW + timedelta(days=1)  # every history of the service is made again, its days read
@@ -166,7 +171,7 @@ def test_an_error_in_a_worker_fails_the_build_as_it_would_alone_and_keeps_the_si
     store.db.execute("UPDATE buckets SET hist = x'05' WHERE service = 'service-0003' AND res = 86400")
     errors = []
     for workers in (1, 2):
-        with pytest.raises(IndexError) as info:
+        with pytest.raises(StoreError, match="the measurements .* of service 'service-0003'") as info:
             build(store, config, at, workers=workers)
         errors.append(str(info.value))
         assert tree_files(config.site.output) == served

@@ -213,15 +213,29 @@ def edges(rng: Range, as_of: datetime) -> list[tuple[int, int]]:
     return [(start, end)] if first >= last else [(start, first), (last, end)]
 
 
-def range_summary(
-    rng: Range, as_of: datetime, spans: Sequence[Span], sums: Sums, edge: Sequence[Bucket], coarse: Sequence[Bucket]
+def day_summary(
+    rng: Range,
+    as_of: datetime,
+    spans: Sequence[Span],
+    sums: Sums,
+    edge: Sequence[Bucket],
+    coarse: Sequence[Bucket],
+    progress: Bucket | None,
 ) -> dict[str, Any]:
-    """A history's summary without its points (the service record's last day carries the 24-hour
-    one every cycle): ``sums``, its buckets' sums; ``edge``, its buckets in the spans of ``edges``;
-    ``coarse``, as for ``history``. The same as ``history(...).document["summary"]``."""
+    """The summary of a range's closed buckets and its bucket in progress (``progress``; None when
+    nothing was measured in it yet): what every result from the window's first bucket to ``as_of``
+    adds up to, as a service record's last day lists them. ``sums``: the closed buckets' sums;
+    ``edge``: its buckets in the spans of ``edges``; ``coarse``: as for ``history``."""
     start, end = window(rng, as_of)
-    inc_s = incident_seconds(spans, start, end - start, 1, end)[0]
-    return summary(*sums, _merged_hist(start, end, rng.resolution_s, edge, coarse), inc_s)
+    now = to_epoch(as_of)
+    up, down, maintenance, excluded = sums
+    hist = _merged_hist(start, end, rng.resolution_s, edge, coarse)
+    if progress is not None:
+        up, down = up + progress.up, down + progress.down
+        maintenance, excluded = maintenance + progress.maintenance, excluded + progress.excluded
+        latency.merge_encoded(hist, progress.hist)
+    (inc_s,) = incident_seconds(spans, start, max(1, now - start), 1, now)
+    return summary(up, down, maintenance, excluded, hist, inc_s)
 
 
 def in_progress(rng: Range, as_of: datetime, spans: Sequence[Span], bucket: Bucket | None) -> Point:

@@ -217,8 +217,8 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]
     fragments = Fragments(shared.output)  # read with a connection of this process's own
     try:
         bars = render_services(job, placer, fragments, indexes)
-    except StatusgenError:
-        raise  # one message each: they reach the parent as they are
+    except (StatusgenError, StaleTree):
+        raise  # one message each (a stale tree: a build without keys follows): they reach the parent as they are
     except Exception as exc:  # another library's may not cross to the parent (isal's does not pickle)
         raise RenderError(f"a process rendering the services failed: {type(exc).__name__}: {exc}") from None
     return placer.result(), bars, fragments.drawn

@@ -24,7 +24,7 @@ from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.store.failures import DECODING, damaged
-from statusgen.timeutil import iso
+from statusgen.timeutil import from_epoch, iso
 from statusgen.vendors.model import is_stale
 
 Documents = dict[str, Any]  # tree path -> JSON-ready object
@@ -108,12 +108,20 @@ def _check_doc(index: int, check: CheckConfig) -> dict[str, Any]:
 LAST_DAY_COLUMNS = ["at", "check", "outcome", "latency_ms", "http_status", "slow", "flag"]
 
 
-def _last_day(last_day: tuple[int, str], day_summary: dict[str, Any]) -> dict[str, Any]:
-    """The raw results of the last day and the 24h summary. ``last_day``: their count and the JSON
-    array of their rows, as the store keeps them (``Store.last_day_json``): a day of results at
-    one check a minute is some 1,440 rows a service, written into the record as they are."""
+def _last_day(last_day: tuple[int, str], period: tuple[int, datetime], day_summary: dict[str, Any]) -> dict[str, Any]:
+    """The raw results of the last day and what they add up to, over ``period`` (from the 24h
+    window's first bucket to the record's time). ``last_day``: their count and the JSON array of
+    their rows, as the store keeps them (``Store.last_day_json``): a day of results at one check a
+    minute is some 1,440 rows a service, written into the record as they are."""
     count, rows = last_day
-    return {"columns": LAST_DAY_COLUMNS, "count": count, "rows": orjson.Fragment(rows), "summary": day_summary}
+    return {
+        "from": iso(from_epoch(period[0])),
+        "to": iso(period[1]),
+        "columns": LAST_DAY_COLUMNS,
+        "count": count,
+        "rows": orjson.Fragment(rows),
+        "summary": day_summary,
+    }
 
 
 def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
@@ -126,6 +134,7 @@ def service_document(
     svc: ServiceConfig,
     day_summary: dict[str, Any],
     last_day: tuple[int, str],
+    period: tuple[int, datetime],
     progress: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     """A service's record: its state, checks, vendor view, open incident, last day of results and
@@ -152,7 +161,7 @@ def service_document(
             "vendor": vendor,
             "open_incident": _incident_ref(open_inc),
             "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
-            "last_day": _last_day(last_day, day_summary),
+            "last_day": _last_day(last_day, period, day_summary),
             "in_progress": progress,
         },
     }

@@ -8,7 +8,7 @@ renders it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -84,12 +84,6 @@ class SiteData:
             return self.last_run.finished_at
         observed = [s.observed_at for s in self.states.values() if s.observed_at]
         return max(observed) if observed else self.now
-
-    @property
-    def last_day_since(self) -> datetime:
-        """Where a service record's last day of results starts: a day before the last run ended."""
-        anchor = self.last_run.finished_at if self.last_run and self.last_run.finished_at else self.now
-        return anchor - timedelta(days=1)
 
 
 def gather(store: Store, config: Config, now: datetime) -> SiteData:

@@ -33,7 +33,16 @@ from markupsafe import Markup
 
 from statusgen import jsonout, routes
 from statusgen.config import ServiceConfig
-from statusgen.decide.history import COARSER, History, edges, history, in_progress, range_summary, window
+from statusgen.decide.history import (
+    COARSER,
+    Bucket,
+    History,
+    day_summary,
+    edges,
+    history,
+    in_progress,
+    window,
+)
 from statusgen.model import RANGES, Range
 from statusgen.render import keys, pages
 from statusgen.render.documents import (
@@ -50,7 +59,7 @@ from statusgen.render.keys import RecordInputs
 from statusgen.render.tree import Placer
 from statusgen.store import Store
 from statusgen.store.failures import DECODING, damaged
-from statusgen.timeutil import iso
+from statusgen.timeutil import from_epoch, iso
 
 Document = dict[str, Any]
 
@@ -130,7 +139,8 @@ class ServiceRenderer:
 
     def record(self, svc: ServiceConfig, as_of: datetime, histories: Histories, path: str) -> Document:
         """Place the service's record (kept when its inputs are unchanged); the record."""
-        since = self.data.last_day_since
+        day_start = window(RANGES["24h"], as_of)[0]
+        since = from_epoch(day_start)  # the last day's rows are those its summary adds up
         key = keys.key(record_inputs(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since)))
         unchanged = self.job.use_keys and self.placer.previous_key(path) == key
         served = self.placer.read_served(path) if unchanged else None  # read only when it may be kept
@@ -142,7 +152,8 @@ class ServiceRenderer:
         now = self.store.buckets_at(svc.slug, list(starts.values()))
         progress = {name: in_progress(rng, as_of, spans, now.get(starts[name])) for name, rng in RANGES.items()}
         day = self.store.last_day_json(svc.slug, since)
-        record = service_document(self.data, svc, histories.summary("24h"), day, progress)
+        period = (day_start, as_of)
+        record = service_document(self.data, svc, histories.day_summary(now.get(starts["24h"])), day, period, progress)
         self.placer.put(path, jsonout.dump(record), key)
         return record
 
@@ -200,19 +211,16 @@ class Histories:
         coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
         return history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
 
-    def summary(self, name: str) -> Document:
-        """A history's summary: made from the store's sums when the history was kept, rather than
-        by reading the whole served history back."""
-        if name in self.made:
-            made: Document = self.made[name].document["summary"]
-            return made
-        store, rng = self.renderer.store, RANGES[name]
+    def day_summary(self, progress: Bucket | None) -> Document:
+        """The 24-hour summary of every result from the window's first bucket to now: its closed
+        buckets' and the bucket in progress (``progress``)."""
+        store, rng = self.renderer.store, RANGES["24h"]
         res, coarser = rng.resolution_s, COARSER[rng.resolution_s]
-        start, end = self.windows[name]
+        start, end = self.windows["24h"]
         edge = [b for since, until in edges(rng, self.as_of) for b in store.buckets(self.slug, res, since, until)]
         coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
         sums = store.bucket_sums(self.slug, res, start, end)
-        return range_summary(rng, self.as_of, self.spans, sums, edge, coarse)
+        return day_summary(rng, self.as_of, self.spans, sums, edge, coarse, progress)
 
     def get(self, name: str) -> History:
         if name not in self.made:
@@ -231,7 +239,9 @@ def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, index
             try:
                 bars[services[i].slug] = renderer.render(services[i])
             except DECODING:  # a value SQLite found sound that does not decode (a latency histogram)
-                raise damaged(job.store, "measurements", services[i].slug) from None
+                raise damaged(
+                    job.store, "measurements (a latency histogram of its buckets)", services[i].slug
+                ) from None
         return bars
     finally:
         renderer.close()

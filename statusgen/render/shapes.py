@@ -326,12 +326,16 @@ SERVICE_DETAIL = obj(
                         "upcoming_maintenance": UPCOMING_MAINTENANCE,
                         "last_day": obj(
                             {
+                                "from": TIME,
+                                "to": TIME,
                                 "columns": {"type": "array", "items": {"type": "string"}},
                                 "count": INT,
                                 "rows": {"type": "array", "items": LAST_DAY_ROW},
                                 "summary": HISTORY_SUMMARY,
                             },
-                            description="Every result of the last day; summary: the 24h history's.",
+                            description="Every result from the first bucket of the 24h history's window "
+                            "(from) to the record's time (to), and what they add up to (summary): the 24h "
+                            "history's closed buckets and the bucket in progress.",
                         ),
                         "in_progress": obj(
                             dict.fromkeys(RANGES, POINT),

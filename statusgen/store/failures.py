@@ -119,4 +119,4 @@ def damaged(path: Path | None, what: str, service: str, at: int | None = None) -
     (and the store's file, where the reader knows it)."""
     where = f"{path}: " if path is not None else "the store: "
     when = f" at {iso_epoch(at)}" if at is not None else ""
-    return StoreError(f"{where}the stored {what} of service {service!r}{when} is damaged: {DOCTOR}")
+    return StoreError(f"{where}a stored value is damaged, the {what} of service {service!r}{when}: {DOCTOR}")
