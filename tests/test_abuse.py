@@ -60,11 +60,11 @@ def raise_file_limit(wanted: int) -> None:
 # -- the attacker ----------------------------------------------------------------
 
 
-def slow_connection(port: int) -> socket.socket | None:
+def slow_connection(port: int, address: str = ATTACKER) -> socket.socket | None:
     """One connection from the attacker's address that starts a request and never finishes it."""
     sock = socket.socket()
     try:
-        sock.bind((ATTACKER, 0))
+        sock.bind((address, 0))
         sock.settimeout(2)
         sock.connect(("127.0.0.1", port))
         sock.sendall(SLOW_START)
@@ -84,8 +84,10 @@ def drip(socks: list[socket.socket], stop: threading.Event) -> None:
 
 
 @contextmanager
-def slow_connections(port: int, count: int) -> Iterator[list[socket.socket]]:
-    socks = [s for s in (slow_connection(port) for _ in range(count)) if s is not None]
+def slow_connections(port: int, count: int, addresses: tuple[str, ...] = (ATTACKER,)) -> Iterator[list[socket.socket]]:
+    """``count`` slow connections, from each of ``addresses`` in turn."""
+    made = (slow_connection(port, addresses[n % len(addresses)]) for n in range(count))
+    socks = [s for s in made if s is not None]
     stop = threading.Event()
     dripper = threading.Thread(target=drip, args=(socks, stop), daemon=True)
     dripper.start()
@@ -136,19 +138,38 @@ def visits(port: int) -> list[tuple[int, float]]:
         return list(pool.map(lambda path: visit(port, path), paths))
 
 
-def test_thousands_of_slow_connections_from_one_address_do_not_cut_the_others_off(server):
-    with slow_connections(server.port, SLOW_CONNECTIONS) as held:
+def flooded_visits(server: Server, addresses: tuple[str, ...]) -> tuple[list[int], list[float]]:
+    """The visitors' statuses and times (sorted) while 2,000 slow connections from ``addresses``
+    are open; what the server held of them is printed."""
+    with slow_connections(server.port, SLOW_CONNECTIONS, addresses) as held:
         time.sleep(0.2)  # let the server take in what it will of the flood
         answers = visits(server.port)
         kept = still_open(held)
     statuses, times = [s for s, _ in answers], sorted(t for _, t in answers)
     print(
-        f"\n{server.kind}: {len(held)} slow connections opened, {kept} held open by the server; "
-        f"{statuses.count(200)} of {VISITS} visitors "
-        f"answered 200; median {times[len(times) // 2]:.3f} s, max {times[-1]:.3f} s"
+        f"\n{server.kind}: {len(held)} slow connections from {len(addresses)} addresses, {kept} held open by the "
+        f"server; {statuses.count(200)} of {VISITS} visitors answered 200; median {times[len(times) // 2]:.3f} s, "
+        f"max {times[-1]:.3f} s"
     )
+    return statuses, times
+
+
+def test_thousands_of_slow_connections_from_one_address_do_not_cut_the_others_off(server):
+    statuses, times = flooded_visits(server, (ATTACKER,))
     assert statuses == [200] * VISITS
     assert times[-1] < SANE_S
+
+
+#: 40 attackers, 50 slow connections each: each under the per-address cap, 2,000 in all.
+ATTACKERS = tuple(f"127.0.1.{n}" for n in range(1, 41))
+
+
+def test_slow_connections_from_many_addresses_do_not_cut_the_others_off(server):
+    """Each address under its share, together past the server's room: the connections that have
+    waited longest for their request make way, and every visitor is answered within a second."""
+    statuses, times = flooded_visits(server, ATTACKERS)
+    assert statuses == [200] * VISITS
+    assert times[-1] < 1.0
 
 
 # -- one answer per request ----------------------------------------------------------

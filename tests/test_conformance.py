@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -390,6 +391,56 @@ def test_every_answer_carries_the_security_headers(server, http):
     status, headers, _ = server.raw("/", "POST")
     assert status == 405 and headers["content-security-policy"] == DOCUMENT_POLICY
     assert "'unsafe-inline'" not in PAGE_POLICY and "frame-ancestors 'none'" in PAGE_POLICY
+
+
+def wire(server, request: bytes) -> tuple[int, dict[str, str]]:
+    """The status and headers of the answer to bytes sent as they are (what no client library sends)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while b"\r\n\r\n" not in received:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            received += piece
+    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in head[1:] if ": " in line)
+    return int(head[0].split()[1]), {k.lower(): v for k, v in headers.items()}
+
+
+def test_requests_the_server_cannot_read_are_answered_with_our_headers(server):
+    """A request line or headers past what the server reads, or another HTTP version, are refused
+    by the server before any route, with the headers of every answer all the same."""
+    for request, statuses in (
+        (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", {505}),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", {400, 431}),  # nginx: 400
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", {414}),
+    ):
+        status, headers = wire(server, request)
+        assert status in statuses, (server.kind, request[:30], status)
+        assert headers["content-security-policy"] == DOCUMENT_POLICY, (server.kind, status, headers)
+        assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+
+
+def test_a_path_segment_longer_than_a_file_name_is_not_found(server, http):
+    """Past the 255 bytes a file name may have, a segment names no file: 404, with its headers."""
+    long = "a" * 300
+    for path, page in ((f"/{long}", True), (f"/services/{long}/", True), (f"/static/{long}.css", True)):
+        r = http.get(path)
+        assert r.status_code == 404, (path, r.status_code)
+        assert_security_headers(r, page)
+    r = http.get(f"/api/v1/services/{long}")
+    assert r.status_code == 404 and r.headers["content-type"] == JSON
+
+
+def test_query_names_and_values_are_read_as_written(server, http):
+    """Both servers read a parameter as nginx's $arg_NAME does: its name as written, neither name
+    nor value percent-decoded."""
+    every = server.file(routes.services_file())
+    assert http.get("/api/v1/services?%73tatus=bogus").content == every
+    assert http.get("/api/v1/services?STATUS=bogus").content == every
+    r = http.get("/api/v1/services?status=%6Dajor_outage")
+    assert r.status_code == 400 and r.content == server.file(routes.error_file("400-status"))
 
 
 # -- methods -------------------------------------------------------------------

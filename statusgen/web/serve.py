@@ -14,10 +14,12 @@ path must stay inside the current generation.
 It stands up to abuse the way the nginx configuration does: a listen backlog that
 holds a crowd, a deadline for each request's line and headers and for each answer,
 an idle timeout between requests, at most ``MAX_CONNECTIONS`` connections at once
-(the next wait in the backlog) and ``CONNECTIONS_PER_ADDRESS`` from one address
-(the next are closed at once), so one address holding slow connections never takes
-the threads of the others. A request with a body is answered and its connection
-closed: the body is never read, so what follows it is never taken for a request.
+and ``CONNECTIONS_PER_ADDRESS`` from one address (the next are closed at once), so one
+address holding slow connections never takes the threads of the others; when slow
+connections from many addresses fill every slot, those waiting longest for a request
+make way for clients that have sent theirs (``PreviewServer.verify_request``). A
+request with a body is answered and its connection closed: the body is never read, so
+what follows it is never taken for a request.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-from statusgen import routes
+from statusgen import jsonout, routes
 from statusgen.policy import (
     CACHE_CONTROL,
     COMMON_HEADERS,
@@ -50,10 +53,42 @@ from statusgen.policy import (
     content_type,
     security_headers,
 )
+from statusgen.render.errorbodies import error_body
 
-#: Connections the preview server holds at once; the next wait in the listen backlog.
+#: Connections the preview server holds at once (a thread each).
 MAX_CONNECTIONS = 512
 LINGER = 1.0  # seconds spent discarding what a client still sends after its last answer
+
+
+#: The machine codes of the errors the standard library finds in a request it cannot read.
+ERROR_CODES = {
+    400: "bad_request",
+    414: "uri_too_long",
+    431: "headers_too_large",
+    505: "http_version_not_supported",
+}
+
+
+def arguments(query: str) -> dict[str, list[str]]:
+    """The query's parameters as nginx's ``$arg_NAME`` reads them, so that both servers answer a
+    query alike: a parameter is a ``name=value`` pair (a name without ``=`` is none), its name
+    matched as written (``STATUS`` is not ``status``), neither name nor value percent-decoded
+    (``%73tatus`` is not ``status`` either), the first of a name counting (``routes.resolve``)."""
+    found: dict[str, list[str]] = {}
+    for part in query.split("&"):
+        name, equals, value = part.partition("=")
+        if equals:
+            found.setdefault(name, []).append(value)
+    return found
+
+
+def request_sent(connection: socket.socket) -> bool:
+    """Whether a whole request line and headers wait to be read on ``connection`` (looked at, not
+    read)."""
+    try:
+        return b"\r\n\r\n" in connection.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:  # nothing yet (BlockingIOError), or the client is gone
+        return False
 
 
 def etag_of(data: bytes) -> str:
@@ -161,6 +196,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         self.unread_body = False
+        self.server.admission.waits(self.connection)
         self.reader.expect_request(self.next_wait)
         self.next_wait = IDLE_TIMEOUT
         super().handle_one_request()
@@ -171,6 +207,7 @@ class Handler(BaseHTTPRequestHandler):
         next request)."""
         if not super().parse_request():
             return False
+        self.server.admission.answers(self.connection)
         self.connection.settimeout(SEND_TIMEOUT)
         self.unread_body = self._has_body()
         if self.unread_body:
@@ -203,6 +240,23 @@ class Handler(BaseHTTPRequestHandler):
                     return
         except OSError:
             return
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A request the standard library cannot read (400, 414, 431, 505): our JSON error body,
+        with the headers of every answer, and the connection closed."""
+        self.close_connection = True
+        self.request_version = self.protocol_version  # a line it could not read is not HTTP/0.9's: headers go
+        self.root = Path(os.path.realpath(self.server.site))
+        text = message or self.responses.get(code, ("Error",))[0]
+        body = jsonout.dump(error_body(code, ERROR_CODES.get(code, "bad_request"), f"{text}."))
+        self.send_response(code, message)
+        self.send_header("Content-Type", content_type("error.json"))
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self._common_headers("no-store", "error.json")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
 
     # -- dispatch --------------------------------------------------------------
 
@@ -237,7 +291,7 @@ class Handler(BaseHTTPRequestHandler):
         if "\x00" in path or not path.startswith("/"):
             self._send_file(404, routes.error_page_file("404"), head)
             return
-        found = routes.resolve(path, parse_qs(url.query, keep_blank_values=True), self._exists)
+        found = routes.resolve(path, arguments(url.query), self._exists)
         if found.status == 301:
             self._redirect("/" + found.file, head)
         else:
@@ -256,7 +310,10 @@ class Handler(BaseHTTPRequestHandler):
         if rel.split("/", 1)[0] == routes.ERROR_DIR:  # error bodies are sent as errors, never as a page
             return False
         full = self._inside(rel)
-        return full is not None and full.is_file()
+        try:
+            return full is not None and full.is_file()
+        except OSError:  # a name longer than the file system takes, say: no such file, as nginx has it
+            return False
 
     def _limited(self, interface: bool) -> bool:
         """Whether the client is over its limit (the interface's or the pages'); if so, refused."""
@@ -338,7 +395,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class Admission:
-    """Who may hold a connection: at most ``total`` at once, and ``per_address`` from one address."""
+    """Who may hold a connection: at most ``total`` at once, and ``per_address`` from one address.
+
+    When all are held, the connection that has waited longest for a request (still sending its
+    request line and headers, or idle between requests) is closed to make room: slow clients from
+    many addresses, each under its share, would otherwise hold every slot until their deadlines,
+    and a client that sends its request at once is never the longest waiting."""
 
     def __init__(self, total: int, per_address: int) -> None:
         self.total = total
@@ -346,10 +408,39 @@ class Admission:
         self.held: Counter[str] = Counter()
         self.count = 0
         self.room = threading.Condition()
+        self.waiting: dict[socket.socket, float] = {}  # connections waiting for a request, since when
+        self.closing: set[socket.socket] = set()  # closed to make room, their threads still ending
+
+    def full(self) -> bool:
+        with self.room:
+            return self.count >= self.total
 
     def wait_for_room(self, timeout: float) -> bool:
         with self.room:
             return self.room.wait_for(lambda: self.count < self.total, timeout)
+
+    def waits(self, connection: socket.socket) -> None:
+        """``connection`` waits for a request (may be closed to make room) from now."""
+        with self.room:
+            self.waiting[connection] = time.monotonic()
+
+    def answers(self, connection: socket.socket) -> None:
+        """``connection`` has sent a whole request: it is answered, not closed."""
+        with self.room:
+            self.waiting.pop(connection, None)
+
+    def make_room(self) -> None:
+        """When every slot is held, close the connection that has waited longest for a request. Its
+        slot is free at once: its thread, whose read has ended, need not be waited for."""
+        with self.room:
+            if self.count < self.total or not self.waiting:
+                return
+            longest = min(self.waiting, key=self.waiting.__getitem__)
+            del self.waiting[longest]
+            self.closing.add(longest)
+            self.count -= 1
+        with suppress(OSError):
+            longest.shutdown(socket.SHUT_RDWR)
 
     def admit(self, address: str) -> bool:
         with self.room:
@@ -359,12 +450,16 @@ class Admission:
             self.count += 1
             return True
 
-    def leave(self, address: str) -> None:
+    def leave(self, address: str, connection: socket.socket) -> None:
         with self.room:
+            self.waiting.pop(connection, None)
             self.held[address] -= 1
             if not self.held[address]:
                 del self.held[address]
-            self.count -= 1
+            if connection in self.closing:
+                self.closing.discard(connection)  # its slot was given back when it was closed
+            else:
+                self.count -= 1
             self.room.notify()
 
 
@@ -373,31 +468,35 @@ class PreviewServer(ThreadingHTTPServer):
     block_on_close = False  # stopping need not wait for a slow client to go
     allow_reuse_address = True
     request_queue_size = socket.SOMAXCONN  # a crowd arriving at once waits to be accepted, not refused
-    ROOM_POLL = 0.5  # seconds between looks for room when full, so that shutdown() is seen
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        """The next connection, once there is room for it; while full, connections wait in the
-        backlog (an OSError tells serve_forever to try again)."""
-        if not self.admission.wait_for_room(self.ROOM_POLL):
-            raise TimeoutError("no room for another connection yet")
-        return super().get_request()
+    ROOM_WAIT = 0.5  # seconds a whole request waits for a slot when every one is busy answering
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
-        """Past its address's share, a connection is closed at once, before it costs a thread."""
+        """Whether a new connection gets a thread. Past its address's share it is closed at once.
+        When every slot is held, one that has already sent a whole request takes the slot of the
+        connection that has waited longest for one (``Admission.make_room``); one that has not is
+        closed at once, before it costs a thread: under a flood of slow connections, the backlog
+        is then read through at the speed of accepting, and a client that sent its request is
+        answered, not queued behind thousands that never will."""
+        if self.admission.full():
+            if not request_sent(request):
+                return False
+            self.admission.make_room()
+            if not self.admission.wait_for_room(self.ROOM_WAIT):
+                return False
         return self.admission.admit(client_address[0])
 
     def process_request(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.admission.leave(client_address[0])
+            self.admission.leave(client_address[0], request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.admission.leave(client_address[0])
+            self.admission.leave(client_address[0], request)
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client that hangs up mid-answer is normal for a web server: one quiet line, no traceback."""
