@@ -219,12 +219,17 @@ def test_health_index(statuses, expected):
     assert health_index(statuses) == expected
 
 
-def test_collection_goes_stale_after_three_intervals():
+def test_collection_goes_stale_after_three_intervals_or_as_configured():
     run_ = RunRecord(1, T0, T0 + timedelta(seconds=2), 10, 1)
-    assert not is_stale(run_, 60, T0 + 3 * MIN)
-    assert is_stale(run_, 60, T0 + 3 * MIN + timedelta(seconds=3))
-    assert collection_state(run_, 60, T0 + MIN)["last_run"]["duration_ms"] == 2000.0
-    assert collection_state(None, 60, T0)["state"] == "stale"
+    default = SiteConfig(interval=60).stale_after_s
+    assert default == 180
+    assert not is_stale(run_, default, T0 + 3 * MIN)
+    assert is_stale(run_, default, T0 + 3 * MIN + timedelta(seconds=3))
+    late = SiteConfig(interval=60, stale_after=3600).stale_after_s  # a CI schedule that may run late
+    assert not is_stale(run_, late, T0 + 59 * MIN) and is_stale(run_, late, T0 + 61 * MIN)
+    assert collection_state(run_, 60, default, T0 + MIN)["last_run"]["duration_ms"] == 2000.0
+    assert collection_state(None, 60, default, T0)["state"] == "stale"
+    assert collection_state(run_, 60, late, T0 + 61 * MIN)["reason"] == "No finished run for more than 1 h."
 
 
 def test_history_gives_every_bucket_with_null_gaps():

@@ -56,6 +56,14 @@ SITE_KEYS = (
         60.0,
         "Seconds between runs; data is stale after three intervals with no finished run.",
     ),
+    Key(
+        "stale_after",
+        seconds_up_to(MAX_STALE_AFTER),
+        None,
+        "Seconds after a build's data when readers should take it as out of date: every document of the "
+        "present says when (stale_after), every page then warns, and health calls the collection stale. "
+        "Three intervals by default; give more when runs may come late (a scheduled CI job).",
+    ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
     Key(

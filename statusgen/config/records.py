@@ -13,6 +13,9 @@ from statusgen.config.operatorfiles import OperatorFiles
 from statusgen.config.secrets import public_url
 from statusgen.config.values import NOTIFY_EVENTS
 
+#: A site's data is out of date once no run has finished for this many intervals (by default).
+STALE_INTERVALS = 3
+
 
 @dataclass(frozen=True)
 class CheckConfig:
@@ -137,6 +140,12 @@ class SiteConfig:
     mass_failure_min_checks: int = 5
     allow_private_targets: bool = False
     spread: float | None = None
+    stale_after: float | None = None  # None: STALE_INTERVALS intervals
+
+    @property
+    def stale_after_s(self) -> float:
+        """Seconds after which the site's data is out of date (``stale_after``, or three intervals)."""
+        return self.stale_after if self.stale_after is not None else STALE_INTERVALS * self.interval
 
 
 @dataclass(frozen=True)

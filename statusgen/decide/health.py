@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from statusgen.model import Status
-from statusgen.timeutil import iso
+from statusgen.timeutil import human_duration, iso
 
 SCORES: dict[Status, float] = {
     Status.OPERATIONAL: 100.0,
@@ -28,7 +28,6 @@ FORMULA = (
     "mean over services with a known status, maintenance excluded, of: operational 100, "
     "degraded 70, partial_outage 40, major_outage 0; null when no service counts"
 )
-STALE_INTERVALS = 3
 
 
 def health_index(statuses: Iterable[Status]) -> float | None:
@@ -62,15 +61,16 @@ class RunRecord:
         return round((self.finished_at - self.started_at).total_seconds() * 1000.0, 1)
 
 
-def is_stale(last: RunRecord | None, interval_s: float, now: datetime) -> bool:
-    """Stale: no finished run for more than three intervals."""
+def is_stale(last: RunRecord | None, stale_after_s: float, now: datetime) -> bool:
+    """Stale: no finished run for more than ``stale_after_s`` (``site.stale_after``: by default
+    three intervals), the time after which every document says it is out of date."""
     if last is None or last.finished_at is None:
         return True
-    return now - last.finished_at > timedelta(seconds=STALE_INTERVALS * interval_s)
+    return now - last.finished_at > timedelta(seconds=stale_after_s)
 
 
-def collection_state(last: RunRecord | None, interval_s: float, now: datetime) -> dict[str, Any]:
-    stale = is_stale(last, interval_s, now)
+def collection_state(last: RunRecord | None, interval_s: float, stale_after_s: float, now: datetime) -> dict[str, Any]:
+    stale = is_stale(last, stale_after_s, now)
     if last is None:
         return {
             "state": "stale",
@@ -81,7 +81,7 @@ def collection_state(last: RunRecord | None, interval_s: float, now: datetime) -
         }
     state = "stale" if stale else ("degraded" if last.note else "ok")
     reason = (
-        f"No finished run for more than {STALE_INTERVALS} intervals."
+        f"No finished run for more than {human_duration(timedelta(seconds=stale_after_s))}."
         if stale
         else (last.note or "The last run finished normally.")
     )

@@ -7,7 +7,7 @@ of a build against them. The pages and feeds are made from these documents.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -143,8 +143,10 @@ def service_document(
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
     vendor = vendor_record(data, svc)
+    as_of = as_of_service(data, svc)
     return {
-        "as_of": iso(as_of_service(data, svc)),
+        "as_of": iso(as_of),
+        "stale_after": stale_after(data, as_of),
         "service": service_summary(data, svc)
         | {
             "state": {
@@ -228,6 +230,7 @@ def services_document(
     ]
     return {
         "as_of": _list_as_of(data, chosen),
+        "stale_after": stale_after(data, data.time),  # its as_of is the latest change of status, not the data's time
         "filters": {"category": category, "status": status},
         "count": len(chosen),
         "services": [summaries[s.slug] for s in chosen],
@@ -286,12 +289,24 @@ def overall_of(data: SiteData) -> dict[str, str]:
     return {"status": found.status.value, "summary": found.summary}
 
 
+def _collection(data: SiteData) -> dict[str, Any]:
+    site = data.config.site
+    return collection_state(data.last_run, site.interval, site.stale_after_s, data.now)
+
+
+def stale_after(data: SiteData, as_of: datetime) -> str | None:
+    """When a document of the present made of data ``as_of`` is out of date (``site.stale_after``):
+    a reader past it should not take what the document says as current."""
+    return iso(as_of + timedelta(seconds=data.config.site.stale_after_s))
+
+
 def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]], notices: list[Notice]) -> dict[str, Any]:
     return {
         "as_of": iso(data.time),
+        "stale_after": stale_after(data, data.time),
         "title": data.config.site.title,
         **overall_of(data),
-        "last_collection": collection_state(data.last_run, data.config.site.interval, data.now)["last_run"],
+        "last_collection": _collection(data)["last_run"],
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
@@ -310,12 +325,13 @@ def health_document(data: SiteData) -> dict[str, Any]:
     ]
     return {
         "as_of": iso(data.time),
+        "stale_after": stale_after(data, data.time),
         **overall_of(data),
         "health_index": index_of(data),
         "formula": FORMULA,
         "services_counted": len(counted),
         "services_total": len(data.config.services),
-        "collection": collection_state(data.last_run, data.config.site.interval, data.now),
+        "collection": _collection(data),
         "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
     }
 

@@ -29,8 +29,15 @@ def obj(required: dict[str, Schema], **more: Any) -> Schema:
     return {"type": "object", "required": list(required), "properties": required, **more}
 
 
-def listing(key: str, item: Schema, filters: Schema) -> Schema:
-    return obj({"as_of": OPT_TIME, "filters": filters, "count": INT, key: {"type": "array", "items": item}})
+#: When a document of the present is out of date: a reader past this time should not take it as current
+#: (the job that writes the site has stopped, or runs late). Null when the document holds no data yet.
+STALE_AFTER: Schema = {**OPT_TIME, "description": "as_of plus site.stale_after (three intervals by default)."}
+
+
+def listing(key: str, item: Schema, filters: Schema, present: bool = False) -> Schema:
+    """A list document; ``present``: it describes the present, and says when it is out of date."""
+    stale = {"stale_after": STALE_AFTER} if present else {}
+    return obj({"as_of": OPT_TIME, **stale, "filters": filters, "count": INT, key: {"type": "array", "items": item}})
 
 
 LINKS = obj(
@@ -290,6 +297,7 @@ UPCOMING_MAINTENANCE = {"type": "array", "items": MAINTENANCE_NOTICE}
 SERVICE_DETAIL = obj(
     {
         "as_of": TIME,
+        "stale_after": STALE_AFTER,
         "service": {
             "allOf": [
                 SERVICE_SUMMARY,
@@ -438,6 +446,7 @@ OVERALL = {
 SNAPSHOT = obj(
     {
         "as_of": TIME,
+        "stale_after": STALE_AFTER,
         "title": {"type": "string"},
         **OVERALL,
         "last_collection": OPT_LAST_RUN,
@@ -459,7 +468,9 @@ SNAPSHOT = obj(
     description="The site's status and its sentence, all services, the health index, counts by status and by category.",
 )
 
-SERVICES = listing("services", SERVICE_SUMMARY, obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}))
+SERVICES = listing(
+    "services", SERVICE_SUMMARY, obj({"category": OPT_STR, "status": {"type": ["string", "null"]}}), present=True
+)
 INCIDENTS = listing(
     "incidents",
     INCIDENT,
@@ -489,6 +500,7 @@ COLLECTION = obj(
 HEALTH = obj(
     {
         "as_of": TIME,
+        "stale_after": STALE_AFTER,
         **OVERALL,
         "health_index": {"type": ["number", "null"]},
         "formula": {"type": "string"},

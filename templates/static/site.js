@@ -15,7 +15,13 @@
    It also keeps the front page and a service page fresh: every interval it asks for the
    snapshot, or the service's record, with If-None-Match, and shows what moved (a service page
    leaves out what moves with every result, so that the page changes only when what it says
-   does) and how old the data is. Without the script, the record's link says where that is. */
+   does) and how old the data is. Without the script, the record's link says where that is.
+
+   And it never lets a page pass old data off as current: once the reader's clock is past the
+   stale_after of the data the page shows (the snapshot's on the front page, the record's on a
+   service page, health's elsewhere), the status banner becomes a warning that the site has not
+   been updated since then, in the reader's zone, and how long ago. Without the script, the
+   front page's banner says what time its words are as of. */
 "use strict";
 (() => {
   const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -219,6 +225,23 @@
     const el = document.querySelector(`[data-live="${name}"]`);
     if (el) { el.textContent = text; el.hidden = false; }
   };
+  // Past the data's stale_after: the front page's banner, or the one every page holds for this,
+  // says since when the site has not been updated; what the page shows is as of then.
+  const stale = (doc) => {
+    if (!doc || !doc.stale_after || !doc.as_of || Date.now() <= Date.parse(doc.stale_after)) return;
+    const banner = document.querySelector("#overall") || document.querySelector("[data-stale-banner]");
+    if (!banner) return;
+    const since = Date.parse(doc.as_of);
+    const said = document.createElement("strong");
+    said.textContent = `This page has not been updated since ${LOCAL.format(new Date(since))} `
+      + `(${lasted(Date.now() - since)} ago).`;
+    const rest = doc.summary ? ` Statuses may be out of date. As of then: ${doc.summary}`
+      : " The statuses and figures below are as of then, and may be out of date.";
+    banner.className = "banner banner-stale";
+    banner.replaceChildren(said, rest);
+    banner.hidden = false;
+  };
+
   const aged = (name, asOf) => {
     if (asOf) tell(name, `Data as of ${LOCAL.format(new Date(asOf))} (${lasted(Date.now() - Date.parse(asOf))} ago).`);
   };
@@ -257,7 +280,11 @@
       }
       if (s.status !== live.dataset.status) tell("changed", "The status has changed since this page was made: reload it.");
     };
-    poll(live.dataset.record, live.dataset.refresh, fill, () => aged("as-of", asOf));
+    let last = null;
+    poll(live.dataset.record, live.dataset.refresh, (record) => { last = record; fill(record); }, () => {
+      aged("as-of", asOf);
+      stale(last);
+    });
   }
 
   // The front page: the banner, the health index, the counts and each service's status follow the
@@ -266,8 +293,19 @@
   if (overall) {
     const words = JSON.parse(overall.dataset.words);
     let asOf = null;
+    let last = { as_of: overall.dataset.asOf, stale_after: overall.dataset.staleAfter,
+                 summary: overall.querySelector("strong").textContent };
+    const made = [...overall.childNodes].map((n) => n.cloneNode(true));   // the banner as the page came
+    stale(last);                            // before any answer: the page's own time tells
     const fill = (snap) => {
       asOf = snap.as_of;
+      last = snap;
+      if (overall.classList.contains("banner-stale")) overall.replaceChildren(...made.map((n) => n.cloneNode(true)));
+      const shown = overall.querySelector(".as-of time");
+      if (shown) {
+        shown.dateTime = snap.as_of;
+        shown.textContent = LOCAL.format(new Date(snap.as_of));
+      }
       overall.className = `banner banner-${snap.status}`;
       overall.querySelector("strong").textContent = snap.summary;
       const index = document.getElementById("health-index");
@@ -287,7 +325,13 @@
         tell("front-changed", "The open incidents have changed since this page was made: reload it.");
       }
     };
-    poll(overall.dataset.snapshot, overall.dataset.refresh, fill, () => aged("front-as-of", asOf));
+    poll(overall.dataset.snapshot, overall.dataset.refresh, fill, () => {
+      aged("front-as-of", asOf);
+      stale(last);
+    });
+  }
+  if (!live && !overall) {                   // any other page: health's time tells
+    fetch("/api/v1/health", { cache: "no-store" }).then((r) => (r.ok ? r.json() : null)).then(stale, () => {});
   }
 
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
