@@ -42,6 +42,19 @@ ALL = "_all"
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
+#: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.statuspage``),
+#: served as they are, with the interface's rules.
+STATUSPAGE = "api/v2"
+STATUSPAGE_FILES = {
+    "summary": f"{STATUSPAGE}/summary.json",
+    "status": f"{STATUSPAGE}/status.json",
+    "components": f"{STATUSPAGE}/components.json",
+    "incidents": f"{STATUSPAGE}/incidents.json",
+    "unresolved": f"{STATUSPAGE}/incidents/unresolved.json",
+    "maintenances": f"{STATUSPAGE}/scheduled-maintenances.json",
+    "upcoming": f"{STATUSPAGE}/scheduled-maintenances/upcoming.json",
+    "active": f"{STATUSPAGE}/scheduled-maintenances/active.json",
+}
 #: An incident's own page in earlier versions (its id is its service's slug and its start); its
 #: links live on in feed readers and chats, so they are sent on to where the incident is told now.
 INCIDENT_START = r"[0-9]{8}t[0-9]{6}"  # the start of an incident in its id (``incidents.incident_id``)

@@ -114,6 +114,17 @@ def test_every_endpoint_answers_with_its_file(server, http):
         assert_common_headers(r)
 
 
+def test_the_statuspage_documents_are_served_with_the_interfaces_rules(server, http):
+    for rel in routes.STATUSPAGE_FILES.values():
+        r = http.get("/" + rel)
+        assert r.status_code == 200 and r.content == server.file(rel), rel
+        assert r.headers["content-type"] == JSON and r.headers["etag"]
+        assert_common_headers(r)
+        again = http.get("/" + rel, headers={"If-None-Match": r.headers["etag"]})
+        assert again.status_code == 304 and again.content == b"", rel
+    assert_error(server, http.get("/api/v2/nothing.json"), 404, "404")
+
+
 def test_precompressed_copies_are_served_to_gzip_clients(server, http):
     for url, rel in endpoint_files().items():
         r = http.get(url, headers={"Accept-Encoding": "gzip"})

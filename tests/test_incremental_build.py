@@ -369,7 +369,7 @@ def test_a_cache_of_another_format_is_not_read(site, tmp_path):
     renamed = load_config(tmp_path / "sim.toml")
     build(store, renamed, NOW)
     page = (renamed.site.output / "services/service-0003/index.html").read_bytes()
-    assert b"Renamed" in page and b"stale" not in page
+    assert b"Renamed" in page and b"<b>stale</b>" not in page
     assert_tree_is_a_build_from_scratch(renamed, store, NOW)
 
 

@@ -65,6 +65,7 @@ from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.service import ServiceJob, render_services
+from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
 from statusgen.render.tree import (
     Placed,
@@ -122,9 +123,10 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         fragments = Fragments(config.site.output)
         with _Services(job, tree, fragments, workers) as services:
             notices = site_notices(data)  # the snapshot and the feeds tell the same maintenance
-            docs = site_documents(data, notices)
+            ended = ended_notices(data)
+            docs = site_documents(data, notices) | statuspage_documents(data, notices, ended)
             _site_files(tree.main, job, docs)
-            _incident_files(tree.main, job, notices + ended_notices(data))  # the feeds tell its end too
+            _incident_files(tree.main, job, notices + ended)  # the feeds tell its end too
             bars = services.bars()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
