@@ -155,7 +155,8 @@ def incident(page: Page, row: IncidentRow) -> Document:
     """One of our incidents as Statuspage tells one."""
     doc = incident_document(page.data.config, row)
     iid = ident("incident", doc["id"])
-    back = not doc["open"] or page.data.state(row.service).status is Status.OPERATIONAL
+    known = row.service in page.components  # else a service no longer configured: no component tells it
+    back = not doc["open"] or (known and page.data.state(row.service).status is Status.OPERATIONAL)
     updates, old = [], "operational"
     for n, u in enumerate(doc["updates"]):
         word = "resolved" if u["kind"] == "resolved" else "investigating" if n == 0 else "identified"
@@ -169,7 +170,7 @@ def incident(page: Page, row: IncidentRow) -> Document:
                 "created_at": u["at"],
                 "updated_at": u["at"],
                 "display_at": u["at"],
-                "affected_components": [page.affected(row.service, old, new)],
+                "affected_components": [page.affected(row.service, old, new)] if known else [],
                 "deliver_notifications": True,
                 "custom_tweet": None,
                 "tweet_id": None,
@@ -190,7 +191,7 @@ def incident(page: Page, row: IncidentRow) -> Document:
         "started_at": doc["started_at"],
         "page_id": page.id,
         "incident_updates": updates[::-1],  # newest first, as Statuspage lists them
-        "components": [page.component(row.service)],
+        "components": [page.component(row.service)] if known else [],
         "reminder_intervals": None,
     }
 
