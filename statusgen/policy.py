@@ -13,6 +13,7 @@ import base64
 import hashlib
 import os
 
+from statusgen import routes
 from statusgen.model import RANGES
 
 #: The interface (the JSON under /api/ and the feeds under /feed/): requests a client (one address)
@@ -45,6 +46,7 @@ CONTENT_TYPES = {
     "ico": "image/x-icon",
 }
 ATOM = "application/atom+xml; charset=utf-8"  # the feeds' (/feed/*.xml)
+PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"  # /metrics, the text exposition format
 
 
 #: Files of these kinds, of a disk block or more, get a .gz copy that gzip_static and the preview
@@ -58,6 +60,8 @@ def content_type(rel: str) -> str:
     """The content type of a file of the tree."""
     if rel.endswith(".xml") and rel.startswith("feed/"):
         return ATOM
+    if rel == routes.METRICS:
+        return PROMETHEUS
     return CONTENT_TYPES.get(os.path.splitext(rel)[1].lstrip("."), "application/octet-stream")
 
 

@@ -42,6 +42,8 @@ ALL = "_all"
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
+#: The site in Prometheus' text exposition format (``render.metrics``).
+METRICS = "metrics"
 #: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.statuspage``),
 #: served as they are, with the interface's rules.
 STATUSPAGE = "api/v2"

@@ -125,6 +125,13 @@ def test_the_statuspage_documents_are_served_with_the_interfaces_rules(server, h
     assert_error(server, http.get("/api/v2/nothing.json"), 404, "404")
 
 
+def test_metrics_are_served_as_the_text_exposition(server, http):
+    r = http.get("/metrics")
+    assert r.status_code == 200 and r.content == server.file("metrics")
+    assert r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8" and r.headers["etag"]
+    assert_security_headers(r, page=False)
+
+
 def test_precompressed_copies_are_served_to_gzip_clients(server, http):
     for url, rel in endpoint_files().items():
         r = http.get(url, headers={"Accept-Encoding": "gzip"})

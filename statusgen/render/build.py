@@ -63,8 +63,9 @@ from statusgen.render.documents import (
 from statusgen.render.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
 from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
+from statusgen.render.metrics import metrics_text
 from statusgen.render.openapi import openapi_document
-from statusgen.render.service import ServiceJob, render_services
+from statusgen.render.service import Rendered, ServiceJob, render_services
 from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
 from statusgen.render.tree import (
@@ -127,10 +128,12 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             docs = site_documents(data, notices) | statuspage_documents(data, notices, ended)
             _site_files(tree.main, job, docs)
             _incident_files(tree.main, job, notices + ended)  # the feeds tell its end too
-            bars = services.bars()
+            made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
+        bars = {slug: r.bar for slug, r in made.items()}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
+        tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, {slug: r.day for slug, r in made.items()}))
     fragments.save()
     assert tree.stats is not None
     return BuildResult(tree.stats, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
@@ -143,7 +146,7 @@ class _Services:
     def __init__(self, job: ServiceJob, tree: TreeWriter, fragments: Fragments, workers: int):
         self.job, self.tree, self.fragments, self.workers = job, tree, fragments, workers
         self.pool: ProcessPoolExecutor | None = None
-        self.tasks: list[Future[tuple[Placed, dict[str, Markup], Drawn]]] = []
+        self.tasks: list[Future[tuple[Placed, dict[str, Rendered], Drawn]]] = []
 
     def __enter__(self) -> _Services:
         count = len(self.job.data.config.services)
@@ -162,18 +165,18 @@ class _Services:
             ]
         return self
 
-    def bars(self) -> dict[str, Markup]:
-        """Each service's front page bar, once its files are placed."""
+    def rendered(self) -> dict[str, Rendered]:
+        """What each service's rendering hands on (its bar, its last day), once its files are placed."""
         if self.pool is None:
             every = list(range(len(self.job.data.config.services)))
             return render_services(self.job, self.tree.main, self.fragments, every)
-        out: dict[str, Markup] = {}
+        out: dict[str, Rendered] = {}
         try:
             for task in self.tasks:
-                placed, bars, drawn = task.result()
+                placed, made, drawn = task.result()
                 self.tree.absorb(placed)
                 self.fragments.absorb(drawn)
-                out.update(bars)
+                out.update(made)
         except BrokenProcessPool:
             raise RenderError(
                 "a process rendering the services ended unexpectedly; the last complete site is left in place"
@@ -210,7 +213,7 @@ def _start_worker(job: ServiceJob, placer: Placer) -> None:
     _worker = (job, placer)
 
 
-def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]:
+def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Rendered], Drawn]:
     """In a worker process: render these services; what was placed, their bars, and the fragments
     found live and drawn."""
     assert _worker is not None
@@ -218,12 +221,12 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Markup], Drawn]
     placer = Placer(shared.output, shared.served, shared.old, shared.target, shared.mine)
     fragments = Fragments(shared.output)  # read with a connection of this process's own
     try:
-        bars = render_services(job, placer, fragments, indexes)
+        made = render_services(job, placer, fragments, indexes)
     except (StatusgenError, StaleTree):
         raise  # one message each (a stale tree: a build without keys follows): they reach the parent as they are
     except Exception as exc:  # another library's may not cross to the parent (isal's does not pickle)
         raise RenderError(f"a process rendering the services failed: {type(exc).__name__}: {exc}") from None
-    return placer.result(), bars, fragments.drawn
+    return placer.result(), made, fragments.drawn
 
 
 def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from markupsafe import Markup
@@ -93,6 +93,13 @@ def record_inputs(data: SiteData, svc: ServiceConfig, site_key: str, last_day_co
     )
 
 
+class Rendered(NamedTuple):
+    """What a service's rendering hands on to the site-wide files (from a worker, pickled)."""
+
+    bar: Markup  # its bar on the front page
+    day: Document  # its record's last day summary
+
+
 @dataclass(frozen=True)
 class ServiceJob:
     """What every service of a build is rendered with (handed to a worker process as it starts)."""
@@ -113,8 +120,9 @@ class ServiceRenderer:
     def close(self) -> None:
         self.store.close()
 
-    def render(self, svc: ServiceConfig) -> Markup:
-        """Place the service's files; its bar on the front page (``pages.front_bar``)."""
+    def render(self, svc: ServiceConfig) -> Rendered:
+        """Place the service's files; its bar on the front page (``pages.front_bar``) and its last
+        day's summary (``/metrics`` tells it)."""
         slug, as_of = svc.slug, as_of_service(self.data, svc)
         paths = service_paths(slug)
         histories = Histories(self, svc, as_of)
@@ -130,7 +138,7 @@ class ServiceRenderer:
             panels = {name: drawn[name] for name in RANGES}
             page = pages.service_page(self.data.config.site, shown, panels, drawn["days"])
             self.placer.put(paths[-1], page, page_key)
-        return drawn["bar"]
+        return Rendered(drawn["bar"], record["service"]["last_day"]["summary"])
 
     def draw(self, parts: dict[str, Part]) -> dict[str, Markup]:
         """Each part, by name: the cached one where it has a key, else drawn now."""
@@ -229,19 +237,19 @@ class Histories:
         return self.made[name]
 
 
-def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Markup]:
-    """Render the services at ``indexes`` of the configuration; each one's ``pages.front_bar``."""
+def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Rendered]:
+    """Render the services at ``indexes`` of the configuration; what each hands on."""
     renderer = ServiceRenderer(job, placer, fragments)
     services = job.data.config.services
-    bars = {}
+    made = {}
     try:
         for i in indexes:
             try:
-                bars[services[i].slug] = renderer.render(services[i])
+                made[services[i].slug] = renderer.render(services[i])
             except DECODING:  # a value SQLite found sound that does not decode (a latency histogram)
                 raise damaged(
                     job.store, "measurements (a latency histogram of its buckets)", services[i].slug
                 ) from None
-        return bars
+        return made
     finally:
         renderer.close()
