@@ -12,9 +12,12 @@ build of 90 days against one of 7 days <= 1.5x; the peak memory of a build
 < 1 GB.
 
 With ``BENCH_BASELINE`` (a checkout of other code, say ``git worktree add
-/tmp/before HEAD~3``), every build is made by both codes in turn, each
-cycle build on its own copy of the store and tree, and the baseline's
-figures are printed beside ("before").
+/tmp/before HEAD~3``, with ``make setup`` run there so that its own
+templates are read), every build is made by both codes in turn, each cycle
+build on its own copy of the store and tree, and the baseline's figures are
+printed beside ("before"). Leave the code being measured untouched while
+the bench runs: every file's key holds the code, so an edit makes the next
+cycle a full build.
 
 Builds run in a child process, as ``statusgen build`` runs them, so that
 their memory is measured alone, and each starts with the disk flushed
@@ -126,9 +129,13 @@ def build(cfg: Path, mode: str, output: Path | None = None, code: str | None = N
     if code is not None:
         base = cfg.with_suffix("")
         site = {"store": f"{base}-before.db", "output": site.get("output", f"{base}-before-site")}
-    # python -c puts its working folder first on the path: the baseline's checkout is where its child runs
+    # The baseline's child runs in its checkout, with its own environment where it has one (its
+    # templates): python -c puts its working folder first on the path.
+    python = (
+        PY if code is None or not (Path(code) / ".venv/bin/python").exists() else str(Path(code) / ".venv/bin/python")
+    )
     out = subprocess.run(
-        [PY, "-c", CHILD, str(cfg), mode, json.dumps(site)], check=True, capture_output=True, text=True, cwd=code
+        [python, "-c", CHILD, str(cfg), mode, json.dumps(site)], check=True, capture_output=True, text=True, cwd=code
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
