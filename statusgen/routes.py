@@ -230,6 +230,13 @@ def _old_incident(slug: str, at: str, exists: Callable[[str], bool]) -> Resolved
     return Resolved(404, error_page_file("404"))
 
 
+def _service_feed(slug: str, exists: Callable[[str], bool]) -> Resolved:
+    """A service's feed; a slug that names no service is the API's unknown_service."""
+    if SLUG_RE.fullmatch(slug) and exists(service_feed_file(slug)):
+        return Resolved(200, service_feed_file(slug))
+    return Resolved(404, error_file("404-service"))
+
+
 def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
     rel = path.lstrip("/")
     if rel == "" or rel.endswith("/"):
@@ -264,6 +271,8 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
             return _history(rest[0], query, exists)
         if name == "incidents" and not rest:
             return _incidents(query, exists)
+    if parts[:2] == ["feed", "services"] and len(parts) == 3 and parts[2].endswith(".xml"):
+        return _service_feed(parts[2].removesuffix(".xml"), exists)
     old = OLD_INCIDENT.fullmatch(path)
     if old:
         return _old_incident(old["slug"], old["at"], exists)

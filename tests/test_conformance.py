@@ -132,6 +132,30 @@ def test_metrics_are_served_as_the_text_exposition(server, http):
     assert_security_headers(r, page=False)
 
 
+def test_an_unknown_feed_is_an_unknown_service(server, http):
+    for path in ("/feed/services/nope.xml", "/feed/services/NOPE.xml", "/feed/services/a%20b.xml"):
+        assert_error(server, http.get(path), 404, "404-service")
+    assert http.get("/feed/services/alpha.xml").status_code == 200
+
+
+def test_gzip_refused_with_q_0_is_not_sent_and_a_304_varies_too(server):
+    path = "/api/v1/openapi.json"
+    assert (server.site / "api/v1/openapi.json.gz").exists()  # a file with a precompressed copy
+    for header, gzipped in (
+        ("gzip", True),
+        ("gzip;q=0", False),
+        ("gzip; q=0.0, identity", False),
+        ("*", False),
+        ("identity, *;q=0", False),
+        ("br;q=1, gzip;q=0.5", True),
+    ):
+        status, headers, _ = server.raw(path, headers={"Accept-Encoding": header})
+        assert status == 200 and (headers.get("content-encoding") == "gzip") == gzipped, (server.kind, header)
+    status, headers, _ = server.raw(path)
+    status, again, _ = server.raw(path, headers={"If-None-Match": headers["etag"]})
+    assert status == 304 and again["vary"] == "Accept-Encoding", (server.kind, again)
+
+
 def test_precompressed_copies_are_served_to_gzip_clients(server, http):
     for url, rel in endpoint_files().items():
         r = http.get(url, headers={"Accept-Encoding": "gzip"})

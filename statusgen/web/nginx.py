@@ -469,6 +469,11 @@ def _interface_locations(options: NginxOptions) -> list[str]:
                 *_error_pages(),
                 *_block("types", [f'"{ATOM}"  xml;']),
                 *_block(r"location ~ /\.", ["return 404;"]),
+                "# A service's feed: a slug that names no service is the API's unknown_service.",
+                *_block(
+                    r'location ~ "^/feed/services/[^/]+\.xml$"',
+                    [*_error_pages({"404": "404-service"}), "try_files $uri =404;"],
+                ),
                 "try_files $uri =404;",
             ],
         ),

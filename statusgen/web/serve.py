@@ -91,6 +91,24 @@ def request_sent(connection: socket.socket) -> bool:
         return False
 
 
+def accepts_gzip(header: str | None) -> bool:
+    """Whether an Accept-Encoding header takes gzip: named with a q above 0, as nginx reads it
+    (``gzip;q=0`` refuses it, and ``*`` alone does not ask for it)."""
+    taken = {}
+    for part in (header or "").lower().split(","):
+        coding, _, params = part.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        taken[coding.strip()] = q
+    return taken.get("gzip", 0.0) > 0
+
+
 def etag_of(data: bytes) -> str:
     return '"' + hashlib.blake2b(data, digest_size=12).hexdigest() + '"'
 
@@ -337,7 +355,7 @@ class Handler(BaseHTTPRequestHandler):
             return None
         gz = full.with_name(full.name + ".gz")
         try:
-            if "gzip" in (self.headers.get("Accept-Encoding") or "") and gz.is_file():
+            if accepts_gzip(self.headers.get("Accept-Encoding")) and gz.is_file():
                 return gz.read_bytes(), True
             return full.read_bytes(), False
         except OSError:
@@ -363,6 +381,7 @@ class Handler(BaseHTTPRequestHandler):
         if status == 200 and etag_matches(self.headers.get("If-None-Match"), etag):
             self.send_response(304)
             self.send_header("ETag", etag)
+            self.send_header("Vary", "Accept-Encoding")  # a cache keeps the 304 apart as it keeps the 200
             self._common_headers(cache, rel)
             self.end_headers()
             return
