@@ -310,7 +310,7 @@ INVALID = [
     ("/api/v1/", 404, "404"),
     ("/api/v1/services/_filter/", 404, "404-service"),
     ("/api/v1/services/alpha/history/1y.json", 404, "404"),
-    ("/feed/services/nope.xml", 404, "404"),
+    ("/feed/services/nope.xml", 404, "404-service"),
     ("/feed/", 404, "404"),
     ("/feed/nothing", 404, "404"),
     ("/api/index.html/x", 404, "404"),

@@ -308,6 +308,26 @@ def test_openapi_document_lists_every_endpoint(scenario):
     assert params[0]["schema"]["enum"] == ["cloud", "payments"]
 
 
+def test_openapi_document_is_one_a_client_generator_reads_without_duplicates(scenario):
+    """Every operation has its own operationId; no key is asked (security: []); a shape used in
+    several documents is one schema, referenced; the Error schema has every field a body carries."""
+    doc = get(scenario, "/api/v1/openapi.json").json()
+    ids = [op["operationId"] for path in doc["paths"].values() for op in path.values()]
+    assert len(ids) == len(set(ids)) == len(doc["paths"]) and all(re.fullmatch(r"[a-z][A-Za-z]+", i) for i in ids)
+    assert doc["security"] == []
+    schemas = doc["components"]["schemas"]
+    text = json.dumps(schemas)
+    for name in ("ServiceSummary", "Incident"):
+        assert f'"#/components/schemas/{name}"' in text, name  # used, by reference
+        inlined = json.dumps(schemas[name])
+        assert text.count(inlined) == 1, name  # and written once
+    error = schemas["Error"]["properties"]["error"]
+    assert {"parameter", "allowed"} <= set(error["properties"]) and error["required"] == ["status", "code", "message"]
+    for name in ("400-range", "404", "404-service", "405", "429"):
+        body = json.loads((scenario["site"] / "_errors" / f"{name}.json").read_bytes())["error"]
+        assert body["code"] in error["properties"]["code"]["enum"] and set(body) <= set(error["properties"])
+
+
 def test_the_front_page_opens_with_the_overall_sentence(scenario):
     html = get(scenario, "/").text
     first = html[html.index("</h1>") : html.index("</p>", html.index("</h1>"))]

@@ -61,8 +61,24 @@ SLUG_PARAMETER = {
 }
 
 
-def _get(summary: str, ok: dict[str, Any], params: list[dict[str, Any]], errors: tuple[int, ...]) -> dict[str, Any]:
-    return {"get": {"summary": summary, "parameters": params, "responses": {"200": ok, **_errors(*errors)}}}
+def _get(
+    operation: str, summary: str, ok: dict[str, Any], params: list[dict[str, Any]], errors: tuple[int, ...]
+) -> dict[str, Any]:
+    """A GET operation; ``operation`` its operationId (a generated client's method name)."""
+    responses = {"200": ok, **_errors(*errors)}
+    return {"get": {"operationId": operation, "summary": summary, "parameters": params, "responses": responses}}
+
+
+def referenced(schema: Any, names: dict[int, str], top: bool = True) -> Any:
+    """``schema`` with every named schema it holds (by identity: the shapes are built from the
+    same objects) replaced by a reference to it, so that a generated client has one type each."""
+    if not top and id(schema) in names:
+        return ref(names[id(schema)])
+    if isinstance(schema, dict):
+        return {k: referenced(v, names, False) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [referenced(v, names, False) for v in schema]
+    return schema
 
 
 def _atom(description: str) -> dict[str, Any]:
@@ -75,14 +91,17 @@ def _atom(description: str) -> dict[str, Any]:
 
 def openapi_document(config: Config) -> dict[str, Any]:
     cats = list(config.categories)
+    names = {id(schema): name for name, schema in SCHEMAS.items()}
     paths = {
         "/api/v1/snapshot": _get(
+            "getSnapshot",
             "All services, the health index, counts by status and by category.",
             _json("Snapshot", "The snapshot."),
             [],
             (),
         ),
         "/api/v1/services": _get(
+            "listServices",
             "The list of services, optionally filtered.",
             _json("ServiceList", "Services."),
             [
@@ -92,18 +111,21 @@ def openapi_document(config: Config) -> dict[str, Any]:
             (400,),
         ),
         "/api/v1/services/{slug}": _get(
+            "getService",
             "One service: current state, reason, checks, the last day of measurements.",
             _json("ServiceDetail", "The service."),
             [SLUG_PARAMETER],
             (404,),
         ),
         "/api/v1/services/{slug}/history": _get(
+            "getServiceHistory",
             "Availability and latency over time for one service.",
             _json("History", "The history."),
             [SLUG_PARAMETER, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)],
             (400, 404),
         ),
         "/api/v1/incidents": _get(
+            "listIncidents",
             "statusgen's own incidents, newest first.",
             _json("IncidentList", "Incidents."),
             [
@@ -117,11 +139,13 @@ def openapi_document(config: Config) -> dict[str, Any]:
             (400, 404),
         ),
         "/api/v1/health": _get(
-            "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
+            "getHealth", "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
         ),
-        "/feed/incidents.xml": _get("Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()),
+        "/feed/incidents.xml": _get(
+            "getIncidentsFeed", "Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()
+        ),
         "/feed/services/{slug}.xml": _get(
-            "Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)
+            "getServiceFeed", "Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)
         ),
     }
     return {
@@ -136,5 +160,6 @@ def openapi_document(config: Config) -> dict[str, Any]:
         },
         "servers": [{"url": config.site.base_url}],
         "paths": paths,
-        "components": {"schemas": SCHEMAS},
+        "security": [],  # no key: every operation is open to anyone
+        "components": {"schemas": {name: referenced(schema, names) for name, schema in SCHEMAS.items()}},
     }

@@ -516,8 +516,37 @@ HEALTH = obj(
     description="The health index (the number on the front page) and the state of our own collection.",
 )
 
+#: The machine codes of every error either server sends (the tree's bodies, and the answers to
+#: requests a server cannot read).
+ERROR_CODES = (
+    "invalid_parameter",
+    "not_found",
+    "unknown_service",
+    "method_not_allowed",
+    "rate_limited",
+    "bad_request",
+    "uri_too_long",
+    "headers_too_large",
+    "http_version_not_supported",
+)
 ERROR = obj(
-    {"error": obj({"status": {"type": "integer"}, "code": {"type": "string"}, "message": {"type": "string"}})},
+    {
+        "error": {
+            "type": "object",
+            "required": ["status", "code", "message"],
+            "properties": {
+                "status": {"type": "integer"},
+                "code": {"enum": list(ERROR_CODES)},
+                "message": {"type": "string"},
+                "parameter": {"type": "string", "description": "The query parameter that was invalid (400)."},
+                "allowed": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "The values the parameter takes (400), or the methods allowed (405).",
+                },
+            },
+        }
+    },
     description="Every error: a machine code, a human message, and where it helps the allowed values.",
 )
 
