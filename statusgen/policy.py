@@ -32,6 +32,14 @@ COMMON_HEADERS = {
     "Access-Control-Expose-Headers": "ETag, Retry-After",
     "X-Content-Type-Options": "nosniff",
 }
+#: The answer to a CORS preflight (OPTIONS with Origin and Access-Control-Request-Method GET or
+#: HEAD): a script on another origin may ask with these headers (If-None-Match is not one a browser
+#: sends without asking first), and the browser may remember the answer for a day.
+PREFLIGHT_HEADERS = {
+    "Access-Control-Allow-Methods": "GET, HEAD",
+    "Access-Control-Allow-Headers": "If-None-Match, If-Modified-Since",
+    "Access-Control-Max-Age": "86400",
+}
 #: Content types by extension, each with its charset written into the type itself (nginx's charset
 #: filter skips the answers gzip_static makes).
 CONTENT_TYPES = {

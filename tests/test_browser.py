@@ -7,6 +7,7 @@ Screenshots go to test-artifacts/ (gitignored) for a person to look at.
 
 from __future__ import annotations
 
+import http.server
 import re
 import threading
 import time
@@ -429,3 +430,43 @@ def colours_have_enough_contrast(page: Page, scheme: str) -> None:
     assert fills
     for fill in set(fills):
         assert contrast(fill, body_bg) >= 3, (scheme, fill, body_bg)
+
+
+class _Blank(http.server.BaseHTTPRequestHandler):
+    """Another origin's page: blank, with no policy of its own."""
+
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>another origin</title>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_script_on_another_origin_revalidates_the_api(browser: Browser, site: Site) -> None:
+    """A page of another loopback origin reads the API, then asks again with If-None-Match: the
+    browser preflights that request, and the script gets its 304."""
+    other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), _Blank)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"http://127.0.0.2:{other.server_address[1]}/", wait_until="load")
+        got = page.evaluate(
+            """async (url) => {
+                const first = await fetch(url, { cache: "no-store" });
+                const etag = first.headers.get("ETag");
+                const again = await fetch(url, { cache: "no-store", headers: { "If-None-Match": etag } });
+                return [first.status, etag, again.status];
+            }""",
+            site.base + "/api/v1/snapshot",
+        )
+    finally:
+        context.close()
+        other.shutdown()
+        other.server_close()
+    assert got[0] == 200 and got[1] and got[2] == 304, got

@@ -490,12 +490,38 @@ def test_query_names_and_values_are_read_as_written(server, http):
 
 def test_methods_other_than_get_and_head_are_405_with_allow(server):
     body = server.file(routes.error_file("405"))
-    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "PROPFIND", "BREW"):
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "PROPFIND", "BREW"):  # OPTIONS: no preflight
         for path in ("/api/v1/snapshot", "/api/v1/services?category=bad", "/nothing-here", "/"):
             status, headers, got = server.raw(path, method)
             assert (status, got) == (405, body), (method, path, status)
             assert headers["allow"] == "GET, HEAD" and headers["etag"]
             assert headers["cache-control"] == MAX_AGE and headers["access-control-allow-origin"] == "*"
+
+
+def test_a_cors_preflight_is_answered_so_another_origin_may_revalidate(server):
+    """A script on another origin that revalidates (If-None-Match) is preflighted first: both
+    servers answer 204 with what it may send; an OPTIONS that is no preflight stays 405."""
+    asking = {
+        "Origin": "http://127.0.0.9:8000",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "if-none-match",
+    }
+    for path in ("/api/v1/snapshot", "/api/v2/summary.json", "/feed/incidents.xml", "/"):
+        status, headers, body = server.raw(path, "OPTIONS", headers=asking)
+        assert (status, body) == (204, b""), (server.kind, path, status)
+        assert headers["access-control-allow-origin"] == "*"
+        assert headers["access-control-allow-methods"] == "GET, HEAD"
+        assert "if-none-match" in headers["access-control-allow-headers"].lower()
+        assert int(headers["access-control-max-age"]) > 0
+    for asked in (
+        {"Origin": "http://x"},
+        {"Access-Control-Request-Method": "GET"},
+        {"Origin": "http://x", "Access-Control-Request-Method": "POST"},
+    ):
+        status, headers, _ = server.raw("/api/v1/snapshot", "OPTIONS", headers=asked)
+        assert status == 405 and "access-control-allow-methods" not in headers, (server.kind, asked)
+    status, headers, _ = server.raw("/api/v1/snapshot")
+    assert status == 200 and "access-control-allow-methods" not in headers  # only a preflight says it
 
 
 def test_head_is_get_without_a_body(server, http):

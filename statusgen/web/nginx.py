@@ -59,6 +59,7 @@ from statusgen.policy import (
     IDLE_TIMEOUT,
     PAGE_POLICY,
     PAGES_PER_MINUTE,
+    PREFLIGHT_HEADERS,
     PROMETHEUS,
     RATE_PER_MINUTE,
     REFERRER_POLICY,
@@ -110,12 +111,17 @@ def _policy_variables() -> list[str]:
     return [f"$statusgen_csp_{n}" for n in range(len(_policy_parts(PAGE_POLICY)))]
 
 
+#: The variables that hold a CORS preflight's headers: empty (so never sent) on any other request.
+PREFLIGHT_VARIABLES = {name: f"$statusgen_{name.lower().replace('-', '_')}" for name in PREFLIGHT_HEADERS}
+
+
 def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) -> list[str]:
     pairs = {
         "Cache-Control": cache,
         **COMMON_HEADERS,
         "Content-Security-Policy": "".join(_policy_variables()),
         "Referrer-Policy": REFERRER_POLICY,
+        **PREFLIGHT_VARIABLES,
         **(extra or {}),
     }
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
@@ -157,6 +163,21 @@ def _whitelist(parameter: str, values: Iterable[str], absent: str) -> list[str]:
     return _block(f"map $statusgen_arg_{parameter} $statusgen_{parameter}", body)
 
 
+def _preflight_maps() -> list[str]:
+    """A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method GET or HEAD), and the
+    headers its answer carries: empty on every other request, and an empty header is never sent."""
+    out = [
+        "# A CORS preflight: a script on another origin asks before revalidating with If-None-Match.",
+        *_block(
+            'map "$request_method:$http_access_control_request_method:$http_origin" $statusgen_preflight',
+            ['"~^OPTIONS:(GET|HEAD):."  1;', 'default  "";'],
+        ),
+    ]
+    for name, variable in PREFLIGHT_VARIABLES.items():
+        out += _block(f"map $statusgen_preflight {variable}", [f'1  "{PREFLIGHT_HEADERS[name]}";', 'default  "";'])
+    return out
+
+
 def _security_policy_maps() -> list[str]:
     """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
     or the one that runs nothing. The pages' policy is long, so it is held in parts."""
@@ -190,6 +211,7 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
     else:
         out += [NO_RATE_LIMIT_NOTE, ""]
     out += _security_policy_maps()
+    out += _preflight_maps()
     out += [
         "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
         "# in the query string (names are case-sensitive; other parameters are ignored, in any",
@@ -366,7 +388,9 @@ def _common(options: NginxOptions) -> list[str]:
         "recursive_error_pages on;",
         *_error_pages(html=PEOPLE),
         "",
-        "# GET and HEAD only; anything else is 405 (with Allow, see the 405 location).",
+        "# A CORS preflight (OPTIONS asking for GET or HEAD) is 204, with the headers its maps give;",
+        "# GET and HEAD only otherwise; anything else is 405 (with Allow, see the 405 location).",
+        *_block("if ($statusgen_preflight)", ["return 204;"]),
         *_block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]),
         "",
     ]

@@ -48,6 +48,7 @@ from statusgen.policy import (
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
     PAGES_PER_MINUTE,
+    PREFLIGHT_HEADERS,
     RATE_PER_MINUTE,
     SEND_TIMEOUT,
     content_type,
@@ -292,7 +293,21 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._send_file(405, routes.error_file("405"), head=False, extra={"Allow": routes.ALLOW})
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
+    def do_OPTIONS(self) -> None:
+        """A CORS preflight (Origin, and Access-Control-Request-Method GET or HEAD) is answered 204
+        with what a script on another origin may send, so it can revalidate with If-None-Match;
+        any other OPTIONS is 405, as other methods are. A preflight is not counted by the rate
+        limit (nginx answers it before counting)."""
+        method = (self.headers.get("Access-Control-Request-Method") or "").strip()
+        if not self.headers.get("Origin") or method not in ("GET", "HEAD"):
+            self._not_allowed()
+            return
+        self.send_response(204)
+        for name, value in {**COMMON_HEADERS, **PREFLIGHT_HEADERS, **security_headers("preflight")}.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_TRACE = do_CONNECT = _not_allowed
 
     def __getattr__(self, name: str) -> Callable[[], None]:
         """Any other method (PROPFIND, made-up ones) is 405 too, not the stdlib's 501."""
