@@ -341,3 +341,58 @@ def test_index_links_the_api_and_escapes_vendor_text(scenario):
     html = get(scenario, "/").text
     assert "/api/" in html and "/feed/incidents.xml" in html
     assert "Alpha &lt;Cloud&gt; &amp; Co" in html and "<Cloud>" not in html
+
+
+def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(scenario, tmp_path):
+    """openapi-python-client, which many API users run, generates a client from the document the
+    site serves; the client reads every JSON endpoint of v1 into its models."""
+    import importlib
+    import subprocess
+    import sys
+
+    (tmp_path / "openapi.json").write_bytes(get(scenario, "/api/v1/openapi.json").content)
+    made = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("openapi-python-client")),
+            "generate",
+            "--path",
+            str(tmp_path / "openapi.json"),
+            "--output-path",
+            str(tmp_path / "statusclient"),
+            "--meta",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (tmp_path / "statusclient" / "client.py").exists(), made.stdout + made.stderr
+    unread = [line for line in (made.stdout + made.stderr).splitlines() if line.startswith("WARNING parsing")]
+    assert unread == [
+        "WARNING parsing GET /feed/incidents.xml within default.",
+        "WARNING parsing GET /feed/services/{slug}.xml within default.",
+    ]  # Atom, not JSON
+    sys.path.insert(0, str(tmp_path))
+    try:
+        client = importlib.import_module("statusclient.client").Client(base_url=scenario["base"])
+        read = {
+            name: importlib.import_module(f"statusclient.api.default.{name}")
+            for name in (
+                "get_snapshot",
+                "list_services",
+                "get_service",
+                "get_service_history",
+                "list_incidents",
+                "get_health",
+            )
+        }
+        snapshot = read["get_snapshot"].sync(client=client)
+        assert snapshot.status.value == get(scenario, "/api/v1/snapshot").json()["status"]
+        assert [s.slug for s in read["list_services"].sync(client=client).services] == ["alpha", "beta", "gamma"]
+        assert read["get_service"].sync("gamma", client=client).service.slug == "gamma"
+        assert read["get_service_history"].sync("beta", client=client).range_ == "24h"
+        assert read["list_incidents"].sync(client=client).count >= 1
+        assert read["get_health"].sync(client=client).health_index == snapshot.health_index
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.split(".")[0] == "statusclient"]:
+            del sys.modules[name]

@@ -101,6 +101,8 @@ POINT = obj(
     }
 )
 
+SOURCES: Schema = {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule", "operator"]}}
+
 SERVICE_SUMMARY = obj(
     {
         "slug": {"type": "string", "pattern": f"^{SLUG}$"},
@@ -111,7 +113,7 @@ SERVICE_SUMMARY = obj(
         "status": STATUS,
         "since": OPT_TIME,
         "reason": {"type": "string"},
-        "sources": {"type": "array", "items": {"type": "string", "enum": ["checks", "vendor", "schedule", "operator"]}},
+        "sources": SOURCES,
         "links": LINKS,
     },
     description="A service as listed: its status, since when, and the reason behind it.",
@@ -143,8 +145,9 @@ LAST_DAY_ROW = {
         {"type": "boolean", "description": "slow: answered above the check's degraded_ms"},
         {"enum": [None, "maintenance", "excluded"], "description": "flag: null when the result counted"},
     ],
-    "items": False,
     "minItems": 7,
+    "maxItems": 7,  # not "items": false, which client generators do not read
+    "items": {"type": ["string", "number", "boolean", "null"]},  # what a reader of items alone sees
 }
 
 CHECK = obj(
@@ -241,7 +244,7 @@ VENDOR = obj(
     {
         "source": {"type": "string"},
         "format": {"type": "string"},
-        "components": {"type": "array"},
+        "components": {"type": "array", "items": {"type": "string"}},
         "timeout_s": {"type": "number"},
         "stale_after_s": {"type": "number"},
         "outcome": OPT_STR,
@@ -308,7 +311,7 @@ SERVICE_DETAIL = obj(
                                 "status": STATUS,
                                 "since": OPT_TIME,
                                 "reason": {"type": "string"},
-                                "sources": {"type": "array"},
+                                "sources": SOURCES,
                                 "own_checks": STATUS,
                                 "evidence": {"type": "array", "items": EVIDENCE},
                             }
