@@ -49,6 +49,7 @@ CONTENT_TYPES = {
     "css": "text/css; charset=utf-8",
     "js": "text/javascript; charset=utf-8",
     "txt": "text/plain; charset=utf-8",
+    "ics": "text/calendar; charset=utf-8",
     "svg": "image/svg+xml",
     "png": "image/png",
     "ico": "image/x-icon",

@@ -42,6 +42,14 @@ ALL = "_all"
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
+#: The maintenance calendars (iCalendar, ``render.calendar``): the site's, and one per service.
+CALENDAR = "feed/maintenance.ics"
+
+
+def service_calendar_file(slug: str) -> str:
+    return f"feed/services/{slug}.ics"
+
+
 #: The site in Prometheus' text exposition format (``render.metrics``).
 METRICS = "metrics"
 #: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.statuspage``),

@@ -156,6 +156,15 @@ def test_gzip_refused_with_q_0_is_not_sent_and_a_304_varies_too(server):
     assert status == 304 and again["vary"] == "Accept-Encoding", (server.kind, again)
 
 
+def test_the_maintenance_calendars_are_served_as_icalendar(server, http):
+    for rel in (routes.CALENDAR, routes.service_calendar_file("alpha")):
+        r = http.get("/" + rel)
+        assert r.status_code == 200 and r.content == server.file(rel), rel
+        assert r.headers["content-type"] == "text/calendar; charset=utf-8" and r.headers["etag"]
+        assert r.content.startswith(b"BEGIN:VCALENDAR\r\n")
+        assert_common_headers(r)
+
+
 def test_precompressed_copies_are_served_to_gzip_clients(server, http):
     for url, rel in endpoint_files().items():
         r = http.get(url, headers={"Accept-Encoding": "gzip"})

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
@@ -50,7 +51,7 @@ from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
 from statusgen.model import SLUG_RE
-from statusgen.render import keys, pages
+from statusgen.render import calendar, keys, pages
 from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
     ended_notices,
@@ -128,6 +129,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             docs = site_documents(data, notices) | statuspage_documents(data, notices, ended)
             _site_files(tree.main, job, docs)
             _incident_files(tree.main, job, notices + ended)  # the feeds tell its end too
+            _calendar_files(tree.main, job, notices + ended)
             made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
@@ -249,6 +251,22 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
     placer.put("method/index.html", pages.method_page(config, health))
     for path, page in pages.error_pages(config.site).items():
         placer.put(path, page)
+
+
+def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:
+    """The maintenance calendars, the site's and each service's, each remembering what it served
+    (``calendar.with_memory``)."""
+    data = job.data
+    site = data.config.site
+    host = urlsplit(site.base_url).hostname or "statusgen"
+    told = calendar.events(notices, site.base_url, host)
+    wanted = {routes.CALENDAR: (f"{site.title}: maintenance", told)}
+    for svc in data.config.services:
+        mine = [e for e in told if e.service == svc.slug]
+        wanted[routes.service_calendar_file(svc.slug)] = (f"{svc.name}: maintenance", mine)
+    for path, (name, evts) in wanted.items():
+        remembered = calendar.remembered(placer.read_served(path))
+        placer.put(path, calendar.calendar(name, calendar.with_memory(evts, remembered, data.now)))
 
 
 def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:

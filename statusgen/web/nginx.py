@@ -491,7 +491,7 @@ def _interface_locations(options: NginxOptions) -> list[str]:
             [
                 *_interface_limit(options),
                 *_error_pages(),
-                *_block("types", [f'"{ATOM}"  xml;']),
+                *_block("types", [f'"{ATOM}"  xml;', f'"{CONTENT_TYPES["ics"]}"  ics;']),
                 *_block(r"location ~ /\.", ["return 404;"]),
                 "# A service's feed: a slug that names no service is the API's unknown_service.",
                 *_block(

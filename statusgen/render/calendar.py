@@ -1,0 +1,199 @@
+"""The maintenance calendar: ``/feed/maintenance.ics`` and one per service, in iCalendar
+(RFC 5545), the format every calendar application subscribes to.
+
+Every configured, planned and vendor maintenance the site tells of (in progress, upcoming, and
+ended in the last 14 days) is a VEVENT: its UID stays the same for good (the maintenance's key),
+DTSTART and DTEND in UTC, SUMMARY, DESCRIPTION and a URL to its service's page. A recurring window
+is told as its occurrence in progress or its next one, each occurrence an event of its own.
+
+A calendar client keeps what it was told: a changed event must come with a higher SEQUENCE, and
+an event that will not happen as STATUS:CANCELLED. The calendar's memory is the file it served
+last (each event carries a digest of what it says, ``X-STATUSGEN-DIGEST``): a changed event gets
+its SEQUENCE plus one, and one that is gone while it was still to come is kept, cancelled, until
+its end has passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from statusgen import routes
+from statusgen.decide.maintenance import Notice
+
+PRODID = "-//statusgen//maintenance calendar//EN"
+FOLD = 75  # octets a content line holds before it is folded (RFC 5545, 3.1)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One VEVENT: what it says, and what a calendar client remembers of it."""
+
+    uid: str
+    start: datetime
+    end: datetime | None  # None: the vendor gave no end
+    summary: str
+    description: str
+    url: str
+    sequence: int = 0
+    cancelled: bool = False
+    service: str = ""  # whose (not written: a file's memory is its own events)
+
+    @property
+    def digest(self) -> str:
+        end = self.end.isoformat() if self.end else ""
+        said = "\n".join([self.start.isoformat(), end, self.summary, self.description, self.url])
+        return hashlib.blake2b(said.encode(), digest_size=8).hexdigest()
+
+
+def text(value: str) -> str:
+    """A TEXT value escaped (RFC 5545, 3.3.11): backslash, semicolon, comma and line breaks."""
+    return (
+        value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\r\n", "\\n").replace("\n", "\\n")
+    )
+
+
+def fold(line: str) -> list[str]:
+    """A content line folded at 75 octets, never inside a UTF-8 character (RFC 5545, 3.1)."""
+    out, current, size = [], "", 0
+    for ch in line:
+        width = len(ch.encode())
+        if size + width > FOLD:
+            out.append(current)
+            current, size = " ", 1
+        current += ch
+        size += width
+    return [*out, current]
+
+
+def stamp(at: datetime) -> str:
+    return at.strftime("%Y%m%dT%H%M%SZ")
+
+
+def events(notices: Iterable[Notice], base_url: str, host: str) -> list[Event]:
+    """The events of these maintenance notices."""
+    out = []
+    for n in notices:
+        service = routes.service_page_url(n.service)
+        out.append(
+            Event(
+                uid=f"{n.key.replace('/', '-')}-{stamp(n.start)}@{host}",
+                start=n.start,
+                end=n.end,
+                summary=n.title,
+                description=n.message or n.title,
+                url=n.url or base_url + service,
+                service=n.service,
+            )
+        )
+    return sorted(out, key=lambda e: (e.start, e.uid))
+
+
+@dataclass(frozen=True)
+class Served:
+    """What the calendar served last said of an event."""
+
+    sequence: int
+    digest: str
+    event: Event
+
+
+def remembered(served: bytes | None) -> dict[str, Served]:
+    """The events of the file served last, by UID (an unfolded read of the lines this module writes)."""
+    if not served:
+        return {}
+    lines: list[str] = []
+    for raw in served.decode("utf-8", "replace").split("\r\n"):
+        if raw.startswith(" ") and lines:
+            lines[-1] += raw[1:]
+        else:
+            lines.append(raw)
+    found: dict[str, Served] = {}
+    fields: dict[str, str] = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        if line == "BEGIN:VEVENT":
+            fields = {}
+        elif line == "END:VEVENT" and "UID" in fields:
+            try:
+                event = Event(
+                    uid=fields["UID"],
+                    start=datetime.strptime(fields["DTSTART"] + "+0000", "%Y%m%dT%H%M%SZ%z"),
+                    end=datetime.strptime(fields["DTEND"] + "+0000", "%Y%m%dT%H%M%SZ%z") if "DTEND" in fields else None,
+                    summary=_untext(fields.get("SUMMARY", "")),
+                    description=_untext(fields.get("DESCRIPTION", "")),
+                    url=fields.get("URL", ""),
+                    cancelled=fields.get("STATUS") == "CANCELLED",
+                )
+                found[event.uid] = Served(int(fields.get("SEQUENCE", "0")), fields.get("X-STATUSGEN-DIGEST", ""), event)
+            except (KeyError, ValueError):
+                continue  # not a line this module wrote: forgotten
+        else:
+            fields[name] = value
+    return found
+
+
+def _untext(value: str) -> str:
+    out, escaped = [], False
+    for ch in value:
+        if escaped:
+            out.append("\n" if ch in "nN" else ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def with_memory(now_events: list[Event], served: dict[str, Served], now: datetime) -> list[Event]:
+    """The events with their SEQUENCE: the served one's, one more where it says something else;
+    and the served events gone while still to come, cancelled, until their end has passed."""
+    out = []
+    for event in now_events:
+        before = served.get(event.uid)
+        if before is None:
+            out.append(event)
+        else:
+            changed = before.digest != event.digest or before.event.cancelled
+            out.append(Event(**{**event.__dict__, "sequence": before.sequence + int(changed)}))
+    current = {e.uid for e in now_events}
+    for uid, before in served.items():
+        if uid not in current and (before.event.end or before.event.start) > now:
+            gone = before.event
+            out.append(
+                Event(**{**gone.__dict__, "sequence": before.sequence + int(not gone.cancelled), "cancelled": True})
+            )
+    return sorted(out, key=lambda e: (e.start, e.uid))
+
+
+def calendar(name: str, evts: list[Event]) -> bytes:
+    """The iCalendar file: CRLF line ends, lines folded at 75 octets."""
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        f"PRODID:{PRODID}",
+        "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH",
+        f"X-WR-CALNAME:{text(name)}",
+    ]
+    for e in evts:
+        lines += [
+            "BEGIN:VEVENT",
+            f"UID:{e.uid}",
+            f"DTSTAMP:{stamp(e.start)}",  # when it was told: its start keeps the bytes stable
+            f"DTSTART:{stamp(e.start)}",
+            *([f"DTEND:{stamp(e.end)}"] if e.end else []),
+            f"SEQUENCE:{e.sequence}",
+            f"STATUS:{'CANCELLED' if e.cancelled else 'CONFIRMED'}",
+            f"SUMMARY:{text(e.summary)}",
+            f"DESCRIPTION:{text(e.description)}",
+            f"URL:{e.url}",
+            "TRANSP:TRANSPARENT",
+            f"X-STATUSGEN-DIGEST:{e.digest}",
+            "END:VEVENT",
+        ]
+    lines.append("END:VCALENDAR")
+    return ("\r\n".join(line for raw in lines for line in fold(raw)) + "\r\n").encode()
