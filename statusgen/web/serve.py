@@ -83,13 +83,17 @@ def arguments(query: str) -> dict[str, list[str]]:
     return found
 
 
-def request_sent(connection: socket.socket) -> bool:
-    """Whether a whole request line and headers wait to be read on ``connection`` (looked at, not
-    read)."""
+def only_part_sent(connection: socket.socket) -> bool:
+    """Whether ``connection`` has sent part of a request and stopped short of its end (looked at,
+    not read), or has gone: what a slow client does. One that has sent nothing yet may be a client
+    whose request is on its way."""
     try:
-        return b"\r\n\r\n" in connection.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except OSError:  # nothing yet (BlockingIOError), or the client is gone
-        return False
+        waiting = connection.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False  # nothing yet
+    except OSError:
+        return True  # gone
+    return not waiting or b"\r\n\r\n" not in waiting
 
 
 def accepts_gzip(header: str | None) -> bool:
@@ -506,13 +510,13 @@ class PreviewServer(ThreadingHTTPServer):
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
         """Whether a new connection gets a thread. Past its address's share it is closed at once.
-        When every slot is held, one that has already sent a whole request takes the slot of the
-        connection that has waited longest for one (``Admission.make_room``); one that has not is
-        closed at once, before it costs a thread: under a flood of slow connections, the backlog
-        is then read through at the speed of accepting, and a client that sent its request is
-        answered, not queued behind thousands that never will."""
+        When every slot is held, a new one takes the slot of the connection that has waited longest
+        for a request (``Admission.make_room``), unless it has sent part of a request and stopped
+        short of its end: that one is closed at once, before it costs a thread. Under a flood of
+        slow connections the backlog is then read through at the speed of accepting, and a client
+        that sends its request is answered, not queued behind thousands that never will."""
         if self.admission.full():
-            if not request_sent(request):
+            if only_part_sent(request):
                 return False
             self.admission.make_room()
             if not self.admission.wait_for_room(self.ROOM_WAIT):
