@@ -110,6 +110,8 @@ PAGE_POLICY = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+#: The embeddable status (/embed/) may be framed by any site: it is made to be.
+EMBED_POLICY = PAGE_POLICY.replace("frame-ancestors 'none'", "frame-ancestors *")
 #: Everything else (JSON, feeds, images, scripts) is read, never run as a document.
 DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
 REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need not know who sent them
@@ -117,5 +119,8 @@ REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need no
 
 def security_headers(rel: str) -> dict[str, str]:
     """The security headers of the answer with the file ``rel`` (its HTML pages get theirs)."""
-    policy = PAGE_POLICY if rel.endswith(".html") else DOCUMENT_POLICY
+    if rel.endswith(".html"):
+        policy = EMBED_POLICY if rel.startswith("embed/") else PAGE_POLICY
+    else:
+        policy = DOCUMENT_POLICY
     return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}

@@ -50,6 +50,11 @@ def service_calendar_file(slug: str) -> str:
     return f"feed/services/{slug}.ics"
 
 
+def embed_file(slug: str | None = None) -> str:
+    """The embeddable status (``/embed/``): the site's, or one service's."""
+    return "embed/index.html" if slug is None else f"embed/{slug}/index.html"
+
+
 #: The site in Prometheus' text exposition format (``render.metrics``).
 METRICS = "metrics"
 #: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.statuspage``),

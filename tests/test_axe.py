@@ -29,6 +29,8 @@ def kinds_of_page(site: Site) -> list[str]:
         *periods,
         "/method/",
         "/api/",
+        "/embed/",
+        f"/embed/{slug}/",
         "/nope/",
     ]
 

@@ -470,3 +470,39 @@ def test_a_script_on_another_origin_revalidates_the_api(browser: Browser, site: 
         other.shutdown()
         other.server_close()
     assert got[0] == 200 and got[1] and got[2] == 304, got
+
+
+def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, site: Site) -> None:
+    """A page of another loopback origin frames /embed/ (the site's status in one line, linked to
+    the site) and a service's; the front page refuses to be framed."""
+    slug = site.build.config.services[0].slug
+    frames = {"site": "/embed/", "service": f"/embed/{slug}/", "front": "/"}
+    markup = "".join(f'<iframe id="{k}" title="{k}" src="{site.base}{v}"></iframe>' for k, v in frames.items())
+
+    class Framing(_Blank):
+        def do_GET(self) -> None:
+            body = f"<!doctype html><title>framing</title>{markup}".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Framing)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"http://127.0.0.2:{other.server_address[1]}/", wait_until="load")
+        shown = {k: page.frame_locator(f"#{k}").locator("body") for k in frames}
+        snapshot = site.json("/api/v1/snapshot")
+        expect(shown["site"].locator(".banner")).to_contain_text(status_word(snapshot["status"]))
+        assert shown["site"].locator("a").get_attribute("href") == "/"  # read against the frame's address
+        expect(shown["service"].locator(".banner")).to_contain_text(site.build.config.services[0].name)
+        element = page.query_selector("#front")
+        front = element.content_frame() if element else None
+        assert front is not None and front.url.startswith("chrome-error"), front  # refused: not framed
+    finally:
+        context.close()
+        other.shutdown()
+        other.server_close()

@@ -165,6 +165,17 @@ def test_the_maintenance_calendars_are_served_as_icalendar(server, http):
         assert_common_headers(r)
 
 
+def test_only_the_embeddable_status_may_be_framed(server, http):
+    for path in ("/embed/", "/embed/alpha/"):
+        r = http.get(path)
+        assert r.status_code == 200 and r.headers["content-type"] == HTML, path
+        assert "frame-ancestors *" in r.headers["content-security-policy"], (server.kind, path)
+        framed = PAGE_POLICY.replace("frame-ancestors 'none'", "frame-ancestors *")
+        assert r.headers["content-security-policy"] == framed
+    for path in ("/", "/services/alpha/", "/api/"):
+        assert "frame-ancestors 'none'" in http.get(path).headers["content-security-policy"], path
+
+
 def test_precompressed_copies_are_served_to_gzip_clients(server, http):
     for url, rel in endpoint_files().items():
         r = http.get(url, headers={"Accept-Encoding": "gzip"})

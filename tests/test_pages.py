@@ -204,6 +204,7 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     expected |= {routes.error_page_file("404"), routes.error_page_file("429")}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
     expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
+    expected |= {routes.embed_file(), *(routes.embed_file(s["slug"]) for s in snapshot["services"])}
     days = {i["started_at"][:10] for i in incidents if not i["open"]}  # the incidents pages of each day and month
     expected |= {routes.incidents_page_file(p) for day_ in days for p in (day_, day_[:7])}
     told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}

@@ -251,6 +251,8 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
     placer.put("method/index.html", pages.method_page(config, health))
     for path, page in pages.error_pages(config.site).items():
         placer.put(path, page)
+    for path, page in pages.embed_pages(config.site, docs[f"{routes.API}/snapshot.json"]).items():
+        placer.put(path, page)
 
 
 def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:

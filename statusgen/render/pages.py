@@ -235,6 +235,33 @@ def method_page(config: Config, health: Document) -> bytes:
     )
 
 
+def embed_pages(site: SiteConfig, snapshot: Document) -> dict[str, bytes]:
+    """The embeddable status: the site's in one line (``/embed/``), and each service's
+    (``/embed/{slug}/``), each linked to its page. They change only when a status does."""
+    out = {
+        routes.embed_file(): render(
+            "embed.html",
+            site_title=site.title,
+            name=site.title,
+            state=snapshot["status"],
+            word=status_word(snapshot["status"]),
+            sentence=snapshot["summary"],
+            link="/",  # a frame's links are read against its own address: the site's
+        )
+    }
+    for s in snapshot["services"]:
+        out[routes.embed_file(s["slug"])] = render(
+            "embed.html",
+            site_title=site.title,
+            name=s["name"],
+            state=s["status"],
+            word=status_word(s["status"]),
+            sentence=None,
+            link=s["links"]["page"],
+        )
+    return out
+
+
 def error_pages(site: SiteConfig) -> dict[str, bytes]:
     """The errors told to people (a browser that asks for a missing page, or asks too often): HTML
     pages in the site's layout. The interface's errors are the JSON bodies (``errorbodies``)."""

@@ -55,6 +55,7 @@ from statusgen.policy import (
     CONNECTIONS_PER_ADDRESS,
     CONTENT_TYPES,
     DOCUMENT_POLICY,
+    EMBED_POLICY,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
     PAGE_POLICY,
@@ -182,15 +183,18 @@ def _security_policy_maps() -> list[str]:
     """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
     or the one that runs nothing. The pages' policy is long, so it is held in parts."""
     page, document = _policy_parts(PAGE_POLICY), DOCUMENT_POLICY
+    embed = _policy_parts(EMBED_POLICY)
+    embed += [""] * (len(page) - len(embed))  # never longer: it differs by one shorter word
     out = [
         "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
         "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
         "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
-        "# not be framed; every other file runs nothing. Held in parts (nginx reads a value of at",
-        "# most 4 KB), joined in add_header.",
+        "# not be framed (but /embed/, made to be); every other file runs nothing. Held in parts",
+        "# (nginx reads a value of at most 4 KB), joined in add_header.",
     ]
     for n, (variable, part) in enumerate(zip(_policy_variables(), page, strict=True)):
-        out += _block(f"map $uri {variable}", [f'"~\\.html$"  "{part}";', f'default  "{"" if n else document}";'])
+        rules = [f'"~^/embed/.*\\.html$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
+        out += _block(f"map $uri {variable}", [*rules, f'default  "{"" if n else document}";'])
     return out + [""]
 
 
