@@ -433,10 +433,12 @@ def colours_have_enough_contrast(page: Page, scheme: str) -> None:
 
 
 class _Blank(http.server.BaseHTTPRequestHandler):
-    """Another origin's page: blank, with no policy of its own."""
+    """Another origin's page: blank (or ``BODY``), with no policy of its own."""
+
+    BODY = b"<!doctype html><title>another origin</title>"
 
     def do_GET(self) -> None:
-        body = b"<!doctype html><title>another origin</title>"
+        body = self.BODY
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -480,13 +482,7 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
     markup = "".join(f'<iframe id="{k}" title="{k}" src="{site.base}{v}"></iframe>' for k, v in frames.items())
 
     class Framing(_Blank):
-        def do_GET(self) -> None:
-            body = f"<!doctype html><title>framing</title>{markup}".encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        BODY = f"<!doctype html><title>framing</title>{markup}".encode()
 
     other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Framing)
     threading.Thread(target=other.serve_forever, daemon=True).start()
