@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -449,15 +450,27 @@ class _Blank(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_script_on_another_origin_revalidates_the_api(browser: Browser, site: Site) -> None:
-    """A page of another loopback origin reads the API, then asks again with If-None-Match: the
-    browser preflights that request, and the script gets its 304."""
-    other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), _Blank)
+@contextmanager
+def another_origin(browser: Browser, body: bytes = _Blank.BODY) -> Iterator[Page]:
+    """A page of another loopback origin (127.0.0.2) holding ``body``, opened in Chromium."""
+    handler = type("Page", (_Blank,), {"BODY": body})
+    other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), handler)
     threading.Thread(target=other.serve_forever, daemon=True).start()
     context = browser.new_context()
     page = context.new_page()
     try:
         page.goto(f"http://127.0.0.2:{other.server_address[1]}/", wait_until="load")
+        yield page
+    finally:
+        context.close()
+        other.shutdown()
+        other.server_close()
+
+
+def test_a_script_on_another_origin_revalidates_the_api(browser: Browser, site: Site) -> None:
+    """A page of another loopback origin reads the API, then asks again with If-None-Match: the
+    browser preflights that request, and the script gets its 304."""
+    with another_origin(browser) as page:
         got = page.evaluate(
             """async (url) => {
                 const first = await fetch(url, { cache: "no-store" });
@@ -467,10 +480,6 @@ def test_a_script_on_another_origin_revalidates_the_api(browser: Browser, site: 
             }""",
             site.base + "/api/v1/snapshot",
         )
-    finally:
-        context.close()
-        other.shutdown()
-        other.server_close()
     assert got[0] == 200 and got[1] and got[2] == 304, got
 
 
@@ -481,15 +490,7 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
     frames = {"site": "/embed/", "service": f"/embed/{slug}/", "front": "/"}
     markup = "".join(f'<iframe id="{k}" title="{k}" src="{site.base}{v}"></iframe>' for k, v in frames.items())
 
-    class Framing(_Blank):
-        BODY = f"<!doctype html><title>framing</title>{markup}".encode()
-
-    other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Framing)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
-    context = browser.new_context()
-    page = context.new_page()
-    try:
-        page.goto(f"http://127.0.0.2:{other.server_address[1]}/", wait_until="load")
+    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode()) as page:
         shown = {k: page.frame_locator(f"#{k}").locator("body") for k in frames}
         snapshot = site.json("/api/v1/snapshot")
         expect(shown["site"].locator(".banner")).to_contain_text(status_word(snapshot["status"]))
@@ -498,7 +499,3 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
         element = page.query_selector("#front")
         front = element.content_frame() if element else None
         assert front is not None and front.url.startswith("chrome-error"), front  # refused: not framed
-    finally:
-        context.close()
-        other.shutdown()
-        other.server_close()

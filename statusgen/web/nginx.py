@@ -43,9 +43,6 @@ include in an existing configuration). It applies the HTTP rules of the API
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-
 from statusgen import routes
 from statusgen.model import SLUG
 from statusgen.policy import (
@@ -54,17 +51,23 @@ from statusgen.policy import (
     COMMON_HEADERS,
     CONNECTIONS_PER_ADDRESS,
     CONTENT_TYPES,
-    DOCUMENT_POLICY,
-    EMBED_POLICY,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
-    PAGE_POLICY,
     PAGES_PER_MINUTE,
-    PREFLIGHT_HEADERS,
     PROMETHEUS,
     RATE_PER_MINUTE,
     REFERRER_POLICY,
     SEND_TIMEOUT,
+)
+from statusgen.web.nginx_http import (
+    CONN_ZONE,
+    NO_RATE_LIMIT_NOTE,
+    PAGES_ZONE,
+    PREFLIGHT_VARIABLES,
+    ZONE,
+    block,
+    http_level,
+    policy_variables,
 )
 from statusgen.web.nginx_inputs import (
     NginxOptions,
@@ -73,13 +76,8 @@ from statusgen.web.nginx_inputs import (
     read_vocabulary,
 )
 
-ZONE = "statusgen"  # the interface's
-PAGES_ZONE = "statusgen_pages"
-CONN_ZONE = "statusgen_conn"
 WORKER_CONNECTIONS = 8192  # per worker: far more than one address's slow connections may hold
 WORKER_FILES = 2 * WORKER_CONNECTIONS  # a connection sending a file holds two descriptors
-CONF_VALUE_MAX = 2000  # nginx reads a configuration value of at most 4 KB: longer ones are cut in parts
-NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
 RETRY_AFTER = 1  # seconds: after a refusal, either bucket lets a request through within the second
 TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
@@ -87,40 +85,11 @@ TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 # -- small writers -------------------------------------------------------------
 
 
-def _block(head: str, lines: Iterable[str], indent: str = "    ") -> list[str]:
-    """``head { lines }`` with each line indented."""
-    return [f"{head} {{", *[(indent + line) if line else "" for line in lines], "}"]
-
-
-def _exact(value: str) -> str:
-    """A case-sensitive map key matching exactly ``value`` (plain map keys ignore case)."""
-    return f'"~^{re.escape(value)}$"'
-
-
-def _policy_parts(policy: str) -> list[str]:
-    """``policy`` cut at spaces into parts nginx can read, which join back into it."""
-    parts, words = [""], policy.split(" ")
-    for word in words:
-        if len(parts[-1]) + len(word) + 1 > CONF_VALUE_MAX:
-            parts.append("")
-        parts[-1] += word + " "
-    parts[-1] = parts[-1][:-1]
-    return parts
-
-
-def _policy_variables() -> list[str]:
-    return [f"$statusgen_csp_{n}" for n in range(len(_policy_parts(PAGE_POLICY)))]
-
-
-#: The variables that hold a CORS preflight's headers: empty (so never sent) on any other request.
-PREFLIGHT_VARIABLES = {name: f"$statusgen_{name.lower().replace('-', '_')}" for name in PREFLIGHT_HEADERS}
-
-
 def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) -> list[str]:
     pairs = {
         "Cache-Control": cache,
         **COMMON_HEADERS,
-        "Content-Security-Policy": "".join(_policy_variables()),
+        "Content-Security-Policy": "".join(policy_variables()),
         "Referrer-Policy": REFERRER_POLICY,
         **PREFLIGHT_VARIABLES,
         **(extra or {}),
@@ -148,130 +117,6 @@ def _error_pages(special: dict[str, str] | None = None, html: tuple[str, ...] = 
 
 
 # -- http level: the rate-limit zone and the query maps ------------------------
-
-
-def _query_map(parameter: str) -> list[str]:
-    return [
-        f"map $args $statusgen_arg_{parameter} {{",
-        f'    "~(?:^|&){parameter}=(?<statusgen_raw_{parameter}>[^&]*)" $statusgen_raw_{parameter};',
-        '    default "";',
-        "}",
-    ]
-
-
-def _whitelist(parameter: str, values: Iterable[str], absent: str) -> list[str]:
-    body = [f'""  {absent};'] + [f"{_exact(v)}  {v};" for v in values] + ['default  "!";']
-    return _block(f"map $statusgen_arg_{parameter} $statusgen_{parameter}", body)
-
-
-def _preflight_maps() -> list[str]:
-    """A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method GET or HEAD), and the
-    headers its answer carries: empty on every other request, and an empty header is never sent."""
-    out = [
-        "# A CORS preflight: a script on another origin asks before revalidating with If-None-Match.",
-        *_block(
-            'map "$request_method:$http_access_control_request_method:$http_origin" $statusgen_preflight',
-            ['"~^OPTIONS:(GET|HEAD):."  1;', 'default  "";'],
-        ),
-    ]
-    for name, variable in PREFLIGHT_VARIABLES.items():
-        out += _block(f"map $statusgen_preflight {variable}", [f'1  "{PREFLIGHT_HEADERS[name]}";', 'default  "";'])
-    return out
-
-
-def _security_policy_maps() -> list[str]:
-    """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
-    or the one that runs nothing. The pages' policy is long, so it is held in parts."""
-    page, document = _policy_parts(PAGE_POLICY), DOCUMENT_POLICY
-    embed = _policy_parts(EMBED_POLICY)
-    embed += [""] * (len(page) - len(embed))  # never longer: it differs by one shorter word
-    out = [
-        "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
-        "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
-        "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
-        "# not be framed (but /embed/, made to be); every other file runs nothing. Held in parts",
-        "# (nginx reads a value of at most 4 KB), joined in add_header.",
-    ]
-    for n, (variable, part) in enumerate(zip(_policy_variables(), page, strict=True)):
-        rules = [f'"~^/embed/.*\\.html$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
-        out += _block(f"map $uri {variable}", [*rules, f'default  "{"" if n else document}";'])
-    return out + [""]
-
-
-def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
-    """The lines that belong in the http block: the rate-limit zones, the policy and the query maps."""
-    out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
-    if rate_limit:
-        out += [
-            "# Rate limits per client address (the real one, see real_ip below), each kept in a 10 MB",
-            f"# zone (about 80,000 addresses): {RATE_PER_MINUTE} requests a minute to the interface (/api/,",
-            f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart; and the",
-            "# requests one address has in flight at once.",
-            f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
-            f"limit_req_zone $binary_remote_addr zone={PAGES_ZONE}:10m rate={PAGES_PER_MINUTE}r/m;",
-            f"limit_conn_zone $binary_remote_addr zone={CONN_ZONE}:10m;",
-            "",
-        ]
-    else:
-        out += [NO_RATE_LIMIT_NOTE, ""]
-    out += _security_policy_maps()
-    out += _preflight_maps()
-    out += [
-        "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
-        "# in the query string (names are case-sensitive; other parameters are ignored, in any",
-        "# order; an empty value counts as absent). Values are compared as sent, not",
-        "# percent-decoded: the allowed values need no escaping.",
-        "",
-    ]
-    for parameter in ("category", "status", "range", "active", "service"):
-        out += _query_map(parameter)
-    out += [
-        "",
-        '# Whitelists, from the tree\'s _errors/400-*.json "allowed" lists: an allowed value',
-        '# maps to itself, absence to its default, anything else to "!" (invalid). Only these',
-        "# values ever reach a file name.",
-        "",
-    ]
-    out += _whitelist("category", vocab.category, "_all") + _whitelist("status", vocab.status, "_all")
-    out += _whitelist("range", vocab.range, vocab.default_range)
-    out += _block(
-        "map $statusgen_arg_active $statusgen_incidents_file",
-        ['""  /api/v1/incidents.json;']
-        + [f"{_exact(v)}  /{routes.incidents_file(v)};" for v in vocab.active]
-        + ['default  "";'],
-    )
-    out += ["", '# ?service=: a slug (its list is looked for on disk), or "!" when it cannot be one.']
-    out += _block(
-        "map $statusgen_arg_service $statusgen_service",
-        ['""  "";', f'"~^{SLUG}$"  $statusgen_arg_service;', 'default  "!";'],
-    )
-    out += _block(
-        "map $statusgen_arg_active $statusgen_active_name",
-        [f'""  {routes.ALL};'] + [f"{_exact(v)}  {v};" for v in vocab.active] + ['default  "!";'],
-    )
-    out += _block(  # chosen by a map, not by "if" and "set": an "if" block would lose try_files
-        "map $statusgen_service $statusgen_incidents_list",
-        [
-            '""  $statusgen_incidents_file;',
-            f"default  /{routes.API}/incidents/_service/$statusgen_service/$statusgen_active_name.json;",
-        ],
-    )
-    out += ["", "# /api/v1/services: which parameter is invalid (category first), and the file to serve."]
-    out += _block(
-        'map "$statusgen_category/$statusgen_status" $statusgen_services_invalid',
-        ['"~^!/"  category;', '"~/!$"  status;', 'default  "";'],
-    )
-    out += _block(
-        'map "$statusgen_category/$statusgen_status" $statusgen_services_file',
-        [
-            f'"_all/_all"  /{routes.services_file()};',
-            'default  "/api/v1/services/_filter/$statusgen_category/$statusgen_status.json";',
-        ],
-    )
-    return out + [""]
-
-
-# -- the server block ----------------------------------------------------------
 
 
 def _server_settings(options: NginxOptions) -> list[str]:
@@ -302,7 +147,7 @@ def _server_settings(options: NginxOptions) -> list[str]:
         "",
         "# Content types with their charset (set in the type itself, because nginx's charset",
         "# filter skips gzip_static answers). /feed/*.xml is Atom, see its location.",
-        *_block("types", [f'"{ctype}"  {ext};' for ext, ctype in CONTENT_TYPES.items()]),
+        *block("types", [f'"{ctype}"  {ext};' for ext, ctype in CONTENT_TYPES.items()]),
         "default_type application/octet-stream;",
         "charset off;",
         "",
@@ -394,8 +239,8 @@ def _common(options: NginxOptions) -> list[str]:
         "",
         "# A CORS preflight (OPTIONS asking for GET or HEAD) is 204, with the headers its maps give;",
         "# GET and HEAD only otherwise; anything else is 405 (with Allow, see the 405 location).",
-        *_block("if ($statusgen_preflight)", ["return 204;"]),
-        *_block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]),
+        *block("if ($statusgen_preflight)", ["return 204;"]),
+        *block(r"if ($request_method !~ ^(GET|HEAD)$)", ["return 405;"]),
         "",
     ]
 
@@ -410,13 +255,13 @@ def _error_locations(options: NginxOptions) -> list[str]:
     retry = _headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})
     return [
         "# The error files: never requested directly, only by error_page.",
-        *_block(f"location ^~ /{routes.ERROR_DIR}/", ["internal;", *_block(r"location ~ \.json$", interface)]),
-        *_block(
+        *block(f"location ^~ /{routes.ERROR_DIR}/", ["internal;", *block(r"location ~ \.json$", interface)]),
+        *block(
             f"location = /{routes.error_file('405')}",
             ["internal;", *interface, *_headers(extra={"Allow": routes.ALLOW})],
         ),
-        *_block(f"location = /{routes.error_file('429')}", ["internal;", *interface, *retry]),
-        *_block(f"location = /{routes.error_page_file('429')}", ["internal;", *retry]),
+        *block(f"location = /{routes.error_file('429')}", ["internal;", *interface, *retry]),
+        *block(f"location = /{routes.error_page_file('429')}", ["internal;", *retry]),
         "",
     ]
 
@@ -428,48 +273,48 @@ def _api_routes() -> list[str]:
     api = "/" + routes.API
     return [
         "# Names starting with a dot are never served.",
-        *_block(r"location ~ /\.", ["return 404;"]),
-        *_block(
+        *block(r"location ~ /\.", ["return 404;"]),
+        *block(
             rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"', [f"try_files {api}/$statusgen_doc.json =404;"]
         ),
         "",
         "# ?category=C&status=S: 400 names the first invalid parameter (its file lists the allowed values).",
-        *_block(
+        *block(
             rf'location ~ "^{api}/services/?$"',
             [
                 *_error_pages({"400": "400-$statusgen_services_invalid"}),
-                *_block("if ($statusgen_services_invalid)", ["return 400;"]),
+                *block("if ($statusgen_services_invalid)", ["return 400;"]),
                 "try_files $statusgen_services_file =404;",
             ],
         ),
         "",
         "# One service: a slug of the pattern that names a file of the tree, else 404 unknown_service.",
-        *_block(
+        *block(
             rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/?$"',
             [*service_errors, f"try_files {api}/services/$statusgen_slug.json =404;"],
         ),
-        *_block(rf'location ~ "^{api}/services/[^/]+/?$"', [*service_errors, "return 404;"]),
+        *block(rf'location ~ "^{api}/services/[^/]+/?$"', [*service_errors, "return 404;"]),
         "",
         "# History: an unknown service is 404 before an invalid range is 400; range defaults to 24h.",
-        *_block(
+        *block(
             rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?$"',
             [
                 *_error_pages({"404": "404-service", "400": "400-range"}),
-                *_block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
-                *_block('if ($statusgen_range = "!")', ["return 400;"]),
+                *block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
+                *block('if ($statusgen_range = "!")', ["return 400;"]),
                 f"try_files {api}/services/$statusgen_slug/history/$statusgen_range.json =404;",
             ],
         ),
-        *_block(rf'location ~ "^{api}/services/[^/]+/history/?$"', [*service_errors, "return 404;"]),
+        *block(rf'location ~ "^{api}/services/[^/]+/history/?$"', [*service_errors, "return 404;"]),
         "",
         "# ?active=1 open incidents only, ?active=0 closed only, absent all, anything else 400;",
         "# ?service=S one service's only (404 when it has no list).",
-        *_block(
+        *block(
             rf'location ~ "^{api}/incidents/?$"',
             [
                 *_error_pages({"400": "400-active", "404": "404-service"}),
-                *_block('if ($statusgen_incidents_file = "")', ["return 400;"]),
-                *_block('if ($statusgen_service = "!")', ["return 404;"]),
+                *block('if ($statusgen_incidents_file = "")', ["return 400;"]),
+                *block('if ($statusgen_service = "!")', ["return 404;"]),
                 "try_files $statusgen_incidents_list =404;",
             ],
         ),
@@ -483,22 +328,22 @@ def _interface_locations(options: NginxOptions) -> list[str]:
         "# Its own rate limit and JSON errors. ^~: no location outside these two is ever chosen for",
         "# their paths. A location with an error_page of its own inherits none from above: each",
         "# repeats them all.",
-        *_block(
+        *block(
             "location ^~ /api/",
             [*_interface_limit(options, explain=True), *_error_pages(), "", *_api_routes(), "try_files $uri =404;"],
         ),
         "# The API's own page is a page, for people.",
-        *_block("location = /api/", ["try_files /api/index.html =404;"]),
+        *block("location = /api/", ["try_files /api/index.html =404;"]),
         "# Feeds are Atom.",
-        *_block(
+        *block(
             "location ^~ /feed/",
             [
                 *_interface_limit(options),
                 *_error_pages(),
-                *_block("types", [f'"{ATOM}"  xml;', f'"{CONTENT_TYPES["ics"]}"  ics;']),
-                *_block(r"location ~ /\.", ["return 404;"]),
+                *block("types", [f'"{ATOM}"  xml;', f'"{CONTENT_TYPES["ics"]}"  ics;']),
+                *block(r"location ~ /\.", ["return 404;"]),
                 "# A service's feed: a slug that names no service is the API's unknown_service.",
-                *_block(
+                *block(
                     r'location ~ "^/feed/services/[^/]+\.xml$"',
                     [*_error_pages({"404": "404-service"}), "try_files $uri =404;"],
                 ),
@@ -513,12 +358,12 @@ def _static_locations() -> list[str]:
     return [
         "# -- everything else: the pages and their files, for people ---------------------------",
         "# Names starting with a dot (such as .manifest.json) are never served.",
-        *_block(r"location ~ /\.", ["return 404;"]),
+        *block(r"location ~ /\.", ["return 404;"]),
         "# An incident's own page in earlier versions: sent on to its part of its service's incidents page.",
-        *_block(
+        *block(
             rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html$"',
             [
-                *_block(
+                *block(
                     "if (-f $document_root/services/$statusgen_of/incidents/index.html)",
                     ['return 301 "/services/$statusgen_of/incidents/#inc-$statusgen_was";'],
                 ),
@@ -526,18 +371,18 @@ def _static_locations() -> list[str]:
             ],
         ),
         "# The Prometheus exposition: a file without a suffix, of its own type.",
-        *_block(
+        *block(
             f"location = /{routes.METRICS}",
             ["types { }", f'default_type "{PROMETHEUS}";', f"try_files /{routes.METRICS} =404;"],
         ),
         "# A directory is its index.html (never a listing).",
-        *_block(r"location ~ /$", ["try_files ${uri}index.html =404;"]),
+        *block(r"location ~ /$", ["try_files ${uri}index.html =404;"]),
         "# A file; a directory named without its slash is redirected to it when it has an index.html",
         "# ($uri reaches Location only for such a directory of the tree, never for an outside value).",
-        *_block("location /", ["try_files $uri @statusgen_directory;"]),
-        *_block(
+        *block("location /", ["try_files $uri @statusgen_directory;"]),
+        *block(
             "location @statusgen_directory",
-            [*_block("if (-f $request_filename/index.html)", ["return 301 $uri/;"]), "return 404;"],
+            [*block("if (-f $request_filename/index.html)", ["return 301 $uri/;"]), "return 404;"],
         ),
     ]
 
@@ -555,7 +400,7 @@ def server_block(options: NginxOptions) -> list[str]:
     )
     return [
         "# -- statusgen: the server --------------------------------------------------------------",
-        *_block("server", body),
+        *block("server", body),
     ]
 
 
@@ -589,9 +434,9 @@ def _main_context(options: NginxOptions, inner: list[str]) -> list[str]:
         "# for everyone else.",
         f"worker_rlimit_nofile {WORKER_FILES};",
         "",
-        *_block("events", [f"worker_connections {WORKER_CONNECTIONS};"]),
+        *block("events", [f"worker_connections {WORKER_CONNECTIONS};"]),
         "",
-        *_block("http", http),
+        *block("http", http),
     ]
 
 

@@ -1,0 +1,179 @@
+"""The http-level part of the nginx configuration: the rate-limit zones, the maps that give each
+answer its Content-Security-Policy and a CORS preflight its headers, and the whitelists that map
+query strings onto the tree's files; and the small writers of nginx syntax both parts use."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from statusgen import routes
+from statusgen.model import SLUG
+from statusgen.policy import (
+    DOCUMENT_POLICY,
+    EMBED_POLICY,
+    PAGE_POLICY,
+    PAGES_PER_MINUTE,
+    PREFLIGHT_HEADERS,
+    RATE_PER_MINUTE,
+)
+from statusgen.web.nginx_inputs import Vocabulary
+
+ZONE = "statusgen"  # the interface's
+PAGES_ZONE = "statusgen_pages"
+CONN_ZONE = "statusgen_conn"
+CONF_VALUE_MAX = 2000  # nginx reads a configuration value of at most 4 KB: longer ones are cut in parts
+NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
+
+
+def block(head: str, lines: Iterable[str], indent: str = "    ") -> list[str]:
+    """``head { lines }`` with each line indented."""
+    return [f"{head} {{", *[(indent + line) if line else "" for line in lines], "}"]
+
+
+def exact(value: str) -> str:
+    """A case-sensitive map key matching exactly ``value`` (plain map keys ignore case)."""
+    return f'"~^{re.escape(value)}$"'
+
+
+def policy_parts(policy: str) -> list[str]:
+    """``policy`` cut at spaces into parts nginx can read, which join back into it."""
+    parts, words = [""], policy.split(" ")
+    for word in words:
+        if len(parts[-1]) + len(word) + 1 > CONF_VALUE_MAX:
+            parts.append("")
+        parts[-1] += word + " "
+    parts[-1] = parts[-1][:-1]
+    return parts
+
+
+def policy_variables() -> list[str]:
+    return [f"$statusgen_csp_{n}" for n in range(len(policy_parts(PAGE_POLICY)))]
+
+
+#: The variables that hold a CORS preflight's headers: empty (so never sent) on any other request.
+PREFLIGHT_VARIABLES = {name: f"$statusgen_{name.lower().replace('-', '_')}" for name in PREFLIGHT_HEADERS}
+
+
+def query_map(parameter: str) -> list[str]:
+    return [
+        f"map $args $statusgen_arg_{parameter} {{",
+        f'    "~(?:^|&){parameter}=(?<statusgen_raw_{parameter}>[^&]*)" $statusgen_raw_{parameter};',
+        '    default "";',
+        "}",
+    ]
+
+
+def whitelist(parameter: str, values: Iterable[str], absent: str) -> list[str]:
+    body = [f'""  {absent};'] + [f"{exact(v)}  {v};" for v in values] + ['default  "!";']
+    return block(f"map $statusgen_arg_{parameter} $statusgen_{parameter}", body)
+
+
+def preflight_maps() -> list[str]:
+    """A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method GET or HEAD), and the
+    headers its answer carries: empty on every other request, and an empty header is never sent."""
+    out = [
+        "# A CORS preflight: a script on another origin asks before revalidating with If-None-Match.",
+        *block(
+            'map "$request_method:$http_access_control_request_method:$http_origin" $statusgen_preflight',
+            ['"~^OPTIONS:(GET|HEAD):."  1;', 'default  "";'],
+        ),
+    ]
+    for name, variable in PREFLIGHT_VARIABLES.items():
+        out += block(f"map $statusgen_preflight {variable}", [f'1  "{PREFLIGHT_HEADERS[name]}";', 'default  "";'])
+    return out
+
+
+def security_policy_maps() -> list[str]:
+    """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
+    or the one that runs nothing. The pages' policy is long, so it is held in parts."""
+    page, document = policy_parts(PAGE_POLICY), DOCUMENT_POLICY
+    embed = policy_parts(EMBED_POLICY)
+    embed += [""] * (len(page) - len(embed))  # never longer: it differs by one shorter word
+    out = [
+        "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
+        "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
+        "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
+        "# not be framed (but /embed/, made to be); every other file runs nothing. Held in parts",
+        "# (nginx reads a value of at most 4 KB), joined in add_header.",
+    ]
+    for n, (variable, part) in enumerate(zip(policy_variables(), page, strict=True)):
+        rules = [f'"~^/embed/.*\\.html$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
+        out += block(f"map $uri {variable}", [*rules, f'default  "{"" if n else document}";'])
+    return out + [""]
+
+
+def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
+    """The lines that belong in the http block: the rate-limit zones, the policy and the query maps."""
+    out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
+    if rate_limit:
+        out += [
+            "# Rate limits per client address (the real one, see real_ip below), each kept in a 10 MB",
+            f"# zone (about 80,000 addresses): {RATE_PER_MINUTE} requests a minute to the interface (/api/,",
+            f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart; and the",
+            "# requests one address has in flight at once.",
+            f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
+            f"limit_req_zone $binary_remote_addr zone={PAGES_ZONE}:10m rate={PAGES_PER_MINUTE}r/m;",
+            f"limit_conn_zone $binary_remote_addr zone={CONN_ZONE}:10m;",
+            "",
+        ]
+    else:
+        out += [NO_RATE_LIMIT_NOTE, ""]
+    out += security_policy_maps()
+    out += preflight_maps()
+    out += [
+        "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",
+        "# in the query string (names are case-sensitive; other parameters are ignored, in any",
+        "# order; an empty value counts as absent). Values are compared as sent, not",
+        "# percent-decoded: the allowed values need no escaping.",
+        "",
+    ]
+    for parameter in ("category", "status", "range", "active", "service"):
+        out += query_map(parameter)
+    out += [
+        "",
+        '# Whitelists, from the tree\'s _errors/400-*.json "allowed" lists: an allowed value',
+        '# maps to itself, absence to its default, anything else to "!" (invalid). Only these',
+        "# values ever reach a file name.",
+        "",
+    ]
+    out += whitelist("category", vocab.category, "_all") + whitelist("status", vocab.status, "_all")
+    out += whitelist("range", vocab.range, vocab.default_range)
+    out += block(
+        "map $statusgen_arg_active $statusgen_incidents_file",
+        ['""  /api/v1/incidents.json;']
+        + [f"{exact(v)}  /{routes.incidents_file(v)};" for v in vocab.active]
+        + ['default  "";'],
+    )
+    out += ["", '# ?service=: a slug (its list is looked for on disk), or "!" when it cannot be one.']
+    out += block(
+        "map $statusgen_arg_service $statusgen_service",
+        ['""  "";', f'"~^{SLUG}$"  $statusgen_arg_service;', 'default  "!";'],
+    )
+    out += block(
+        "map $statusgen_arg_active $statusgen_active_name",
+        [f'""  {routes.ALL};'] + [f"{exact(v)}  {v};" for v in vocab.active] + ['default  "!";'],
+    )
+    out += block(  # chosen by a map, not by "if" and "set": an "if" block would lose try_files
+        "map $statusgen_service $statusgen_incidents_list",
+        [
+            '""  $statusgen_incidents_file;',
+            f"default  /{routes.API}/incidents/_service/$statusgen_service/$statusgen_active_name.json;",
+        ],
+    )
+    out += ["", "# /api/v1/services: which parameter is invalid (category first), and the file to serve."]
+    out += block(
+        'map "$statusgen_category/$statusgen_status" $statusgen_services_invalid',
+        ['"~^!/"  category;', '"~/!$"  status;', 'default  "";'],
+    )
+    out += block(
+        'map "$statusgen_category/$statusgen_status" $statusgen_services_file',
+        [
+            f'"_all/_all"  /{routes.services_file()};',
+            'default  "/api/v1/services/_filter/$statusgen_category/$statusgen_status.json";',
+        ],
+    )
+    return out + [""]
+
+
+# -- the server block ----------------------------------------------------------
