@@ -7,7 +7,9 @@ import http.client
 import json
 import re
 import threading
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import feedparser
 import httpx
@@ -303,6 +305,9 @@ def test_openapi_document_lists_every_endpoint(scenario):
         "/api/v1/health",
         "/feed/incidents.xml",
         "/feed/services/{slug}.xml",
+        "/feed/maintenance.ics",
+        "/feed/services/{slug}.ics",
+        "/metrics",
     }
     params = doc["paths"]["/api/v1/services"]["get"]["parameters"]
     assert params[0]["schema"]["enum"] == ["cloud", "payments"]
@@ -343,14 +348,14 @@ def test_index_links_the_api_and_escapes_vendor_text(scenario):
     assert "Alpha &lt;Cloud&gt; &amp; Co" in html and "<Cloud>" not in html
 
 
-def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(scenario, tmp_path):
-    """openapi-python-client, which many API users run, generates a client from the document the
-    site serves; the client reads every JSON endpoint of v1 into its models."""
+def generated_client(scenario, tmp_path: Path, document: str, package: str) -> tuple[Any, list[str]]:
+    """The client openapi-python-client generates from the document the site serves at ``document``
+    (importable as ``package``), and the generator's warnings of what it could not read."""
     import importlib
     import subprocess
     import sys
 
-    (tmp_path / "openapi.json").write_bytes(get(scenario, "/api/v1/openapi.json").content)
+    (tmp_path / "openapi.json").write_bytes(get(scenario, document).content)
     made = subprocess.run(
         [
             str(Path(sys.executable).with_name("openapi-python-client")),
@@ -358,41 +363,95 @@ def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(s
             "--path",
             str(tmp_path / "openapi.json"),
             "--output-path",
-            str(tmp_path / "statusclient"),
+            str(tmp_path / package),
             "--meta",
             "none",
         ],
         capture_output=True,
         text=True,
     )
-    assert (tmp_path / "statusclient" / "client.py").exists(), made.stdout + made.stderr
+    assert (tmp_path / package / "client.py").exists(), made.stdout + made.stderr
     unread = [line for line in (made.stdout + made.stderr).splitlines() if line.startswith("WARNING parsing")]
+    sys.path.insert(0, str(tmp_path))
+    return importlib.import_module(f"{package}.client").Client(base_url=scenario["base"]), unread
+
+
+def moments(value: Any) -> Any:
+    """``value`` with each RFC 3339 time as the moment it names."""
+    if isinstance(value, dict):
+        return {k: moments(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [moments(v) for v in value]
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|\+00:00)", value):
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value
+
+
+@pytest.fixture
+def forget_generated():
+    import sys
+
+    yield
+    for name in [m for m in sys.modules if m.split(".")[0] in ("statusclient", "statuspageclient")]:
+        del sys.modules[name]
+    sys.path[:] = [
+        p for p in sys.path if not Path(p, "statusclient").exists() and not Path(p, "statuspageclient").exists()
+    ]
+
+
+def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(scenario, tmp_path, forget_generated):
+    """openapi-python-client, which many API users run, generates a client from the document the
+    site serves; the client reads every JSON endpoint of v1 into its models."""
+    import importlib
+
+    client, unread = generated_client(scenario, tmp_path, "/api/v1/openapi.json", "statusclient")
     assert unread == [
         "WARNING parsing GET /feed/incidents.xml within default.",
         "WARNING parsing GET /feed/services/{slug}.xml within default.",
-    ]  # Atom, not JSON
-    sys.path.insert(0, str(tmp_path))
-    try:
-        client = importlib.import_module("statusclient.client").Client(base_url=scenario["base"])
-        read = {
-            name: importlib.import_module(f"statusclient.api.default.{name}")
-            for name in (
-                "get_snapshot",
-                "list_services",
-                "get_service",
-                "get_service_history",
-                "list_incidents",
-                "get_health",
-            )
-        }
-        snapshot = read["get_snapshot"].sync(client=client)
-        assert snapshot.status.value == get(scenario, "/api/v1/snapshot").json()["status"]
-        assert [s.slug for s in read["list_services"].sync(client=client).services] == ["alpha", "beta", "gamma"]
-        assert read["get_service"].sync("gamma", client=client).service.slug == "gamma"
-        assert read["get_service_history"].sync("beta", client=client).range_ == "24h"
-        assert read["list_incidents"].sync(client=client).count >= 1
-        assert read["get_health"].sync(client=client).health_index == snapshot.health_index
-    finally:
-        sys.path.remove(str(tmp_path))
-        for name in [m for m in sys.modules if m.split(".")[0] == "statusclient"]:
-            del sys.modules[name]
+    ]  # Atom: the generator reads no XML media type (the calendars and /metrics it reads as text)
+    read = {
+        name: importlib.import_module(f"statusclient.api.default.{name}")
+        for name in (
+            "get_snapshot",
+            "list_services",
+            "get_service",
+            "get_service_history",
+            "list_incidents",
+            "get_health",
+            "get_metrics",
+            "get_maintenance_calendar",
+        )
+    }
+    snapshot = read["get_snapshot"].sync(client=client)
+    assert snapshot.status.value == get(scenario, "/api/v1/snapshot").json()["status"]
+    assert [s.slug for s in read["list_services"].sync(client=client).services] == ["alpha", "beta", "gamma"]
+    assert read["get_service"].sync("gamma", client=client).service.slug == "gamma"
+    assert read["get_service_history"].sync("beta", client=client).range_ == "24h"
+    assert read["list_incidents"].sync(client=client).count >= 1
+    assert read["get_health"].sync(client=client).health_index == snapshot.health_index
+    assert read["get_metrics"].sync(client=client) == get(scenario, "/metrics").text
+    assert read["get_maintenance_calendar"].sync(client=client).startswith("BEGIN:VCALENDAR")
+
+
+def test_a_client_generated_from_the_statuspage_document_reads_every_v2_document(scenario, tmp_path, forget_generated):
+    """The second OpenAPI document, /api/v2/openapi.json: its generated client reads each v2
+    document into Statuspage's types, with the same values the files hold."""
+    import importlib
+
+    from statusgen.render.openapi import STATUSPAGE_OPERATIONS
+
+    client, unread = generated_client(scenario, tmp_path, "/api/v2/openapi.json", "statuspageclient")
+    assert unread == []
+    for name, (operation, _) in STATUSPAGE_OPERATIONS.items():
+        snake = re.sub(r"([A-Z])", r"_\1", operation).lower()
+        module = importlib.import_module(f"statuspageclient.api.default.{snake}")
+        answer = module.sync_detailed(client=client)
+        assert answer.status_code == 200 and answer.parsed is not None, name
+        # every field read, none lost (the client writes a time back as +00:00, the same moment)
+        assert moments(answer.parsed.to_dict()) == moments(json.loads(answer.content)), name
+    summary = importlib.import_module("statuspageclient.api.default.get_summary").sync(client=client)
+    served = get(scenario, "/api/v2/summary.json").json()
+    assert [c.status.value for c in summary.components] == [c["status"] for c in served["components"]]
+    declared = [summary, summary.page, summary.status, *summary.components, *summary.incidents]
+    assert [type(m).__name__ for m in declared if m.additional_properties] == []  # each field a declared one
+    assert summary.status.indicator.value == served["status"]["indicator"]

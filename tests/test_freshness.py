@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
+from statusgen import routes
 from tests import test_browser
 from tests.test_axe import AXE, kinds_of_page
 from tests.test_browser import Site
@@ -29,6 +30,8 @@ def present_documents(site: Site) -> dict[str, Any]:
     urls = ["/api/v1/snapshot", "/api/v1/health", "/api/v1/services", "/api/v1/services?status=operational"]
     urls += [f"/api/v1/services?category={c}" for c in site.build.config.categories]
     urls.append(f"/api/v1/services/{slug}")
+    v2 = routes.STATUSPAGE_FILES
+    urls += [f"/{v2[name]}" for name in ("summary", "status", "components", "unresolved", "upcoming", "active")]
     return {url: site.json(url) for url in urls}
 
 
@@ -39,7 +42,8 @@ def test_every_document_of_the_present_says_when_it_is_out_of_date(site: Site) -
     for url, doc in present_documents(site).items():
         as_of = doc["as_of"] if url.startswith("/api/v1/services/") else snapshot["as_of"]
         assert moment(doc["stale_after"]) == moment(as_of) + timedelta(seconds=stale_s), url
-    assert "stale_after" not in site.json("/api/v1/incidents")  # a list of the past is never out of date
+    for url in ("/api/v1/incidents", f"/{routes.STATUSPAGE_FILES['incidents']}"):
+        assert "stale_after" not in site.json(url)  # a list of the past is never out of date
 
 
 def opened(browser: Browser, site: Site, url: str, at: datetime, scheme: str = "light", width: int = 1280) -> Page:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
+from jsonschema import Draft202012Validator
 
 from statusgen import routes
 from statusgen.config import load_config
@@ -109,14 +110,14 @@ def test_only_statuspages_words_and_ids(site: Path) -> None:
 def test_the_documents_are_views_of_one_page(site: Path) -> None:
     summary = document(site, "summary")
     assert {name: set(document(site, name)) for name in FILES} == {
-        "summary": {"page", "components", "incidents", "scheduled_maintenances", "status"},
-        "status": {"page", "status"},
-        "components": {"page", "components"},
-        "incidents": {"page", "incidents"},
-        "unresolved": {"page", "incidents"},
+        "summary": {"page", "components", "incidents", "scheduled_maintenances", "status", "stale_after"},
+        "status": {"page", "status", "stale_after"},
+        "components": {"page", "components", "stale_after"},
+        "incidents": {"page", "incidents"},  # the past too: never out of date
+        "unresolved": {"page", "incidents", "stale_after"},
         "maintenances": {"page", "scheduled_maintenances"},
-        "upcoming": {"page", "scheduled_maintenances"},
-        "active": {"page", "scheduled_maintenances"},
+        "upcoming": {"page", "scheduled_maintenances", "stale_after"},
+        "active": {"page", "scheduled_maintenances", "stale_after"},
     }
     assert all(document(site, name)["page"] == summary["page"] for name in FILES)
     unresolved = document(site, "unresolved")["incidents"]
@@ -125,6 +126,21 @@ def test_the_documents_are_views_of_one_page(site: Path) -> None:
     assert any(i["status"] == "resolved" for i in recent) and len(recent) <= 50
     active = document(site, "active")["scheduled_maintenances"]
     assert [m["name"] for m in active] == ["Database <upgrade>"] and active[0]["status"] == "in_progress"
+
+
+def test_every_document_matches_the_shape_its_openapi_document_declares(site: Path) -> None:
+    """The schemas of /api/v2/openapi.json, applied to the files: a field the renderer adds, drops
+    or retypes without the shapes fails here."""
+    served = orjson.loads((site / routes.STATUSPAGE / "openapi.json").read_bytes())
+    schemas = served["components"]["schemas"]
+    assert set(served["paths"]) == {f"/{path}" for path in FILES.values()}
+    for name, path in FILES.items():
+        answer = served["paths"][f"/{path}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        schema = {**answer, "components": {"schemas": schemas}}
+        Draft202012Validator(schema).validate(document(site, name))
+        wrong = document(site, name)
+        wrong["page"]["time_zone"] = None  # the schemas are strict enough to see one wrong type
+        assert not Draft202012Validator(schema).is_valid(wrong), name
 
 
 def test_ids_stay_from_build_to_build(site: Path, tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ from statusgen.render.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entri
 from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.metrics import metrics_text
-from statusgen.render.openapi import openapi_document
+from statusgen.render.openapi import openapi_document, statuspage_openapi_document
 from statusgen.render.service import Rendered, ServiceJob, render_services
 from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
@@ -239,6 +239,7 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
         placer.put(path, jsonout.dump(doc))
     config = job.data.config
     placer.put(f"{routes.API}/openapi.json", jsonout.dump_pretty(openapi_document(config)))
+    placer.put(f"{routes.STATUSPAGE}/openapi.json", jsonout.dump_pretty(statuspage_openapi_document(config)))
     for s in docs[f"{routes.API}/snapshot.json"]["services"]:
         paths, key = badge_paths(s["slug"]), keys.key(keys.BadgeInputs(job.site_key, s["name"], s["status"]))
         if not _kept(placer, job, paths, key):

@@ -1,14 +1,18 @@
-"""Render: the OpenAPI 3.1 document of the API, from the shapes in ``shapes.py``."""
+"""Render: the OpenAPI 3.1 documents of the interface: the API's (``shapes.py``), with the
+feeds, the calendars and /metrics; and the Statuspage v2 documents' (``statuspage_shapes.py``),
+a second document since its shapes are Atlassian's and a client of one needs none of the other's
+types."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from statusgen import __version__
+from statusgen import __version__, routes
 from statusgen.config import Config
 from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, STATUSES
-from statusgen.policy import MAX_AGE, RATE_PER_MINUTE
-from statusgen.render.shapes import SCHEMAS, ref
+from statusgen.policy import ATOM, CONTENT_TYPES, MAX_AGE, PAGES_PER_MINUTE, PROMETHEUS, RATE_PER_MINUTE
+from statusgen.render import statuspage_shapes
+from statusgen.render.shapes import SCHEMAS, Schema, ref
 
 HEADERS = {
     "ETag": {"description": "Changes exactly when the bytes of the answer change.", "schema": {"type": "string"}},
@@ -22,7 +26,7 @@ def _json(schema: str, description: str) -> dict[str, Any]:
     return {"description": description, "headers": HEADERS, "content": {JSON: {"schema": ref(schema)}}}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
+def _errors(*codes: int, per_minute: int = RATE_PER_MINUTE) -> dict[str, Any]:
     texts = {
         400: "Invalid value of a known parameter; the body lists the allowed values.",
         404: "Unknown slug or path.",
@@ -31,7 +35,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     out: dict[str, Any] = {str(c): _json("Error", texts[c]) for c in codes}
     out["304"] = {"description": "Not modified: If-None-Match matched the current ETag. No body."}
     out["429"] = {
-        "description": f"More than {RATE_PER_MINUTE} requests in a minute from one client.",
+        "description": f"More than {per_minute} requests in a minute from one client.",
         "headers": {"Retry-After": {"description": "Whole seconds to wait.", "schema": {"type": "integer"}}},
         "content": {JSON: {"schema": ref("Error")}},
     }
@@ -62,10 +66,15 @@ SLUG_PARAMETER = {
 
 
 def _get(
-    operation: str, summary: str, ok: dict[str, Any], params: list[dict[str, Any]], errors: tuple[int, ...]
+    operation: str,
+    summary: str,
+    ok: dict[str, Any],
+    params: list[dict[str, Any]],
+    errors: tuple[int, ...],
+    per_minute: int = RATE_PER_MINUTE,
 ) -> dict[str, Any]:
     """A GET operation; ``operation`` its operationId (a generated client's method name)."""
-    responses = {"200": ok, **_errors(*errors)}
+    responses = {"200": ok, **_errors(*errors, per_minute=per_minute)}
     return {"get": {"operationId": operation, "summary": summary, "parameters": params, "responses": responses}}
 
 
@@ -81,17 +90,35 @@ def referenced(schema: Any, names: dict[int, str], top: bool = True) -> Any:
     return schema
 
 
-def _atom(description: str) -> dict[str, Any]:
+def _text(content_type: str, description: str) -> dict[str, Any]:
+    """An answer that is not JSON: its media type without the charset, as OpenAPI names one."""
+    media = content_type.removesuffix("; charset=utf-8")
+    return {"description": description, "headers": HEADERS, "content": {media: {"schema": {"type": "string"}}}}
+
+
+def _document(
+    config: Config, title: str, description: str, paths: dict[str, Any], schemas: dict[str, Schema]
+) -> dict[str, Any]:
+    names = {id(schema): name for name, schema in schemas.items()}
     return {
-        "description": description,
-        "headers": HEADERS,
-        "content": {"application/atom+xml": {"schema": {"type": "string"}}},
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"{config.site.title} {title}",
+            "version": __version__,
+            "description": f"{description} No key, no cost. "
+            f"{RATE_PER_MINUTE} requests per minute per client; answers are fresh for {MAX_AGE} seconds. "
+            "The data is not a guarantee and not an SLA. Data may be reused freely.",
+            "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"},
+        },
+        "servers": [{"url": config.site.base_url}],
+        "paths": paths,
+        "security": [],  # no key: every operation is open to anyone
+        "components": {"schemas": {name: referenced(schema, names) for name, schema in schemas.items()}},
     }
 
 
 def openapi_document(config: Config) -> dict[str, Any]:
     cats = list(config.categories)
-    names = {id(schema): name for name, schema in SCHEMAS.items()}
     paths = {
         "/api/v1/snapshot": _get(
             "getSnapshot",
@@ -142,24 +169,65 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "getHealth", "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
         ),
         "/feed/incidents.xml": _get(
-            "getIncidentsFeed", "Atom feed of every incident, newest first.", _atom("Atom 1.0"), [], ()
+            "getIncidentsFeed", "Atom feed of every incident, newest first.", _text(ATOM, "Atom 1.0"), [], ()
         ),
         "/feed/services/{slug}.xml": _get(
-            "getServiceFeed", "Atom feed of one service's incidents.", _atom("Atom 1.0"), [SLUG_PARAMETER], (404,)
+            "getServiceFeed",
+            "Atom feed of one service's incidents.",
+            _text(ATOM, "Atom 1.0"),
+            [SLUG_PARAMETER],
+            (404,),
+        ),
+        f"/{routes.CALENDAR}": _get(
+            "getMaintenanceCalendar",
+            "Every configured, planned and vendor maintenance, as a calendar to subscribe to.",
+            _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
+            [],
+            (),
+        ),
+        "/" + routes.service_calendar_file("{slug}"): _get(
+            "getServiceMaintenanceCalendar",
+            "One service's maintenance, as a calendar to subscribe to.",
+            _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
+            [SLUG_PARAMETER],
+            (404,),
+        ),
+        f"/{routes.METRICS}": _get(
+            "getMetrics",
+            "The site's and each service's state for Prometheus to scrape; counted as a page, not the API.",
+            _text(PROMETHEUS, "Prometheus text exposition format 0.0.4"),
+            [],
+            (),
+            PAGES_PER_MINUTE,
         ),
     }
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": f"{config.site.title} API",
-            "version": __version__,
-            "description": "Public read-only API of a service-status monitor. No key, no cost. "
-            f"{RATE_PER_MINUTE} requests per minute per client; answers are fresh for {MAX_AGE} seconds. "
-            "The data is not a guarantee and not an SLA. Data may be reused freely.",
-            "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"},
-        },
-        "servers": [{"url": config.site.base_url}],
-        "paths": paths,
-        "security": [],  # no key: every operation is open to anyone
-        "components": {"schemas": {name: referenced(schema, names) for name, schema in SCHEMAS.items()}},
+    return _document(config, "API", "Public read-only API of a service-status monitor.", paths, SCHEMAS)
+
+
+#: The Statuspage v2 documents: (operationId, summary), by their name in ``routes.STATUSPAGE_FILES``.
+STATUSPAGE_OPERATIONS = {
+    "summary": ("getSummary", "The page, its components, unresolved incidents and maintenance, and its status."),
+    "status": ("getStatus", "The page's status indicator and description."),
+    "components": ("listComponents", "Every component: each group (a category), then its components (services)."),
+    "incidents": ("listIncidents", "The most recent incidents, resolved ones included, newest first."),
+    "unresolved": ("listUnresolvedIncidents", "The incidents not yet resolved."),
+    "maintenances": ("listScheduledMaintenances", "Scheduled maintenance: upcoming, in progress, lately completed."),
+    "upcoming": ("listUpcomingScheduledMaintenances", "Scheduled maintenance not yet started."),
+    "active": ("listActiveScheduledMaintenances", "Scheduled maintenance in progress."),
+}
+
+
+def statuspage_openapi_document(config: Config) -> dict[str, Any]:
+    paths = {
+        f"/{routes.STATUSPAGE_FILES[name]}": _get(
+            operation, summary, _json(statuspage_shapes.DOCUMENTS[name], "The document."), [], ()
+        )
+        for name, (operation, summary) in STATUSPAGE_OPERATIONS.items()
     }
+    return _document(
+        config,
+        "Statuspage v2 API",
+        "Atlassian Statuspage's public v2 API, read side, for the tools that read it.",
+        paths,
+        statuspage_shapes.SCHEMAS,
+    )

@@ -41,7 +41,7 @@ from statusgen.decide.history import History
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, RANGES, STATUSES, Outcome
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
-from statusgen.render.openapi import openapi_document
+from statusgen.render.openapi import openapi_document, statuspage_openapi_document
 from statusgen.render.templating import render, render_text
 from statusgen.render.words import LEGEND, status_word
 
@@ -289,10 +289,8 @@ def _example_url(path: str, operation: Document, slug: str) -> str:
     return url + ("?" + "&".join(query) if query else "")
 
 
-def api_page(config: Config, health: Document, error: Document) -> bytes:
-    """Every endpoint of the OpenAPI document, with caching, limits and examples of this build."""
-    slug = config.services[0].slug if config.services else "example"
-    endpoints = [
+def _endpoints(document: Document, slug: str) -> list[Document]:
+    return [
         {
             "path": path,
             "summary": item["get"]["summary"],
@@ -300,13 +298,22 @@ def api_page(config: Config, health: Document, error: Document) -> bytes:
             "responses": sorted(item["get"]["responses"].items()),
             "example": _example_url(path, item["get"], slug),
         }
-        for path, item in openapi_document(config)["paths"].items()
+        for path, item in document["paths"].items()
     ]
+
+
+def api_page(config: Config, health: Document, error: Document) -> bytes:
+    """Every endpoint of the OpenAPI documents, with caching, limits and examples of this build."""
+    slug = config.services[0].slug if config.services else "example"
+    endpoints = _endpoints(openapi_document(config), slug)
+    statuspage = _endpoints(statuspage_openapi_document(config), slug)
     return render(
         "api.html",
         site=config.site,
         nav="api",
         endpoints=endpoints,
+        statuspage=statuspage,
+        statuspage_openapi=f"/{routes.STATUSPAGE}/openapi.json",
         example={"slug": slug, "base": config.site.base_url},
         health_json=json.dumps(health, indent=2, ensure_ascii=False),
         error_json=json.dumps(error, indent=2, ensure_ascii=False),

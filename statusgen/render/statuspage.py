@@ -32,7 +32,7 @@ from typing import Any
 from statusgen import routes
 from statusgen.decide.maintenance import Notice
 from statusgen.model import Status
-from statusgen.render.documents import incident_document
+from statusgen.render.documents import incident_document, stale_after
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
 
@@ -135,9 +135,12 @@ class Page:
             "new_status": new,
         }
 
-    def document(self, **parts: Any) -> Document:
+    def document(self, present: bool = True, **parts: Any) -> Document:
+        """A document of the page; ``present``: it describes the present, and carries our
+        ``stale_after`` (readers that do not know it ignore it: docs/api.md)."""
         page = {"id": self.id, "name": self.site.title, "url": self.site.base_url, "time_zone": "Etc/UTC"}
-        return {"page": page | {"updated_at": self.updated}, **parts}
+        stale = {"stale_after": stale_after(self.data, self.data.time)} if present else {}
+        return {"page": page | {"updated_at": self.updated}, **parts, **stale}
 
 
 def status_document(page: Page) -> Document:
@@ -255,9 +258,9 @@ def statuspage_documents(data: SiteData, notices: list[Notice], ended: list[Noti
         ),
         files["status"]: page.document(status=status),
         files["components"]: page.document(components=components),
-        files["incidents"]: page.document(incidents=recent),
+        files["incidents"]: page.document(False, incidents=recent),  # the past too: never out of date
         files["unresolved"]: page.document(incidents=unresolved),
-        files["maintenances"]: page.document(scheduled_maintenances=active + upcoming + completed),
+        files["maintenances"]: page.document(False, scheduled_maintenances=active + upcoming + completed),
         files["upcoming"]: page.document(scheduled_maintenances=upcoming),
         files["active"]: page.document(scheduled_maintenances=active),
     }
