@@ -309,7 +309,13 @@ def vendor(source: str, fmt: str, components: tuple[str, ...], timeout: float) -
 
 @main.command()
 @click.option("--services", "n", type=click.IntRange(1, 100_000), required=True, help="How many services.")
-@click.option("--days", type=click.IntRange(1, 90), required=True, help="Days of history.")
+@click.option(
+    "--days",
+    type=click.IntRange(1, 3660),
+    required=True,
+    help="Days of history; past 90, the months before are kept as the monthly rollups alone, as a real "
+    "store keeps them.",
+)
 @click.option(
     "--config-out",
     type=click.Path(dir_okay=False, path_type=Path),

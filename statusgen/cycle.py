@@ -15,6 +15,7 @@ from datetime import datetime
 
 from statusgen.config import Config
 from statusgen.decide.health import RunRecord
+from statusgen.decide.reports import run_credits
 from statusgen.decide.run import (
     decide_cycle,
 )
@@ -152,8 +153,10 @@ def run_cycle(
         rows = [row for row, _ in fetched.values()]
         statuses = {slug: state.status.value for slug, state in decisions.states.items()}
         told = queued(store, config, before, decisions.incidents, observations, statuses, now)
-        run_id = store.save_cycle(Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told))
-        store.prune(now)
+        months = run_credits(decisions.states, decisions.results, store.last_finished_run(), now, config.site.interval)
+        cycle = Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told, months)
+        run_id = store.save_cycle(cycle)
+        store.prune(now, config.site.report_months)
         built = build(store, config, now)
         remember_store(config.site.output, config.site.store)
         deliver(store, config, now)  # after the build: a message's link leads to a page that tells it

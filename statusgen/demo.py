@@ -1,5 +1,5 @@
 """The bundled demo: loopback targets that behave like real services, a config
-pointing at them, 90 days of simulated past, a few quick cycles, then the
+pointing at them, 150 days of simulated past, a few quick cycles, then the
 preview server and a live loop.
 
     make run            # or: python -m statusgen.demo [--port 8080] [--cycles 8]
@@ -8,9 +8,11 @@ Targets (all on 127.0.0.1, a free port): one service up, one with two checks
 up, one slow (degraded), one half failing (partial outage), one failing
 (major outage, an open incident), one that fails four cycles then recovers
 (a closed incident), one in a maintenance window, one paused (unknown).
-Before the first cycle, the store is given 90 days of simulated history for
+Before the first cycle, the store is given 150 days of simulated history for
 the services that are not paused (``statusgen.simulate``), with a few past
-incidents, so the bars and charts have a past. The site's ``base_url`` is
+incidents, so the bars and charts have a past and the monthly reports at
+least three whole months (past 90 days as the monthly rollups alone, as a real
+store keeps them). The site's ``base_url`` is
 the address it is served at. Works offline; writes ``demo-data/`` and
 ``site/`` in the current folder.
 """
@@ -35,7 +37,7 @@ from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer
 
 RECOVER_AFTER = 4  # the "search" target fails its first four requests
-HISTORY_DAYS = 90
+HISTORY_DAYS = 150  # past 90 days, monthly rollups only: at least three whole months of reports
 OUTAGES_PER_DAY = 1 / 45  # two or so a service in 90 days: a past with a few incidents, not a disaster
 
 
@@ -94,7 +96,7 @@ class DemoService:
 
 
 SERVICES = (
-    DemoService("acme-api", "Acme API", "apis", ("/api/ok",), check_keys='keyword = "ok"\n'),
+    DemoService("acme-api", "Acme API", "apis", ("/api/ok",), 'keyword = "ok"\n', "sla = 99.95\n"),
     DemoService("acme-web", "Acme Web", "web", ("/web/home", "/web/login")),
     DemoService("slowpoke", "Slowpoke Search", "apis", ("/slow",), "degraded_ms = 300\n", median_ms=240),
     DemoService("payments-eu", "Payments EU", "payments", ("/pay/charge", "/pay/refund")),
@@ -134,6 +136,8 @@ def demo_config(targets_port: int, serve_port: int, workdir: Path, output: Path,
             'apis = "APIs"',
             'web = "Websites"',
             'payments = "Payments"',
+            "[sla]",
+            "payments = 99.9",
             *(svc(s) for s in SERVICES),
         ]
     )

@@ -49,6 +49,7 @@ CONTENT_TYPES = {
     "css": "text/css; charset=utf-8",
     "js": "text/javascript; charset=utf-8",
     "txt": "text/plain; charset=utf-8",
+    "csv": "text/csv; charset=utf-8; header=present",
     "ics": "text/calendar; charset=utf-8",
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -61,7 +62,7 @@ PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"  # /metrics, the text ex
 #: Files of these kinds, of a disk block or more, get a .gz copy that gzip_static and the preview
 #: server send to clients that accept gzip. A smaller file's copy would cost an inode and a block of
 #: its own to save a client under 4 KiB, well inside TCP's first flight (some 14 KB).
-GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt")
+GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt", ".csv")
 GZIP_MIN_BYTES = 4096
 
 

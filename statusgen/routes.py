@@ -13,6 +13,8 @@ must match a strict pattern and name a file that the build wrote.
     /api/v1/incidents?active=A               api/v1/incidents.json, api/v1/incidents/_active/{0|1}.json
     /api/v1/incidents?service=S&active=A     api/v1/incidents/_service/{S}/{_all|0|1}.json
     /api/v1/health                           api/v1/health.json
+    /api/v1/reports                          api/v1/reports.json
+    /api/v1/reports/{YYYY-MM}                api/v1/reports/{YYYY-MM}.json
     /feed/incidents.xml                      feed/incidents.xml
     /feed/services/{slug}.xml                feed/services/{slug}.xml
     /incidents/{slug}-{start}.html           301 to /services/{slug}/incidents/#inc-{slug}-{start}
@@ -75,6 +77,33 @@ STATUSPAGE_FILES = {
 INCIDENT_START = r"[0-9]{8}t[0-9]{6}"  # the start of an incident in its id (``incidents.incident_id``)
 OLD_INCIDENT = re.compile(rf"^/incidents/(?P<slug>{SLUG})-(?P<at>{INCIDENT_START})\.html$")
 ALLOW = "GET, HEAD"
+
+
+#: The monthly reports (``render.reports``): a month is ``YYYY-MM``, in UTC.
+MONTH = r"[0-9]{4}-(0[1-9]|1[0-2])"
+MONTH_RE = re.compile(MONTH)
+REPORTS = f"{API}/reports.json"
+
+
+def report_file(month: str) -> str:
+    return f"{API}/reports/{month}.json"
+
+
+def report_csv_file(month: str) -> str:
+    return f"reports/{month}.csv"
+
+
+def report_page_file(month: str | None = None) -> str:
+    """The page of a month's report, or the page listing them."""
+    return "reports/index.html" if month is None else f"reports/{month}/index.html"
+
+
+def report_url(month: str) -> str:
+    return f"/{API}/reports/{month}"
+
+
+def report_page_url(month: str | None = None) -> str:
+    return "/reports/" if month is None else f"/reports/{month}/"
 
 
 def services_file(category: str | None = None, status: str | None = None) -> str:
@@ -250,6 +279,13 @@ def _service_feed(slug: str, exists: Callable[[str], bool]) -> Resolved:
     return Resolved(404, error_file("404-service"))
 
 
+def _report(month: str, exists: Callable[[str], bool]) -> Resolved:
+    """A month's report: a month of the pattern that the build wrote (the months kept)."""
+    if MONTH_RE.fullmatch(month) and exists(report_file(month)):
+        return Resolved(200, report_file(month))
+    return Resolved(404, error_file("404"))
+
+
 def _static(path: str, exists: Callable[[str], bool]) -> Resolved:
     rel = path.lstrip("/")
     if rel == "" or rel.endswith("/"):
@@ -274,8 +310,10 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
     parts = path.strip("/").split("/")
     if parts[:2] == ["api", "v1"] and len(parts) >= 3:
         name, rest = parts[2], parts[3:]
-        if name in ("snapshot", "health") and not rest:
+        if name in ("snapshot", "health", "reports") and not rest:
             return Resolved(200, f"{API}/{name}.json")
+        if name == "reports" and len(rest) == 1:
+            return _report(rest[0], exists)
         if name == "services" and not rest:
             return _services(query, exists)
         if name == "services" and len(rest) == 1:

@@ -23,6 +23,7 @@ from typing import Any
 from statusgen import latency
 from statusgen.decide.health import RunRecord
 from statusgen.decide.incidents import Incident, IncidentUpdate, incident_id
+from statusgen.decide.reports import Credits, Tally, month_bounds, split_by_month
 from statusgen.decide.state import ServiceState
 from statusgen.model import Status
 from statusgen.store import RAW_RETENTION_S, RESOLUTIONS, Store
@@ -218,6 +219,27 @@ def incidents_of(p: Profile, name: str, now: int) -> list[Incident]:
     return out
 
 
+def month_tallies(p: Profile, start: int, end: int) -> Credits:
+    """The service's monthly rollups over [start, end), as its runs would have credited them:
+    maintenance first, then outage (a major outage), the rest operational."""
+    out: Credits = {}
+    for month, _ in split_by_month(start, end):
+        first, after = month_bounds(month)
+        a, b = max(start, first), min(end, after)
+        maintenance = overlap(p.maintenance, a, b, 1)
+        down = min(b - a - maintenance, overlap(p.outages, a, b, 1))
+        tally = Tally()
+        tally.seconds.update(
+            {
+                Status.MAINTENANCE.value: maintenance,
+                Status.MAJOR_OUTAGE.value: down,
+                Status.OPERATIONAL.value: b - a - maintenance - down,
+            }
+        )
+        out[(p.slug, month)] = tally
+    return out
+
+
 def current_state(p: Profile, now: int, step: int = MINUTE) -> ServiceState:
     at = from_epoch(now - step)
     ongoing = [s for s, e in p.outages if s < now <= e]
@@ -287,19 +309,22 @@ def fill(
     interval: int = MINUTE,
 ) -> None:
     """Fill ``db`` with ``days`` of history for ``services`` checked every ``interval`` seconds
-    (a whole number of minutes), ending at ``now``."""
+    (a whole number of minutes), ending at ``now``. Past the buckets' longest retention, only the
+    monthly rollups and the incidents are kept, as a real store keeps them."""
     end = floor_to(to_epoch(now), interval)
     start = end - days * 86400
+    kept = max(start, floor_to(end - max(RESOLUTIONS.values()), 86400))
     store = Store(db)
     cache, rng = HistCache(), random.Random(seed)
     try:
         store.record_run(RunRecord(0, from_epoch(start), from_epoch(start + 1), len(services), 0))
         for service in services:
             p = profile(service, start, end, seed)
-            rows = consistent_rows(p, start, end, cache, interval)
+            rows = consistent_rows(p, kept, end, cache, interval)
             raw = raw_rows(p, max(start, end - RAW_RETENTION_S), end, rng, interval)
             states = {p.slug: current_state(p, end, interval)}
-            store.bulk_load(rows, raw, states, incidents_of(p, service.name, end))
+            months = month_tallies(p, start, end)
+            store.bulk_load(rows, raw, states, incidents_of(p, service.name, end), months)
             progress(1)
         store.record_run(RunRecord(0, from_epoch(end - 5), from_epoch(end), len(services), 0))
     finally:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from statusgen.config import load_config
 from statusgen.decide.health import RunRecord
+from statusgen.decide.reports import run_credits
 from statusgen.decide.run import decide_cycle
 from statusgen.model import CheckResult, Outcome
 from statusgen.render.build import build
@@ -97,7 +98,8 @@ def build_pinned_site(work: Path) -> Path:
             d = decide_cycle(config, store.states(), store.open_incidents(), results, at, {"service-0003": obs})
             failed = sum(1 for r in results if not r.up)
             run = RunRecord(0, at, at + timedelta(seconds=2), len(results), failed, 1, 0, 2000.0)
-            store.save_cycle(Cycle(run, d.results, d.states, d.incidents, [row]))
+            months = run_credits(d.states, d.results, store.last_finished_run(), at, config.site.interval)
+            store.save_cycle(Cycle(run, d.results, d.states, d.incidents, [row], months=months))
         build(store, config, NOW)
     finally:
         store.close()

@@ -93,8 +93,9 @@ BROKEN = [
             'services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
             "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got 0",
             'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
-            "stale_after, store, output, notes, concurrency, failures_to_open, successes_to_resolve, max_bytes, "
-            "user_agent, vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, allow_private_targets, "
+            "stale_after, report_months, store, output, notes, concurrency, failures_to_open, successes_to_resolve, "
+            "max_bytes, user_agent, vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, "
+            "allow_private_targets, "
             "spread",
         ],
     ),
@@ -136,7 +137,20 @@ BROKEN = [
     (
         "top level",
         "sites = 1\n" + CATS + GOOD_SERVICE,
-        ['services.toml: unknown top-level key "sites"; allowed: site, categories, services, canaries, notify'],
+        ['services.toml: unknown top-level key "sites"; allowed: site, categories, sla, services, canaries, notify'],
+    ),
+    (
+        "targets",
+        "[site]\nreport_months = 0\n"
+        + CATS
+        + "[sla]\ndev = 100\nops = 99.9\n"
+        + GOOD_SERVICE.replace('category = "dev"', 'category = "dev"\nsla = "99.9"'),
+        [
+            "services.toml: [site]: report_months must be a whole number of months from 1 to 120, got 0",
+            "services.toml: [sla]: dev must be a percentage above 0 and below 100, such as 99.9, got 100",
+            'services.toml: [sla]: category "ops" is not declared; declared: dev',
+            'services.toml: service "github": sla must be a percentage above 0 and below 100, such as 99.9, got "99.9"',
+        ],
     ),
     (
         "recurring without duration",

@@ -125,6 +125,30 @@ def test_the_statuspage_documents_are_served_with_the_interfaces_rules(server, h
     assert_error(server, http.get("/api/v2/nothing.json"), 404, "404")
 
 
+def test_the_monthly_reports_are_served_with_the_interfaces_rules(server, http):
+    """The list, each month kept (with or without a trailing slash), its CSV and its page; a month
+    not kept, or not a month, is the API's 404."""
+    listing = http.get("/api/v1/reports", headers=IDENTITY)
+    assert listing.status_code == 200 and listing.content == server.file(routes.REPORTS)
+    assert listing.headers["content-type"] == JSON
+    assert_common_headers(listing)
+    months = [m["month"] for m in listing.json()["months"]]
+    assert months
+    for month in months:
+        for url in (routes.report_url(month), routes.report_url(month) + "/"):
+            r = http.get(url, headers=IDENTITY)
+            assert r.status_code == 200 and r.content == server.file(routes.report_file(month)), url
+            again = http.get(url, headers={**IDENTITY, "If-None-Match": r.headers["etag"]})
+            assert again.status_code == 304, url
+        table = http.get("/" + routes.report_csv_file(month), headers=IDENTITY)
+        assert table.status_code == 200 and table.content == server.file(routes.report_csv_file(month))
+        assert table.headers["content-type"] == "text/csv; charset=utf-8; header=present"
+        page = http.get(routes.report_page_url(month))
+        assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
+    for wrong in ("1999-01", "2026-13", "2026-1", "..%2f..%2fhealth", "latest"):
+        assert_error(server, http.get(f"/api/v1/reports/{wrong}"), 404, "404")
+
+
 def test_metrics_are_served_as_the_text_exposition(server, http):
     r = http.get("/metrics")
     assert r.status_code == 200 and r.content == server.file("metrics")

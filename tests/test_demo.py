@@ -117,6 +117,16 @@ def test_a_few_past_incidents_are_told(running_demo: RunningDemo) -> None:
     assert running_demo.get("/incidents/").status_code == 200
 
 
+def test_the_reports_have_three_whole_months_of_past(running_demo: RunningDemo) -> None:
+    months = running_demo.get("/api/v1/reports").json()["months"]
+    past = [m for m in months if m["complete"]]
+    assert len(past) >= 3 and all(m["availability"] is not None for m in past)
+    report = running_demo.get(past[0]["links"]["self"]).json()
+    targets = {s["slug"]: s["sla"] for s in report["services"] if s["sla"]}
+    assert targets["acme-api"]["target"] == 99.95 and targets["payments-eu"]["target"] == 99.9  # its category's
+    assert running_demo.get(past[0]["links"]["page"]).status_code == 200
+
+
 def test_every_link_names_the_port_it_serves_on(running_demo: RunningDemo) -> None:
     here = f"http://127.0.0.1:{running_demo.port}"
     servers = running_demo.get("/api/v1/openapi.json").json()["servers"]

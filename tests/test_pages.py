@@ -207,6 +207,8 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     expected |= {routes.embed_file(), *(routes.embed_file(s["slug"]) for s in snapshot["services"])}
     days = {i["started_at"][:10] for i in incidents if not i["open"]}  # the incidents pages of each day and month
     expected |= {routes.incidents_page_file(p) for day_ in days for p in (day_, day_[:7])}
+    months = [m["month"] for m in demo.json(routes.REPORTS)["months"]]
+    expected |= {routes.report_page_file(), *(routes.report_page_file(m) for m in months)}
     told = {i["links"]["page"].partition("#")[0].lstrip("/") + "index.html" for i in incidents}
     assert told and told <= expected  # a page where the JSON links each incident
     assert set(demo.pages()) == expected

@@ -28,6 +28,7 @@ from statusgen.config.values import (
     http_url,
     method,
     milliseconds,
+    months,
     notify_events,
     notify_url,
     optional_text,
@@ -39,6 +40,7 @@ from statusgen.config.values import (
     slug,
     status_codes,
     string_list,
+    target,
     text,
     time_zone,
     timestamp,
@@ -63,6 +65,13 @@ SITE_KEYS = (
         "Seconds after a build's data when readers should take it as out of date: every document of the "
         "present says when (stale_after), every page then warns, and health calls the collection stale. "
         "Three intervals by default; give more when runs may come late (a scheduled CI job).",
+    ),
+    Key(
+        "report_months",
+        months,
+        13,
+        "Months of monthly reports kept (the current one included): the store keeps a small rollup per "
+        "service and month after the raw results and buckets are pruned (90 days).",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
@@ -258,6 +267,13 @@ SERVICE_KEYS = (
         "Consecutive good cycles before recovery; defaults to site.successes_to_resolve.",
     ),
     Key("paused", boolean, False, "Stop checking the service; its status is unknown while paused."),
+    Key(
+        "sla",
+        target,
+        None,
+        "Availability target in percent (99.9): each monthly report says whether it was met, and the "
+        "service page the error budget left this month; defaults to its category's target in [sla].",
+    ),
 )
 
 MAINTENANCE_KEYS = (

@@ -42,7 +42,7 @@ from statusgen.config.records import (
 )
 from statusgen.config.secrets import references
 from statusgen.config.tomlscan import too_deep
-from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Invalid, Key, show
+from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Invalid, Key, show, target
 from statusgen.errors import ConfigError
 from statusgen.model import SLUG_RE
 
@@ -100,6 +100,24 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
         if key in values:  # absolute, but symlinks kept: the output is a link to its current generation
             values[key] = Path(os.path.abspath(base / values[key]))
     return SiteConfig(**values)
+
+
+def _targets(doc: Mapping[str, Any], categories: dict[str, str], problems: _Problems) -> dict[str, float]:
+    """[sla]: each category's availability target, by its slug."""
+    table = doc.get("sla", {})
+    if not isinstance(table, Mapping):
+        problems.add("[sla]", "must be a table of category targets, e.g. [sla] payments = 99.95")
+        return {}
+    out: dict[str, float] = {}
+    for key, value in table.items():
+        if categories and key not in categories:
+            problems.add("[sla]", f'category "{key}" is not declared; declared: {", ".join(categories)}')
+            continue
+        try:
+            out[key] = target(value)
+        except Invalid as exc:
+            problems.add("[sla]", f"{key} {exc}")
+    return out
 
 
 def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
@@ -280,7 +298,7 @@ def _services(
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "services", "canaries", "notify")
+TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "notify")
 
 
 def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
@@ -356,6 +374,7 @@ def parse_config(text_: str, path: Path) -> Config:
             problems.add("", f'unknown top-level key "{name}"; allowed: {", ".join(TOP_LEVEL)}')
     site = _site(doc, path.parent, problems)
     categories = _categories(doc, problems)
+    targets = _targets(doc, categories, problems)
     services = _services(doc, site, categories, problems)
     canaries = _canaries(doc, site, problems)
     notifiers = _notifiers(doc, services, categories, problems)
@@ -367,6 +386,7 @@ def parse_config(text_: str, path: Path) -> Config:
         path=path.resolve(),
         site=site,
         categories=categories,
+        sla=targets,
         services=with_planned(services, operator),
         canaries=canaries,
         notifiers=notifiers,

@@ -110,6 +110,7 @@ class ServiceConfig:
     vendor: VendorConfig | None = None
     paused: bool = False
     maintenance: tuple[MaintenanceWindow, ...] = ()
+    sla: float | None = None  # its own target, else its category's (``Config.target``)
 
     def maintenance_at(self, at: datetime) -> MaintenanceWindow | None:
         """The occurrence of a maintenance window covering ``at``, as a one-off window."""
@@ -141,6 +142,7 @@ class SiteConfig:
     allow_private_targets: bool = False
     spread: float | None = None
     stale_after: float | None = None  # None: STALE_INTERVALS intervals
+    report_months: int = 13
 
     @property
     def stale_after_s(self) -> float:
@@ -173,6 +175,11 @@ class Config:
     notifiers: tuple[NotifyConfig, ...] = ()
     operator: OperatorFiles = field(default_factory=OperatorFiles)  # the notes folder
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
+    sla: dict[str, float] = field(default_factory=dict)  # category -> its availability target ([sla])
 
     def __post_init__(self) -> None:
         self.by_slug.update({s.slug: s for s in self.services})
+
+    def target(self, service: ServiceConfig) -> float | None:
+        """A service's availability target: its own, else its category's."""
+        return service.sla if service.sla is not None else self.sla.get(service.category)

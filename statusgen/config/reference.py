@@ -47,6 +47,9 @@ def config_reference() -> str:
         "",
         "One TOML file (`services.toml` by default). Paths are relative to the file. "
         "`[categories]` maps each category slug to its display name, in the order pages show them. "
+        "`[sla]` (optional) maps a category slug to its availability target in percent (`payments = 99.95`): "
+        "the monthly reports say whether each month met it, for the category and for each of its services "
+        "without an `sla` of its own. "
         "docs/checks.md shows a check of each kind (HTTP with conditions, HTTPS certificates, TCP, DNS). "
         f"The file is read only up to {MAX_FILE_BYTES >> 20} MiB, and arrays, tables and dotted keys are refused "
         f"past {MAX_NESTING} levels (with the line), before the TOML parser sees them.",

@@ -28,6 +28,7 @@ DAY = 86_400.0
 MAX_INTERVAL = DAY
 MAX_TIMEOUT = 300.0
 MAX_STALE_AFTER = 90 * DAY
+MAX_REPORT_MONTHS = 120  # ten years of monthly reports, some 120 rows a service
 MAX_WINDOW = 31 * DAY
 MAX_SPREAD = 3_600.0
 MAX_MILLISECONDS = 600_000
@@ -253,6 +254,20 @@ def ratio(value: Any) -> float:
     if number is None or not 0 < number <= 1:
         raise Invalid(f"must be a number above 0 and at most 1, got {show(value)}")
     return number
+
+
+def target(value: Any) -> float:
+    """An availability target, a percentage below 100 (99.9)."""
+    number = _number(value)
+    if number is None or not 0 < number < 100:
+        raise Invalid(f"must be a percentage above 0 and below 100, such as 99.9, got {show(value)}")
+    return number
+
+
+def months(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPORT_MONTHS:
+        raise Invalid(f"must be a whole number of months from 1 to {MAX_REPORT_MONTHS}, got {show(value)}")
+    return value
 
 
 def cron(value: Any) -> str:

@@ -66,6 +66,7 @@ from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.metrics import metrics_text
 from statusgen.render.openapi import openapi_document, statuspage_openapi_document
+from statusgen.render.reports import current_month, report_files
 from statusgen.render.service import Rendered, ServiceJob, render_services
 from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
@@ -130,12 +131,16 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             _site_files(tree.main, job, docs)
             _incident_files(tree.main, job, notices + ended)  # the feeds tell its end too
             _calendar_files(tree.main, job, notices + ended)
+            for path, content in report_files(data).items():
+                tree.main.put(path, content if isinstance(content, bytes) else jsonout.dump(content))
             made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
         bars = {slug: r.bar for slug, r in made.items()}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
-        tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, {slug: r.day for slug, r in made.items()}))
+        days = {slug: r.day for slug, r in made.items()}
+        months = {s.slug: current_month(data, s) for s in config.services}
+        tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))
     fragments.save()
     assert tree.stats is not None
     return BuildResult(tree.stats, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)

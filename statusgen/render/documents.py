@@ -22,7 +22,8 @@ from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
-from statusgen.render.gather import IncidentRow, SiteData
+from statusgen.render.gather import IncidentRow, SiteData, as_of_service
+from statusgen.render.reports import current_month
 from statusgen.store.failures import DECODING, damaged
 from statusgen.timeutil import from_epoch, iso
 from statusgen.vendors.model import is_stale
@@ -124,11 +125,6 @@ def _last_day(last_day: tuple[int, str], period: tuple[int, datetime], day_summa
     }
 
 
-def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
-    st = data.state(svc.slug)
-    return st.observed_at or data.time
-
-
 def service_document(
     data: SiteData,
     svc: ServiceConfig,
@@ -165,6 +161,7 @@ def service_document(
             "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
             "last_day": _last_day(last_day, period, day_summary),
             "in_progress": progress,
+            "this_month": current_month(data, svc),
         },
     }
 

@@ -20,6 +20,7 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.history import Span
 from statusgen.decide.incidents import Incident
 from statusgen.decide.operator import manual_incident, with_notes
+from statusgen.decide.reports import Tally, month_of, months_before
 from statusgen.decide.state import ServiceState
 from statusgen.store import Store
 from statusgen.store.failures import DECODING, damaged
@@ -50,6 +51,7 @@ class SiteData:
     versions: dict[str, int] = field(default_factory=dict)  # service -> its measurements version
     by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)  # each service's incidents
     notifications: dict[str, int] = field(default_factory=dict)  # the outbox's counts (Store.notification_counts)
+    months: dict[str, dict[str, Tally]] = field(default_factory=dict)  # service -> month -> its rollup
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -86,6 +88,11 @@ class SiteData:
         return max(observed) if observed else self.now
 
 
+def as_of_service(data: SiteData, svc: ServiceConfig) -> datetime:
+    """The time a service's data holds as of: its last observation, else the site's."""
+    return data.state(svc.slug).observed_at or data.time
+
+
 def gather(store: Store, config: Config, now: datetime) -> SiteData:
     incidents = with_operator(config, [IncidentRow(*row) for row in store.incident_records()])
     by_service: dict[str, list[IncidentRow]] = {}
@@ -102,6 +109,7 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         versions=store.data_versions(),
         by_service=by_service,
         notifications=store.notification_counts(),
+        months=store.months(months_before(month_of(to_epoch(now)), config.site.report_months - 1)),
     )
 
 

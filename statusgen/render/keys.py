@@ -77,6 +77,7 @@ class RecordInputs(NamedTuple):
     vendor: dict[str, Any] | None
     incidents: list[str]
     maintenance: list[dict[str, Any]]
+    month: dict[str, Any]  # its figures of the current month (``reports.current_month``)
 
 
 class HistoryInputs(NamedTuple):

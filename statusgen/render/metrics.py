@@ -10,7 +10,7 @@ A figure we do not know (no answer measured yet) is left out, not written as NaN
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -41,10 +41,14 @@ def _states(name: str, key: str, words: tuple[str, ...], current: str, labels: d
         yield _sample(name, {**labels, key: word}, 1 if word == current else 0)
 
 
-def metrics_text(data: SiteData, snapshot: Document, health: Document, days: dict[str, Document]) -> bytes:
+def metrics_text(
+    data: SiteData, snapshot: Document, health: Document, days: dict[str, Document], months: dict[str, Document]
+) -> bytes:
     """The exposition: per service (labels ``service`` and ``category``) its status, its 24-hour
     availability and latency (``days``: each record's ``last_day.summary``), its open incident and
-    its vendor's status; for the site its status, health index, last run and collection state."""
+    its vendor's status, this month's availability and, with a target, whether it is met and the
+    error budget left (``months``: each record's ``this_month``); for the site its status, health
+    index, last run and collection state."""
     services = data.config.services
     by_slug = {s["slug"]: s for s in snapshot["services"]}
     labels = {s.slug: {"service": s.slug, "category": s.category} for s in services}
@@ -55,6 +59,15 @@ def metrics_text(data: SiteData, snapshot: Document, health: Document, days: dic
             value = days.get(s.slug, {}).get(key)
             if value is not None:
                 yield _sample(name, labels[s.slug], value)
+
+    def monthly(name: str, value: Callable[[Document], float | bool | None]) -> Iterator[str]:
+        for s in services:
+            got = value(months[s.slug]) if s.slug in months else None
+            if got is not None:
+                yield _sample(name, labels[s.slug], got)
+
+    def sla(key: str) -> Callable[[Document], float | bool | None]:
+        return lambda month: (month["sla"] or {}).get(key)
 
     def vendors() -> Iterator[str]:
         for s in services:
@@ -103,6 +116,30 @@ def metrics_text(data: SiteData, snapshot: Document, health: Document, days: dic
             "gauge",
             "1 while the service has an open incident of ours, else 0.",
             (_sample("statusgen_service_open_incident", labels[s.slug], s.slug in open_) for s in services),
+        ),
+        *_family(
+            "statusgen_service_month_availability_percent",
+            "gauge",
+            "Availability of the current UTC month so far, in % of the counted time (the reports' rules).",
+            monthly("statusgen_service_month_availability_percent", lambda month: month["availability"]),
+        ),
+        *_family(
+            "statusgen_service_sla_target_percent",
+            "gauge",
+            "The service's availability target (sla), for those that have one.",
+            monthly("statusgen_service_sla_target_percent", sla("target")),
+        ),
+        *_family(
+            "statusgen_service_sla_met",
+            "gauge",
+            "1 while the current month's availability meets the target, else 0.",
+            monthly("statusgen_service_sla_met", sla("met")),
+        ),
+        *_family(
+            "statusgen_service_error_budget_left_minutes",
+            "gauge",
+            "Minutes of down time the target still allows this month (negative: overspent).",
+            monthly("statusgen_service_error_budget_left_minutes", sla("error_budget_left_minutes")),
         ),
         *_family(
             "statusgen_vendor_status",

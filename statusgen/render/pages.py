@@ -87,7 +87,7 @@ def front_page(
 #: What moves with every result: the page leaves it out (``service_page_view``), and its script
 #: shows it from the record, where JavaScript runs.
 LIVE_FIELDS = {
-    "service": ("last_day", "in_progress"),
+    "service": ("last_day", "in_progress", "this_month"),
     "state": ("evidence",),
     "check": ("last_result",),
     "vendor": ("outcome", "detail", "fetched_at", "last_ok_at"),
@@ -127,6 +127,12 @@ def service_page_view(config: Config, record: Document, incidents: list[Document
         "past_count": len(past),
         "past_shown": past[:PAST_ON_SERVICE_PAGE],
         "interval_s": config.site.interval,
+        # this month's figures move with every result (its script tells them); the month and target do not
+        "month": {
+            "month": s["this_month"]["month"],
+            "page": s["this_month"]["links"]["page"],
+            "sla": (s["this_month"]["sla"] or {}).get("target"),
+        },
     }
 
 

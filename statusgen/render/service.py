@@ -46,7 +46,6 @@ from statusgen.decide.history import (
 from statusgen.model import RANGES, Range
 from statusgen.render import keys, pages
 from statusgen.render.documents import (
-    as_of_service,
     incident_document,
     maintenance_document,
     notices_of,
@@ -54,8 +53,9 @@ from statusgen.render.documents import (
     vendor_record,
 )
 from statusgen.render.fragments import Fragments
-from statusgen.render.gather import SiteData
+from statusgen.render.gather import SiteData, as_of_service
 from statusgen.render.keys import RecordInputs
+from statusgen.render.reports import current_month
 from statusgen.render.tree import Placer
 from statusgen.store import Store
 from statusgen.store.failures import DECODING, damaged
@@ -90,6 +90,7 @@ def record_inputs(data: SiteData, svc: ServiceConfig, site_key: str, last_day_co
         vendor=vendor,
         incidents=[i.record for i in data.incidents_of(svc.slug)],
         maintenance=maintenance_document(data, notices_of(data, svc, vendor)),
+        month=current_month(data, svc),
     )
 
 

@@ -7,31 +7,22 @@ file in step; a test fails when they drift.
 
 from __future__ import annotations
 
-from typing import Any
-
 from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
+from statusgen.render.report_shapes import REPORT, REPORTS, THIS_MONTH
+from statusgen.render.schema_base import (
+    INT,
+    OPT_NUM,
+    OPT_STR,
+    OPT_TIME,
+    STALE_AFTER,
+    STATUS,
+    TIME,
+    Schema,
+    obj,
+    ref,
+)
 
-Schema = dict[str, Any]
-
-TIME: Schema = {"type": "string", "format": "date-time", "pattern": r"Z$"}
-OPT_TIME: Schema = {"type": ["string", "null"], "format": "date-time"}
-STATUS: Schema = {"type": "string", "enum": list(STATUSES)}
-OPT_NUM: Schema = {"type": ["number", "null"]}
-OPT_STR: Schema = {"type": ["string", "null"]}
-INT: Schema = {"type": "integer", "minimum": 0}
-
-
-def ref(name: str) -> Schema:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def obj(required: dict[str, Schema], **more: Any) -> Schema:
-    return {"type": "object", "required": list(required), "properties": required, **more}
-
-
-#: When a document of the present is out of date: a reader past this time should not take it as current
-#: (the job that writes the site has stopped, or runs late). Null when the document holds no data yet.
-STALE_AFTER: Schema = {**OPT_TIME, "description": "as_of plus site.stale_after (three intervals by default)."}
+__all__ = ["INT", "OPT_NUM", "OPT_STR", "OPT_TIME", "STALE_AFTER", "STATUS", "TIME", "Schema", "obj", "ref"]
 
 
 def listing(key: str, item: Schema, filters: Schema, present: bool = False) -> Schema:
@@ -353,6 +344,7 @@ SERVICE_DETAIL = obj(
                             description="The bucket in progress of each history range, so far: a history "
                             "holds closed buckets only and ends where this one begins.",
                         ),
+                        "this_month": THIS_MONTH,
                     }
                 ),
             ]
@@ -562,6 +554,8 @@ SCHEMAS: dict[str, Schema] = {
     "IncidentList": INCIDENTS,
     "Incident": INCIDENT,
     "Health": HEALTH,
+    "ReportList": REPORTS,
+    "Report": REPORT,
     "Error": ERROR,
 }
 
@@ -576,6 +570,7 @@ def schema_for(tree_path: str) -> str | None:
     fixed = {
         "snapshot.json": "Snapshot",
         "health.json": "Health",
+        "reports.json": "ReportList",
         "services.json": "ServiceList",
         "incidents.json": "IncidentList",
     }
@@ -585,6 +580,8 @@ def schema_for(tree_path: str) -> str | None:
         return "ServiceList"
     if rest.startswith(("incidents/_active/", "incidents/_service/")):
         return "IncidentList"
+    if rest.startswith("reports/"):
+        return "Report"
     if "/history/" in rest:
         return "History"
     return "ServiceDetail" if rest.startswith("services/") else None

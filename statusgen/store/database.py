@@ -19,6 +19,7 @@ Tables:
                   in a few pages (``last_day_json``)
   notifications   the outbox: each event due to each notifier, written with the run that decided
                   it, and how its sending went (``statusgen.notify``)
+  months          per service and UTC month, the seconds of each status (``months``)
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from statusgen import latency
 from statusgen.decide.health import RunRecord
 from statusgen.decide.history import Bucket, Sums
 from statusgen.decide.incidents import Incident
+from statusgen.decide.reports import Credits, Tally, month_of, months_before
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.errors import StoreError
@@ -51,7 +53,16 @@ from statusgen.store.failures import (
 )
 from statusgen.store.hours import HOUR, ROW_SQL, SPAN_ROWS, inflated, write_all_hours, write_hours
 from statusgen.store.migrations import current_version, migrate, must_be_current
-from statusgen.store.records import BucketRow, Cycle, Notification, NotificationKey, SendOutcome, aggregate
+from statusgen.store.months import add_months, prune_months, read_months
+from statusgen.store.records import (
+    BucketRow,
+    Cycle,
+    Notification,
+    NotificationKey,
+    SendOutcome,
+    aggregate,
+    with_percentiles,
+)
 from statusgen.timeutil import floor_to, from_epoch, to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -170,6 +181,7 @@ class Store:
                 "INSERT OR REPLACE INTO vendor_sources VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [_vendor_row(v) for v in cycle.vendors],
             )
+            add_months(db, cycle.months)
             db.executemany(  # an event already queued (a re-run deciding it again) stays as it is
                 "INSERT OR IGNORE INTO notifications (event, notifier, queued_at, body) VALUES (?,?,?,?)",
                 [(n.event, n.notifier, to_epoch(n.queued_at), n.body) for n in cycle.notifications],
@@ -237,13 +249,14 @@ class Store:
         results: Iterable[tuple[Any, ...]],
         states: dict[str, ServiceState],
         incidents: Sequence[Incident],
+        months: Credits | None = None,
     ) -> None:
         """Load prepared rows (as ``statusgen simulate`` makes them) in one transaction."""
         touched: set[str] = set()
         with self.transaction() as db:
             db.executemany(
                 f"INSERT OR REPLACE INTO buckets ({BUCKET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (_with_percentiles(b, touched) for b in buckets),
+                (with_percentiles(b, touched) for b in buckets),
             )
             _moved(db, touched)
             (before,) = db.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()
@@ -257,12 +270,14 @@ class Store:
             db.executemany(
                 "INSERT OR REPLACE INTO incidents VALUES (?,?,?,?,?,?)", [_incident_row(i) for i in incidents]
             )
+            add_months(db, months or {})
 
     @guarded_method
-    def prune(self, now: datetime) -> None:
-        """Drop raw results and buckets past their retention (results by whole hours, with their blocks)."""
+    def prune(self, now: datetime, report_months: int = 13) -> None:
+        """Drop results (by whole hours), buckets and months past their retention."""
         t = to_epoch(now)
         with self.transaction() as db:
+            prune_months(db, months_before(month_of(t), report_months - 1))
             cut = floor_to(t - RAW_RETENTION_S, HOUR)
             gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service", (cut,))}
             db.execute("DELETE FROM result_hours WHERE hour < ?", (cut,))
@@ -435,6 +450,11 @@ class Store:
         return dict(self.db.execute("SELECT service, version FROM service_data"))
 
     @guarded_method
+    def months(self, first: str) -> dict[str, dict[str, Tally]]:
+        """Every service's monthly rollups from month ``first`` (``YYYY-MM``) on."""
+        return read_months(self.db, first)
+
+    @guarded_method
     def vendor_rows(self) -> dict[str, VendorRow]:
         rows = self.db.execute(
             "SELECT service, url, etag, last_modified, body, last_ok_at, fetched_at, outcome, "
@@ -559,20 +579,6 @@ def _upsert_buckets(db: sqlite3.Connection, path: Path, res: int, rows: dict[tup
                 latency.percentile(row.hist, 0.95),
             ),
         )
-
-
-_PERCENTILES: dict[bytes, tuple[float | None, float | None]] = {}
-
-
-def _with_percentiles(row: tuple[Any, ...], services: set[str]) -> tuple[Any, ...]:
-    """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram);
-    its service is added to ``services``."""
-    services.add(row[2])
-    blob = row[8] or b""
-    if blob not in _PERCENTILES:
-        hist = latency.decode(blob)
-        _PERCENTILES[blob] = (latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))
-    return (*row[:9], *_PERCENTILES[blob])
 
 
 def recorded_incident_ids(path: Path) -> set[str]:

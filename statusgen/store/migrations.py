@@ -157,6 +157,19 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             "CREATE INDEX notifications_waiting ON notifications (state, notifier, queued_at)",
         ],
     ),
+    (
+        14,
+        "monthly rollups, kept for the reports after the results and buckets are pruned",
+        [
+            """CREATE TABLE months (
+            service TEXT NOT NULL, month TEXT NOT NULL,
+            operational INTEGER NOT NULL DEFAULT 0, degraded INTEGER NOT NULL DEFAULT 0,
+            partial_outage INTEGER NOT NULL DEFAULT 0, major_outage INTEGER NOT NULL DEFAULT 0,
+            maintenance INTEGER NOT NULL DEFAULT 0, unknown INTEGER NOT NULL DEFAULT 0,
+            excluded_results INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (service, month)) WITHOUT ROWID""",
+        ],
+    ),
 ]
 
 

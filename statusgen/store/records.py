@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from statusgen import latency
 from statusgen.decide.health import RunRecord
 from statusgen.decide.incidents import Incident
+from statusgen.decide.reports import Credits
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.timeutil import floor_to, to_epoch
@@ -73,6 +75,7 @@ class Cycle:
     incidents: Sequence[Incident]
     vendors: Sequence[VendorRow] = ()
     notifications: Sequence[Notification] = ()  # queued with the decisions they tell of
+    months: Credits = field(default_factory=dict)  # what the run adds to each service's months
 
 
 def bucket_of(r: StoredResult, res: int) -> BucketRow:
@@ -103,3 +106,17 @@ def aggregate(results: Iterable[StoredResult], res: int) -> dict[tuple[str, int]
 
 
 # -- the store's boundary: SQLite's and the file system's errors as StoreError ------------------
+
+
+_PERCENTILES: dict[bytes, tuple[float | None, float | None]] = {}
+
+
+def with_percentiles(row: tuple[Any, ...], services: set[str]) -> tuple[Any, ...]:
+    """A prepared bucket row with its p50 and p95 filled from its histogram (cached per histogram);
+    its service is added to ``services``."""
+    services.add(row[2])
+    blob = row[8] or b""
+    if blob not in _PERCENTILES:
+        hist = latency.decode(blob)
+        _PERCENTILES[blob] = (latency.percentile(hist, 0.5), latency.percentile(hist, 0.95))
+    return (*row[:9], *_PERCENTILES[blob])

@@ -275,7 +275,13 @@ def _api_routes() -> list[str]:
         "# Names starting with a dot are never served.",
         *block(r"location ~ /\.", ["return 404;"]),
         *block(
-            rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health)/?$"', [f"try_files {api}/$statusgen_doc.json =404;"]
+            rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health|reports)/?$"',
+            [f"try_files {api}/$statusgen_doc.json =404;"],
+        ),
+        "# A month's report: a month the build wrote, else 404.",
+        *block(
+            rf'location ~ "^{api}/reports/(?<statusgen_month>{routes.MONTH})/?$"',
+            [f"try_files {api}/reports/$statusgen_month.json =404;"],
         ),
         "",
         "# ?category=C&status=S: 400 names the first invalid parameter (its file lists the allowed values).",

@@ -109,7 +109,11 @@ TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
     for p, t in (
         (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
         (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
-        (r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml", Tier.LISTS),
+        (
+            r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml"
+            r"|api/v1/reports\.json",
+            Tier.LISTS,
+        ),
         (r".+\.html", Tier.PAGES),  # the front page, incidents, method, API
     )
 )

@@ -273,6 +273,16 @@
       tell("last-day", `Last day: ${day.count} results, ${sum.failed} failed; availability `
         + `${figure(sum.availability, "%")}; latency p50 ${figure(sum.latency_p50_ms, " ms")}, `
         + `p95 ${figure(sum.latency_p95_ms, " ms")}.`);
+      const m = s.this_month;
+      if (m) {
+        let said = `So far: ${figure(m.availability, "%")} available, ${m.down_minutes} minutes down, `
+          + `${m.incidents} incident${m.incidents === 1 ? "" : "s"}.`;
+        if (m.sla) {
+          said += ` Target ${m.sla.met === null ? "not judged yet" : m.sla.met ? "met" : "missed"} so far; `
+            + `${m.sla.error_budget_left_minutes} of ${m.sla.error_budget_minutes} minutes of error budget left.`;
+        }
+        tell("this-month", said);
+      }
       const v = s.vendor;
       if (v) {
         tell("vendor-read", v.fetched_at ? `Last read ${at(v.fetched_at)}: ${words.outcomes[v.outcome] || v.outcome}`
