@@ -84,6 +84,13 @@ def check_config(config_path: Path) -> None:
     click.echo(
         f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories{operator}"
     )
+    if cfg.locations:  # the agents' key is set here too, and the inbox answers (a listing of it)
+        from statusgen.locations.inbox import config_inbox, inbox_key
+
+        inbox_key(cfg)
+        waiting = len(config_inbox(cfg).names())
+        names = ", ".join(cfg.location_names)
+        click.echo(f"locations {names}: key set; inbox {cfg.site.inbox} reachable, {waiting} batches waiting")
 
 
 @main.command()
@@ -112,6 +119,39 @@ def config_docs() -> None:
     from statusgen.config import config_reference
 
     click.echo(config_reference(), nl=False)
+
+
+@main.command()
+@config_option
+@click.option("--location", required=True, help="The location this agent probes from: a name in [[locations]].")
+@click.option("--loop", is_flag=True, help="Run every site.interval seconds until SIGTERM.")
+@click.option("--max-runs", type=click.IntRange(1), default=None, help="With --loop: stop after N runs.")
+@click.option("--bind", default=None, help="The local address the checks' connections leave from.")
+def probe(config_path: Path, location: str, loop: bool, max_runs: int | None, bind: str | None) -> None:
+    """A probe agent's run: check every service from this location, and deliver the results as
+    one signed batch to the inbox (docs/locations.md). Needs the configuration and the key only."""
+    from statusgen.locations.agent import agent_run
+    from statusgen.locations.agentloop import agent_loop
+    from statusgen.locations.inbox import InboxError
+    from statusgen.logs import event
+
+    cfg = load_config(config_path)
+    if loop:
+        sys.exit(agent_loop(cfg, location, bind, max_runs))
+    done = agent_run(cfg, location, source=bind)
+    event(done.line())
+    if done.error:
+        raise InboxError(f"{done.error}; {done.kept} batches kept to send by a later run")
+
+
+@main.command()
+@config_option
+def locations(config_path: Path) -> None:
+    """Each location's last batch taken and its lag, and the last one refused, from the store."""
+    from statusgen.locations.report import locations_lines
+
+    for line in locations_lines(load_config(config_path)):
+        click.echo(line)
 
 
 @main.command()

@@ -21,6 +21,7 @@ from statusgen.decide.run import (
 )
 from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
+from statusgen.locations.ingest import ingest
 from statusgen.model import CheckId, CheckResult, Outcome
 from statusgen.notes import check_notes
 from statusgen.notify.outbox import deliver, queued
@@ -129,6 +130,7 @@ def run_cycle(
         results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
+        ingest(config, store, now)  # the other locations' batches: stored now, read by later steps
         vantage = judge_vantage(results, canaries, config.site)
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
         before = store.open_incidents()

@@ -93,9 +93,9 @@ BROKEN = [
             'services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
             "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got 0",
             'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
-            "stale_after, report_months, store, output, notes, concurrency, failures_to_open, successes_to_resolve, "
-            "max_bytes, user_agent, vantage_point, contact, mass_failure_ratio, mass_failure_min_checks, "
-            "allow_private_targets, "
+            "stale_after, report_months, location, inbox, inbox_key, store, output, notes, concurrency, "
+            "failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, "
+            "mass_failure_ratio, mass_failure_min_checks, allow_private_targets, "
             "spread",
         ],
     ),
@@ -137,7 +137,10 @@ BROKEN = [
     (
         "top level",
         "sites = 1\n" + CATS + GOOD_SERVICE,
-        ['services.toml: unknown top-level key "sites"; allowed: site, categories, sla, services, canaries, notify'],
+        [
+            'services.toml: unknown top-level key "sites"; allowed: site, categories, sla, services, canaries, '
+            "locations, notify"
+        ],
     ),
     (
         "targets",
@@ -150,6 +153,16 @@ BROKEN = [
             "services.toml: [sla]: dev must be a percentage above 0 and below 100, such as 99.9, got 100",
             'services.toml: [sla]: category "ops" is not declared; declared: dev',
             'services.toml: service "github": sla must be a percentage above 0 and below 100, such as 99.9, got "99.9"',
+        ],
+    ),
+    (
+        "locations",
+        '[site]\nlocation = "eu"\n' + CATS + GOOD_SERVICE + '[[locations]]\nname = "eu"\n[[locations]]\nname = "Us"\n',
+        [
+            'services.toml: location 2: name must be a slug matching [a-z0-9][a-z0-9-]{0,62}, got "Us"',
+            'services.toml: [[locations]]: "eu" is named more than once (site.location is "eu")',
+            "services.toml: [site]: [[locations]] needs inbox and inbox_key: where agents deliver, and the key "
+            "they sign with",
         ],
     ),
     (

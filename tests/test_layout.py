@@ -23,10 +23,18 @@ LAYERS: list[set[str]] = [
         "statusgen.policy",
         "statusgen.jsonout",
         "statusgen.neterrors",
+        "statusgen.rclonecmd",
     },
-    {"statusgen.probe", "statusgen.vendors"},
+    {
+        "statusgen.probe",
+        "statusgen.vendors",
+        # the probe agents' side: a batch, the inbox, an agent's run (docs/locations.md)
+        "statusgen.locations.batch",
+        "statusgen.locations.inbox",
+        "statusgen.locations.agent",
+    },
     {"statusgen.decide"},
-    {"statusgen.store"},
+    {"statusgen.store", "statusgen.locations.ingest", "statusgen.locations.report"},  # the builder's side
     {"statusgen.render"},
     {"statusgen.notify"},
     {"statusgen.web"},
@@ -40,6 +48,8 @@ LAYERS: list[set[str]] = [
         "statusgen.scaffold",
         "statusgen.cli",
         "statusgen.__main__",
+        "statusgen.locations.agentloop",
+        "statusgen.locations",  # the package alone: each module of it is placed above
     },
 ]
 

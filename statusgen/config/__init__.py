@@ -17,6 +17,7 @@ from statusgen.config.load import load_config, parse_config, shown_folder
 from statusgen.config.records import (
     CheckConfig,
     Config,
+    LocationConfig,
     MaintenanceWindow,
     NotifyConfig,
     ServiceConfig,
@@ -30,6 +31,7 @@ __all__ = [
     "NOTIFY_EVENTS",
     "CheckConfig",
     "Config",
+    "LocationConfig",
     "MaintenanceWindow",
     "NotifyConfig",
     "ServiceConfig",

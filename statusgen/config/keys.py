@@ -26,6 +26,7 @@ from statusgen.config.values import (
     days,
     headers,
     http_url,
+    key_reference,
     method,
     milliseconds,
     months,
@@ -72,6 +73,26 @@ SITE_KEYS = (
         13,
         "Months of monthly reports kept (the current one included): the store keeps a small rollup per "
         "service and month after the raw results and buckets are pruned (90 days).",
+    ),
+    Key(
+        "location",
+        slug,
+        "main",
+        "This host's name among the locations that probe (docs/locations.md); with no [[locations]], the only one.",
+    ),
+    Key(
+        "inbox",
+        optional_text,
+        None,
+        "Where probe agents in other locations deliver their batches (docs/locations.md): an rclone remote "
+        "(r2:status/inbox, any remote rclone knows) or a folder, relative to the configuration file.",
+    ),
+    Key(
+        "inbox_key",
+        key_reference,
+        None,
+        'The environment variable holding the key batches are signed with ("${STATUSGEN_INBOX_KEY}"); '
+        "the key itself is never written in the file.",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
@@ -274,6 +295,11 @@ SERVICE_KEYS = (
         "Availability target in percent (99.9): each monthly report says whether it was met, and the "
         "service page the error budget left this month; defaults to its category's target in [sla].",
     ),
+)
+
+LOCATION_KEYS = (
+    Key("name", slug, doc="The location's name: its agent runs statusgen probe --location NAME."),
+    Key("description", optional_text, None, "Where it is (a provider and a region), shown on the method page."),
 )
 
 MAINTENANCE_KEYS = (

@@ -23,6 +23,7 @@ from statusgen.config.keys import (
     CHECK_KEYS,
     COMMON_KEYS,
     KIND_KEYS,
+    LOCATION_KEYS,
     MAINTENANCE_KEYS,
     NOTIFY_KEYS,
     SERVICE_KEYS,
@@ -34,6 +35,7 @@ from statusgen.config.operatorfiles import OperatorFiles, read_folder
 from statusgen.config.records import (
     CheckConfig,
     Config,
+    LocationConfig,
     MaintenanceWindow,
     NotifyConfig,
     ServiceConfig,
@@ -99,7 +101,39 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
     for key in ("store", "output", "notes"):
         if key in values:  # absolute, but symlinks kept: the output is a link to its current generation
             values[key] = Path(os.path.abspath(base / values[key]))
+    inbox = values.get("inbox")
+    if inbox and not is_remote(inbox):
+        values["inbox"] = os.path.abspath(base / inbox)
     return SiteConfig(**values)
+
+
+def is_remote(inbox: str) -> bool:
+    """An rclone remote (``NAME:PATH`` or ``:BACKEND:PATH``) rather than a folder."""
+    head = inbox.split("/", 1)[0]
+    return ":" in head and not inbox.startswith("/")
+
+
+def _locations(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[LocationConfig, ...]:
+    """[[locations]]: the other places probe agents run from; they need an inbox and its key."""
+    raw = doc.get("locations", [])
+    if not isinstance(raw, list):
+        problems.add("[[locations]]", 'must be a list of tables, e.g. [[locations]] name = "eu-west"')
+        return ()
+    found: list[LocationConfig] = []
+    for i, table in enumerate(raw, 1):
+        where = f"location {i}"
+        values = _read_table(table, LOCATION_KEYS, where, problems)
+        _report_unknown(values, where, problems, [k.name for k in LOCATION_KEYS])
+        if "name" in values:
+            found.append(LocationConfig(**values))
+    names = [site.location, *(loc.name for loc in found)]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.add("[[locations]]", f'"{name}" is named more than once (site.location is "{site.location}")')
+    if found and (site.inbox is None or site.inbox_key is None):
+        problems.add(
+            "[site]", "[[locations]] needs inbox and inbox_key: where agents deliver, and the key they sign with"
+        )
+    return tuple(found)
 
 
 def _targets(doc: Mapping[str, Any], categories: dict[str, str], problems: _Problems) -> dict[str, float]:
@@ -298,7 +332,7 @@ def _services(
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "notify")
+TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "locations", "notify")
 
 
 def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
@@ -377,6 +411,7 @@ def parse_config(text_: str, path: Path) -> Config:
     targets = _targets(doc, categories, problems)
     services = _services(doc, site, categories, problems)
     canaries = _canaries(doc, site, problems)
+    locations = _locations(doc, site, problems)
     notifiers = _notifiers(doc, services, categories, problems)
     operator, found = read_folder(site.notes, shown_folder(site.notes, path.parent), [s.slug for s in services])
     problems.items += found
@@ -387,6 +422,7 @@ def parse_config(text_: str, path: Path) -> Config:
         site=site,
         categories=categories,
         sla=targets,
+        locations=locations,
         services=with_planned(services, operator),
         canaries=canaries,
         notifiers=notifiers,

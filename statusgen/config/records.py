@@ -122,6 +122,14 @@ class ServiceConfig:
 
 
 @dataclass(frozen=True)
+class LocationConfig:
+    """A place probe agents run from (``[[locations]]``)."""
+
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     title: str = "Service status"
     base_url: str = "http://127.0.0.1:8080"
@@ -143,6 +151,9 @@ class SiteConfig:
     spread: float | None = None
     stale_after: float | None = None  # None: STALE_INTERVALS intervals
     report_months: int = 13
+    location: str = "main"
+    inbox: str | None = None  # an rclone remote (NAME:PATH) or an absolute folder
+    inbox_key: str | None = None  # "${VARIABLE}": the key is read from the environment when used
 
     @property
     def stale_after_s(self) -> float:
@@ -176,9 +187,15 @@ class Config:
     operator: OperatorFiles = field(default_factory=OperatorFiles)  # the notes folder
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
     sla: dict[str, float] = field(default_factory=dict)  # category -> its availability target ([sla])
+    locations: tuple[LocationConfig, ...] = ()  # the other places that probe ([[locations]])
 
     def __post_init__(self) -> None:
         self.by_slug.update({s.slug: s for s in self.services})
+
+    @property
+    def location_names(self) -> tuple[str, ...]:
+        """Every location that probes: this host's first."""
+        return (self.site.location, *(loc.name for loc in self.locations))
 
     def target(self, service: ServiceConfig) -> float | None:
         """A service's availability target: its own, else its category's."""

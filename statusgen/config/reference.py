@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from statusgen.config.keys import (
     CHECK_KEYS,
+    LOCATION_KEYS,
     MAINTENANCE_KEYS,
     NOTIFY_KEYS,
     SERVICE_KEYS,
@@ -23,6 +24,7 @@ def documented_keys() -> dict[str, tuple[Key, ...]]:
         "services.vendor": VENDOR_KEYS,
         "services.maintenance": MAINTENANCE_KEYS,
         "canaries": CHECK_KEYS,
+        "locations": LOCATION_KEYS,
         "notify": NOTIFY_KEYS,
     }
 
@@ -62,6 +64,7 @@ def config_reference() -> str:
         "services.vendor": "[services.vendor]",
         "services.maintenance": "[[services.maintenance]]",
         "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)",
+        "locations": "[[locations]] (other places that probe: docs/locations.md)",
         "notify": "[[notify]] (notifiers: who is told of incidents and maintenance; docs/notifications.md)",
     }
     for section, keys in documented_keys().items():

@@ -264,6 +264,17 @@ def target(value: Any) -> float:
     return number
 
 
+def key_reference(value: Any) -> str:
+    """A secret named by its environment variable alone (``${STATUSGEN_INBOX_KEY}``): the key itself
+    is never written in the configuration, so it cannot reach the site, the store or the logs."""
+    if not isinstance(value, str) or not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", value):
+        got = (
+            "a literal value (write the key in the environment, never here)" if isinstance(value, str) else show(value)
+        )
+        raise Invalid(f'must name an environment variable, such as "${{STATUSGEN_INBOX_KEY}}", got {got}')
+    return value
+
+
 def months(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPORT_MONTHS:
         raise Invalid(f"must be a whole number of months from 1 to {MAX_REPORT_MONTHS}, got {show(value)}")

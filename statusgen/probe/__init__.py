@@ -34,6 +34,7 @@ async def probe_all(
     spread_s: float = 0.0,
     first: Collection[CheckId] = frozenset(),
     internal: Collection[Network] | None = None,
+    source: str | None = None,
 ) -> list[CheckResult]:
     """Run ``todo`` (by default every check of the configuration), at most ``site.concurrency`` at a
     time, their starts spread over ``spread_s`` seconds with those in ``first`` first; the results
@@ -42,5 +43,6 @@ async def probe_all(
     address that is not globally routable (``neterrors.is_public``)."""
     todo = targets(config) if todo is None else todo
     guard = RedirectGuard(config.site.allow_private_targets, internal)
-    run = await probe_run(todo, config.site.user_agent, config.site.concurrency, clock, spread_s, first, guard)
+    site = config.site
+    run = await probe_run(todo, site.user_agent, site.concurrency, clock, spread_s, first, guard, source)
     return run.results

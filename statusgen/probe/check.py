@@ -75,13 +75,15 @@ def judge(
     return Outcome.OK, None
 
 
-def make_client(user_agent: str, tls: ssl.SSLContext) -> httpx.AsyncClient:
+def make_client(user_agent: str, tls: ssl.SSLContext, source: str | None = None) -> httpx.AsyncClient:
     """A client for checks, one at a time: httpx's own transport (``PinnedTransport``: a redirect
     goes where ``neterrors.opened`` checked it), no connection kept after an
     answer (every check connects anew, so its latency never depends on another's connection),
     at most MAX_REDIRECTS redirects (followed by ``neterrors.opened``), no timeouts of its own
-    (each check's applies, ``probe_one``), and only the encodings ``neterrors.read_capped`` decodes."""
-    transport = PinnedTransport(httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0)))
+    (each check's applies, ``probe_one``), and only the encodings ``neterrors.read_capped`` decodes;
+    ``source``: the local address its connections leave from (an agent's ``--bind``)."""
+    inner = httpx.AsyncHTTPTransport(verify=tls, limits=httpx.Limits(max_keepalive_connections=0), local_address=source)
+    transport = PinnedTransport(inner)
     return httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,

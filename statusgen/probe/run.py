@@ -84,15 +84,15 @@ def start_order(todo: Sequence[CheckTarget], first: Collection[CheckId] = frozen
 class Clients:
     """A shelf of idle clients: a check borrows one (``lend``) and returns it, its cookies cleared."""
 
-    def __init__(self, user_agent: str, tls: ssl.SSLContext):
-        self.user_agent, self.tls = user_agent, tls
+    def __init__(self, user_agent: str, tls: ssl.SSLContext, source: str | None = None):
+        self.user_agent, self.tls, self.source = user_agent, tls, source
         self.idle: list[httpx.AsyncClient] = []
         self.made: list[httpx.AsyncClient] = []
 
     @asynccontextmanager
     async def lend(self) -> AsyncIterator[httpx.AsyncClient]:
         if not self.idle:
-            self.made.append(make_client(self.user_agent, self.tls))
+            self.made.append(make_client(self.user_agent, self.tls, self.source))
             self.idle.append(self.made[-1])
         client = self.idle.pop()
         try:
@@ -159,18 +159,19 @@ async def probe_run(
     spread_s: float = 0.0,
     first: Collection[CheckId] = frozenset(),
     guard: RedirectGuard = REFUSE_INSIDE,
+    source: str | None = None,
 ) -> ProbeRun:
     """Run the checks ``todo``, at most ``concurrency`` at a time, the *s*-th of *n* to start
     starting ``s * spread_s / n`` seconds after the first (in ``start_order``), their redirects
-    kept by ``guard``; the results in the checks' order. A variable a check names that is not set
-    stops the run with ``MissingSecret``."""
+    kept by ``guard``, HTTP connections leaving from ``source`` if given; the results in the
+    checks' order. A variable a check names that is not set stops the run with ``MissingSecret``."""
     if not todo:
         return ProbeRun([], [])
     tls = trust(None)
     await _warm_up(tls)
     loop = asyncio.get_running_loop()
-    gate, clients = asyncio.Semaphore(concurrency), Clients(user_agent, tls)
-    shelves = {c: Clients(user_agent, trust(c)) for c in {t.check.ca_file for t in todo} if c is not None}
+    gate, clients = asyncio.Semaphore(concurrency), Clients(user_agent, tls, source)
+    shelves = {c: Clients(user_agent, trust(c), source) for c in {t.check.ca_file for t in todo} if c is not None}
     step = spread_s / len(todo)
     results: list[CheckResult | None] = [None] * len(todo)
     lags: list[tuple[float, float]] = []

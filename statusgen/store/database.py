@@ -52,6 +52,7 @@ from statusgen.store.failures import (
     store_failure,
 )
 from statusgen.store.hours import HOUR, ROW_SQL, SPAN_ROWS, inflated, write_all_hours, write_hours
+from statusgen.store.locations import LocationStore, prune_locations
 from statusgen.store.migrations import current_version, migrate, must_be_current
 from statusgen.store.months import add_months, prune_months, read_months
 from statusgen.store.records import (
@@ -94,7 +95,7 @@ def _last_day_split(since: datetime) -> tuple[int, int]:
 NOTIFICATION_RETENTION_S = 30 * 86400  # sent or abandoned events are kept this long (health counts them)
 
 
-class Store:
+class Store(LocationStore):
     """The store at ``path``. ``expected``: a previous run recorded a store there, so a missing or
     empty file means its history was lost, not that the site is new (``StoreError``).
 
@@ -278,6 +279,7 @@ class Store:
         t = to_epoch(now)
         with self.transaction() as db:
             prune_months(db, months_before(month_of(t), report_months - 1))
+            prune_locations(db, t - RAW_RETENTION_S)
             cut = floor_to(t - RAW_RETENTION_S, HOUR)
             gone = {s for (s,) in db.execute("DELETE FROM results WHERE ts < ? RETURNING service", (cut,))}
             db.execute("DELETE FROM result_hours WHERE hour < ?", (cut,))

@@ -170,6 +170,19 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             PRIMARY KEY (service, month)) WITHOUT ROWID""",
         ],
     ),
+    (
+        15,
+        "the results probe agents deliver from other locations, and their batches",
+        [
+            """CREATE TABLE location_results (
+            location TEXT NOT NULL, service TEXT NOT NULL, check_index INTEGER NOT NULL, ts INTEGER NOT NULL,
+            outcome TEXT NOT NULL, latency_ms REAL, http_status INTEGER, slow INTEGER NOT NULL, detail TEXT,
+            PRIMARY KEY (location, service, check_index, ts)) WITHOUT ROWID""",
+            """CREATE TABLE batches (
+            location TEXT NOT NULL, name TEXT NOT NULL, sent_at INTEGER NOT NULL, received_at INTEGER NOT NULL,
+            results INTEGER NOT NULL, refused TEXT, PRIMARY KEY (location, name)) WITHOUT ROWID""",
+        ],
+    ),
 ]
 
 

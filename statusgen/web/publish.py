@@ -71,12 +71,11 @@ from typing import Literal
 
 from statusgen.errors import StatusgenError
 from statusgen.policy import CACHE_CONTROL, content_type
+from statusgen.rclonecmd import LISTING_NOT_FOUND, json_line, rclone_error
 from statusgen.render.tree import Entry, current_generation, digest, gens_dir, read_manifest
 
 MODTIME_NOT_SUPPORTED = 3153600000000000000  # rclone's "precision" for a remote without mtimes (100 years in ns)
-LISTING_NOT_FOUND = 3  # rclone's exit status for "directory not found"
 COMMON_FLAGS = ("--use-json-log", "--verbose", "--stats", "0")
-TIMESTAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")  # rclone's plain log prefix
 
 
 class PublishError(StatusgenError):
@@ -325,36 +324,12 @@ class PublishReport:
         ]
 
 
-def _rclone_error(stderr: str, returncode: int) -> str:
-    """rclone's own words: its final "Failed to ..." line, else its last logged error, else the exit status."""
-    fatal, logged = [], []
-    for line in stderr.splitlines():
-        entry = _json_line(line)
-        if entry.get("level") in ("error", "critical"):
-            obj = entry.get("object")
-            logged.append(f"{obj}: {entry.get('msg')}" if obj else str(entry.get("msg")))
-        elif not entry:
-            plain = TIMESTAMP.sub("", line.strip())
-            if plain.startswith("Failed to"):
-                fatal.append(plain)
-    found = fatal or logged
-    return found[-1] if found else f"rclone exited with status {returncode}"
-
-
-def _json_line(line: str) -> dict[str, object]:
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return {}
-    return entry if isinstance(entry, dict) else {}
-
-
 def changed_objects(stderr: str, action: Action) -> list[str]:
     """The objects rclone's JSON log says it copied or deleted (or skipped doing so in a dry run)."""
     done = "Copied" if action == "copy" else "Deleted"
     found = []
     for line in stderr.splitlines():
-        entry = _json_line(line)
+        entry = json_line(line)
         msg, obj = str(entry.get("msg", "")), entry.get("object")
         if isinstance(obj, str) and (msg.startswith(done) or entry.get("skipped") == action):
             found.append(obj)
@@ -378,14 +353,14 @@ class Rclone:
             ) from None
         if done.returncode not in ok:
             raise PublishError(
-                f"publish to {self.remote} failed: rclone {what}: {_rclone_error(done.stderr, done.returncode)}"
+                f"publish to {self.remote} failed: rclone {what}: {rclone_error(done.stderr, done.returncode)}"
             )
         return done
 
     def compare_flags(self) -> tuple[str, ...]:
         """The remote's hashes and mtime precision, from ``rclone backend features``."""
         out = self.run(["backend", "features", self.remote], "backend features").stdout
-        features = _json_line(out)
+        features = json_line(out)
         hashes = features.get("Hashes")
         precision = features.get("Precision")
         return comparison_flags(

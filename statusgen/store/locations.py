@@ -1,0 +1,133 @@
+"""The results probe agents deliver (``statusgen.locations``), keyed by location, service, check
+and time, so that a batch taken twice changes nothing; and each batch taken or refused, for
+``statusgen locations`` and health. Both are kept as long as the raw results."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from statusgen.locations.batch import Batch
+from statusgen.model import CheckResult, Outcome
+from statusgen.store.failures import guarded_method
+from statusgen.timeutil import from_epoch, to_epoch
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """A batch as the store remembers it: taken (``refused`` None) or refused, and why."""
+
+    location: str
+    name: str
+    sent_at: datetime
+    received_at: datetime
+    results: int
+    refused: str | None = None
+
+
+def add_batch(db: sqlite3.Connection, batch: Batch, received_at: datetime) -> bool:
+    """Store a verified batch's results; False (and nothing changed) when it was taken before."""
+    new = db.execute(
+        "INSERT OR IGNORE INTO batches VALUES (?,?,?,?,?,NULL)",
+        (batch.location, batch.name, to_epoch(batch.sent_at), to_epoch(received_at), len(batch.results)),
+    ).rowcount
+    db.executemany(
+        "INSERT OR IGNORE INTO location_results VALUES (?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                batch.location,
+                r.service,
+                r.check_index,
+                to_epoch(r.ts),
+                r.outcome.value,
+                r.latency_ms,
+                r.http_status,
+                int(r.slow),
+                r.detail,
+            )
+            for r in batch.results
+        ],  # fmt: skip
+    )
+    return bool(new)
+
+
+def add_refusal(db: sqlite3.Connection, location: str, name: str, reason: str, received_at: datetime) -> None:
+    at = to_epoch(received_at)
+    db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,0,?)", (location, name, at, at, reason))
+
+
+def taken_names(db: sqlite3.Connection, names: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of these (location, name) were taken before."""
+    return {
+        key
+        for key in names
+        if db.execute("SELECT 1 FROM batches WHERE location = ? AND name = ? AND refused IS NULL", key).fetchone()
+    }
+
+
+def location_results(db: sqlite3.Connection, since: datetime) -> dict[str, list[CheckResult]]:
+    """Each location's results from ``since`` on, oldest first."""
+    out: dict[str, list[CheckResult]] = {}
+    for location, service, check, ts, outcome, latency, status, slow, detail in db.execute(
+        "SELECT location, service, check_index, ts, outcome, latency_ms, http_status, slow, detail "
+        "FROM location_results WHERE ts >= ? ORDER BY ts",
+        (to_epoch(since),),
+    ):
+        result = CheckResult(
+            service, check, from_epoch(ts), Outcome(outcome), latency, status, bool(slow), None, detail
+        )
+        out.setdefault(location, []).append(result)
+    return out
+
+
+def last_batches(db: sqlite3.Connection) -> dict[str, BatchRecord]:
+    """Each location's newest batch taken, and its newest refused one (keyed ``location!``)."""
+    out: dict[str, BatchRecord] = {}
+    for row in db.execute(
+        "SELECT location, name, sent_at, received_at, results, refused FROM batches ORDER BY sent_at"
+    ):
+        location, name, sent, received, results, refused = row
+        key = location if refused is None else f"{location}!"
+        out[key] = BatchRecord(location, name, from_epoch(sent), from_epoch(received), results, refused)
+    return out
+
+
+def prune_locations(db: sqlite3.Connection, cut: int) -> None:
+    db.execute("DELETE FROM location_results WHERE ts < ?", (cut,))
+    db.execute("DELETE FROM batches WHERE sent_at < ?", (cut,))
+
+
+class LocationStore:
+    """The store's methods for the locations (``Store`` has them): each SQLite error is a StoreError."""
+
+    db: sqlite3.Connection
+    path: Path
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    @guarded_method
+    def take_batch(self, batch: Batch, received_at: datetime) -> bool:
+        with self.transaction() as db:
+            return add_batch(db, batch, received_at)
+
+    @guarded_method
+    def refuse_batch(self, location: str, name: str, reason: str, received_at: datetime) -> None:
+        with self.transaction() as db:
+            add_refusal(db, location, name, reason, received_at)
+
+    @guarded_method
+    def taken_batches(self, names: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        return taken_names(self.db, names)
+
+    @guarded_method
+    def location_results(self, since: datetime) -> dict[str, list[CheckResult]]:
+        return location_results(self.db, since)
+
+    @guarded_method
+    def last_batches(self) -> dict[str, BatchRecord]:
+        return last_batches(self.db)

@@ -1,0 +1,243 @@
+"""Probe agents in other locations, on real parts: three agents on loopback, each leaving from its
+own source address (127.0.0.2, .3, .4), against a target farm that fails for chosen addresses
+only; the inbox a folder and a real S3-compatible server (moto, through rclone); the builder's
+run takes their signed batches and refuses every kind of bad one, one log line each, without
+stopping; the key is never written anywhere."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from statusgen.cli import main
+from statusgen.config import Config, load_config
+from statusgen.config.load import is_remote
+from statusgen.cycle import run_cycle
+from statusgen.locations.agent import agent_run
+from statusgen.locations.batch import MAX_BYTES, Batch, batch_name, encode
+from statusgen.locations.inbox import FolderInbox
+from statusgen.locations.ingest import ingest
+from statusgen.model import CheckResult, Outcome
+from statusgen.store import Store
+from statusgen.timeutil import utcnow
+from tests.conftest import write_config
+from tests.objectstore import s3_server
+
+KEY = "k3y-that-must-never-be-published-0123456789"
+AGENTS = {"eu": "127.0.0.2", "us": "127.0.0.3", "ap": "127.0.0.4"}
+
+
+class Farm(ThreadingHTTPServer):
+    """Targets that answer 503 to the source addresses in ``failing``, and note who asked."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), FarmHandler)
+        self.failing: set[str] = set()
+        self.seen: set[str] = set()
+
+
+class FarmHandler(BaseHTTPRequestHandler):
+    server: Farm
+
+    def do_GET(self) -> None:
+        source = self.client_address[0]
+        self.server.seen.add(source)
+        status = 503 if source in self.server.failing else 200
+        body = b"OK all good"
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def farm() -> Iterator[Farm]:
+    server = Farm()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+
+
+def configured(tmp_path: Path, farm: Farm, inbox: str = "inbox") -> Config:
+    port = farm.server_address[1]
+    services = "".join(
+        f'[[services]]\nslug = "{s}"\nname = "{s.upper()}"\ncategory = "c"\n'
+        f'[[services.checks]]\nurl = "http://127.0.0.1:{port}/{s}"\ntimeout = 3\n'
+        for s in ("alpha", "beta")
+    )
+    locations = "".join(f'[[locations]]\nname = "{name}"\n' for name in AGENTS)
+    site = f'inbox = "{inbox}"\ninbox_key = "${{TEST_INBOX_KEY}}"\n'
+    return load_config(write_config(tmp_path, f'[categories]\nc = "C"\n{locations}{services}', site))
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_INBOX_KEY", KEY)
+    monkeypatch.delenv("AWS_CA_BUNDLE", raising=False)  # rclone's S3 client refuses to start with it
+
+
+def stored(config: Config) -> dict[str, list[CheckResult]]:
+    with Store(config.site.store) as store:
+        return store.location_results(utcnow() - timedelta(days=1))
+
+
+def test_three_agents_deliver_and_the_run_takes_their_batches(tmp_path: Path, farm: Farm) -> None:
+    config = configured(tmp_path, farm)
+    farm.failing = {AGENTS["ap"]}
+    for name, address in AGENTS.items():
+        done = agent_run(config, name, source=address)
+        assert (done.checks, len(done.sent), done.kept) == (2, 1, 0), done.line()
+    assert set(AGENTS.values()) <= farm.seen  # each agent's checks left from its own address
+    assert len(FolderInbox(tmp_path / "inbox").names()) == 3
+    run_cycle(config, spread_s=0)
+    results = stored(config)
+    assert {loc: {r.outcome for r in rs} for loc, rs in results.items()} == {
+        "eu": {Outcome.OK},
+        "us": {Outcome.OK},
+        "ap": {Outcome.HTTP_STATUS},
+    }
+    assert FolderInbox(tmp_path / "inbox").names() == []  # taken, then removed
+    listed = CliRunner().invoke(main, ["locations", "--config", str(config.path)])
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert lines[0].startswith("main (this host): last run ")
+    assert all(
+        any(line.startswith(f"{name}: last batch sent ") and "2 results" in line for line in lines) for name in AGENTS
+    )
+
+
+def bad_batches(config: Config) -> dict[str, tuple[str, bytes]]:
+    """A batch of each kind the builder refuses: (its name, its bytes), by the reason's start."""
+    now, key = utcnow(), KEY.encode()
+    result = CheckResult("alpha", 0, now, Outcome.OK, 12.0, 200, False)
+
+    def made(location: str, at=now, results=(result,), sign_key=key, name=None) -> tuple[str, bytes]:
+        name = name or batch_name(location, at)
+        return name, encode(Batch(location, name, at, tuple(results)), sign_key)
+
+    good_name, good = made("eu")
+    body = gzip.decompress(good).replace(b'"outcome":"ok"', b'"outcome":"no"')
+    return {
+        "bad signature": (good_name, gzip.compress(body)),
+        "bad signature (another key)": made("eu", sign_key=b"another key"),
+        "larger than": (batch_name("eu", now), b"\x1f\x8b" + bytes(MAX_BYTES + 10)),
+        "more than 32 MiB once inflated": (batch_name("eu", now), gzip.compress(bytes(40 << 20))),
+        "from the future": made("eu", at=now + timedelta(minutes=10), results=()),
+        "too old": made("eu", at=now - timedelta(days=3), results=()),
+        'location "mars" is not in the configuration': made("mars"),
+        "signed for another location or name": (batch_name("us", now), made("eu")[1]),
+        "a result of a check the configuration does not have there": made(
+            "eu", results=(CheckResult("alpha", 7, now, Outcome.OK, 1.0, 200, False),)
+        ),
+        "not a gzip file": (batch_name("eu", now), b"plain text, not gzip"),
+    }
+
+
+def test_every_bad_batch_is_refused_with_its_reason_and_the_run_goes_on(
+    tmp_path: Path, farm: Farm, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = configured(tmp_path, farm)
+    inbox = FolderInbox(tmp_path / "inbox")
+    bad = bad_batches(config)
+    for name, data in bad.values():
+        inbox.put(name, data)
+    with caplog.at_level(logging.WARNING, logger="statusgen.locations"):
+        run_cycle(config, spread_s=0)  # the run goes on
+    assert stored(config) == {}  # nothing of them stored
+    assert inbox.names() == []  # and none left to refuse again
+    refusals = [r.getMessage() for r in caplog.records if r.getMessage().startswith("batch refused")]
+    assert len(refusals) == len(bad)
+    for reason in bad:
+        said = reason.split(" (")[0]
+        assert any(said in line for line in refusals), reason
+    assert any("location 'mars'" in line for line in refusals)
+
+
+def test_a_replayed_batch_changes_nothing(tmp_path: Path, farm: Farm) -> None:
+    config = configured(tmp_path, farm)
+    done = agent_run(config, "eu", source=AGENTS["eu"])
+    inbox = FolderInbox(tmp_path / "inbox")
+    (name,) = done.sent
+    copy = inbox.get(name)
+    with Store(config.site.store) as store:
+        first = ingest(config, store, utcnow())
+        inbox.put(name, copy)  # the same batch, again
+        again = ingest(config, store, utcnow())
+    assert (first.taken, again.taken, again.replayed, again.refused) == ([name], [], [name], [])
+    assert len(stored(config)["eu"]) == 2
+
+
+def test_an_unreachable_inbox_keeps_the_batches_and_they_go_in_time_order(tmp_path: Path, farm: Farm) -> None:
+    config = configured(tmp_path, farm)
+    (tmp_path / "inbox").write_text("a file where the inbox folder should be")
+    cli = CliRunner().invoke(main, ["probe", "--config", str(config.path), "--location", "us"])
+    assert cli.exit_code == 6 and "1 batches kept" in cli.output, cli.output
+    kept = agent_run(config, "us")
+    assert (kept.sent, kept.kept) == ((), 2) and kept.error
+    (tmp_path / "inbox").unlink()  # the inbox is back
+    sent = agent_run(config, "us")
+    assert len(sent.sent) == 3 and list(sent.sent) == sorted(sent.sent)  # oldest first
+    with Store(config.site.store) as store:
+        taken = ingest(config, store, utcnow())
+    assert taken.taken == list(sent.sent)  # applied in time order
+
+
+def test_the_key_is_never_written(tmp_path: Path, farm: Farm, caplog: pytest.LogCaptureFixture) -> None:
+    config = configured(tmp_path, farm)
+    with caplog.at_level(logging.DEBUG):
+        agent_run(config, "eu", source=AGENTS["eu"])
+        run_cycle(config, spread_s=0)
+    everything = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert everything and not [p for p in everything if KEY.encode() in p.read_bytes()]
+    assert KEY not in caplog.text
+    literal = config.path.read_text().replace('"${TEST_INBOX_KEY}"', f'"{KEY}"')
+    (tmp_path / "literal.toml").write_text(literal)
+    checked = CliRunner().invoke(main, ["check-config", str(tmp_path / "literal.toml")])
+    assert checked.exit_code == 2 and "inbox_key must name an environment variable" in checked.output
+    assert KEY not in checked.output
+
+
+def test_an_s3_inbox_through_rclone(tmp_path: Path, farm: Farm) -> None:
+    with s3_server("inbox") as s3:
+        config = configured(tmp_path, farm, inbox=s3.remote(through_proxy=False))
+        assert config.site.inbox is not None and is_remote(config.site.inbox)
+        for name in ("eu", "us"):
+            done = agent_run(config, name, source=AGENTS[name])
+            assert len(done.sent) == 1, done.line()
+        assert len(s3.objects()) == 2
+        with Store(config.site.store) as store:
+            taken = ingest(config, store, utcnow())
+        assert len(taken.taken) == 2 and taken.error is None
+        assert s3.objects() == {}
+    assert set(stored(config)) == {"eu", "us"}
+    assert [r.outcome for r in stored(config)["eu"]] == [Outcome.OK, Outcome.OK]
+
+
+def test_check_config_checks_the_key_and_the_inbox(tmp_path: Path, farm: Farm, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = configured(tmp_path, farm)
+    ok = CliRunner().invoke(main, ["check-config", str(config.path)])
+    assert ok.exit_code == 0 and "locations main, eu, us, ap: key set; inbox" in ok.output, ok.output
+    monkeypatch.delenv("TEST_INBOX_KEY")
+    unset = CliRunner().invoke(main, ["check-config", str(config.path)])
+    assert unset.exit_code != 0 and "TEST_INBOX_KEY" in unset.output, unset.output
+    monkeypatch.setenv("TEST_INBOX_KEY", KEY)
+    (tmp_path / "inbox").write_text("not a folder")
+    with s3_server("inbox") as s3:
+        remote = s3.remote(through_proxy=False).replace("127.0.0.1:", "127.0.0.1:1")  # a port nobody serves
+    text = config.path.read_text().replace('inbox = "inbox"', f'inbox = "{remote}"')
+    config.path.write_text(text)
+    down = CliRunner().invoke(main, ["check-config", str(config.path)])
+    assert down.exit_code == 6 and "inbox" in down.output and "rclone lsf failed" in down.output, down.output
