@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TESTS  := $(VENV)/.installed-test
 SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run test lint bench screenshot setup system clean
+.PHONY: run run-locations test lint bench screenshot setup system clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ system: $(SYSPKG)
 ## run: start the bundled demo targets on loopback, run cycles against them, serve at http://127.0.0.1:$(PORT)
 run: setup
 	PORT=$(PORT) $(BIN)/python -m statusgen.demo
+
+## run-locations: the demo with three probe agents on 127.0.0.2-4 delivering to a folder inbox (docs/locations.md)
+run-locations: setup
+	PORT=$(PORT) $(BIN)/python -m statusgen.demo --locations
 
 ## lint: ruff (lint and format) and mypy, as make test runs them
 lint: $(TESTS)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from statusgen.config import Config
 from statusgen.decide.health import RunRecord
@@ -103,6 +103,20 @@ def loop_spread(config: Config) -> float:
     return max(0.0, min(0.8 * config.site.interval, config.site.interval - slowest - 5.0))
 
 
+def from_elsewhere(config: Config, store: Store, now: datetime) -> dict[str, dict[str, list[CheckResult]]]:
+    """The batches that arrived from the other locations, taken into the store, and their fresh
+    results (within site.stale_after), by service and location; none on a one-location site."""
+    if not config.locations:
+        return {}
+    ingest(config, store, now)
+    fresh = store.location_results(now - timedelta(seconds=config.site.stale_after_s))
+    out: dict[str, dict[str, list[CheckResult]]] = {}
+    for location in (loc.name for loc in config.locations):  # in the configuration's order
+        for r in fresh.get(location, []):
+            out.setdefault(r.service, {}).setdefault(location, []).append(r)
+    return out
+
+
 def open_store(config: Config, new_store: bool = False) -> Store:
     """The store of the site, once what a build left unfinished is gone (on a shared disk, it may
     be what keeps the store from being written). Unless ``new_store``, a store the site was built
@@ -130,11 +144,11 @@ def run_cycle(
         results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
-        ingest(config, store, now)  # the other locations' batches: stored now, read by later steps
+        elsewhere = from_elsewhere(config, store, now)
         vantage = judge_vantage(results, canaries, config.site)
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
         before = store.open_incidents()
-        decisions = decide_cycle(config, states, before, results, now, observations, vantage)
+        decisions = decide_cycle(config, states, before, results, now, observations, vantage, elsewhere)
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
         excluded = sum(1 for r in decisions.results if r.flag == "excluded")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import threading
 import time
@@ -30,8 +31,9 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from statusgen.config import load_config
+from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
+from statusgen.locations.agent import agent_run
 from statusgen.simulate import Simulated, fill
 from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer
@@ -54,6 +56,8 @@ class DemoTargets(BaseHTTPRequestHandler):
             time.sleep(0.6)
         if self.path in ("/pay/refund", "/down"):
             self._send(503, b"Service Unavailable")
+        elif self.path == "/web/login" and self.client_address[0] == BROKEN_PATH:
+            self._send(504, b"Gateway Timeout")  # the path from one location alone is broken
         elif self.path == "/recovering" and n <= RECOVER_AFTER:
             self._send(502, b"Bad Gateway")
         else:
@@ -106,9 +110,16 @@ SERVICES = (
     DemoService("beta-region", "Beta Region", "web", ("/beta",), service_keys="paused = true\n"),
 )
 MAINTAINED = "billing-db"  # in a maintenance window now
+#: With --locations: three probe agents on loopback, each leaving from its own address, and the
+#: one whose path to Acme Web's login is broken.
+AGENTS = {"eu-west": "127.0.0.2", "us-east": "127.0.0.3", "ap-south": "127.0.0.4"}
+BROKEN_PATH = AGENTS["ap-south"]
+KEY_VARIABLE = "STATUSGEN_DEMO_INBOX_KEY"
 
 
-def demo_config(targets_port: int, serve_port: int, workdir: Path, output: Path, interval: int) -> str:
+def demo_config(
+    targets_port: int, serve_port: int, workdir: Path, output: Path, interval: int, locations: bool = False
+) -> str:
     base = f"http://127.0.0.1:{targets_port}"
     now = utcnow()
     start, end = iso(now - timedelta(minutes=5)), iso(now + timedelta(hours=2))
@@ -132,12 +143,21 @@ def demo_config(targets_port: int, serve_port: int, workdir: Path, output: Path,
             f'store = "{(workdir / "statusgen.db").resolve()}"',
             f'output = "{output.resolve()}"',
             'vantage_point = "this machine (loopback demo targets)"',
+            *(
+                [f'inbox = "{(workdir / "inbox").resolve()}"', f'inbox_key = "${{{KEY_VARIABLE}}}"']
+                if locations
+                else []
+            ),
             "[categories]",
             'apis = "APIs"',
             'web = "Websites"',
             'payments = "Payments"',
             "[sla]",
             "payments = 99.9",
+            *(
+                f'[[locations]]\nname = "{name}"\ndescription = "an agent leaving from {address}"'
+                for name, address in (AGENTS.items() if locations else [])
+            ),
             *(svc(s) for s in SERVICES),
         ]
     )
@@ -151,6 +171,12 @@ def simulated_past(store: Path, days: int) -> None:
     fill(services, days, store, utcnow(), seed=27)
 
 
+def cycle(config: Config) -> str:
+    """One cycle of the demo: each agent's run, when there are locations, then the main host's."""
+    said = [agent_run(config, loc.name, source=AGENTS[loc.name]).line() for loc in config.locations]
+    return "\n".join([*said, run_cycle(config).line()])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="statusgen.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
@@ -161,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=Path("site"))
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between the quick cycles")
     parser.add_argument("--no-serve", action="store_true", help="run the quick cycles and stop")
+    parser.add_argument("--locations", action="store_true", help="three probe agents on 127.0.0.2-4 and a folder inbox")
     args = parser.parse_args(argv)
 
     targets = DemoServer()
@@ -168,14 +195,17 @@ def main(argv: list[str] | None = None) -> None:
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
     cfg_path = args.workdir / "demo.toml"
-    cfg_path.write_text(demo_config(targets.server_address[1], args.port, args.workdir, args.output, args.interval))
+    port = targets.server_address[1]
+    cfg_path.write_text(demo_config(port, args.port, args.workdir, args.output, args.interval, args.locations))
+    if args.locations:
+        os.environ.setdefault(KEY_VARIABLE, secrets.token_hex(32))  # the agents' and the builder's key
     config = load_config(cfg_path)
     print(f"demo targets on http://127.0.0.1:{targets.server_address[1]}; config {cfg_path}", flush=True)
     if args.days > 0:
         simulated_past(config.site.store, args.days)
         print(f"simulated {args.days} days of past for the demo's services", flush=True)
     for _ in range(args.cycles):
-        print(run_cycle(config).line(), flush=True)
+        print(cycle(config), flush=True)
         time.sleep(args.pause)
     if args.no_serve:
         return
@@ -189,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         while True:
             time.sleep(args.interval)
-            print(run_cycle(config).line(), flush=True)
+            print(cycle(config), flush=True)
     except KeyboardInterrupt:
         print("stopped", flush=True)
 

@@ -130,6 +130,7 @@ class CheckResult:
     slow: bool  # answered well, but slower than the check's degraded_ms
     certificate: Certificate | None = None  # the TLS certificate of the server that answered
     detail: str | None = None  # public words the outcome needs, from the configuration (a failed condition)
+    location: str | None = None  # where another location's agent saw it (``decide.quorum``); None: here
 
     @property
     def up(self) -> bool:

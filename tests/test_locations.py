@@ -14,6 +14,7 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -28,7 +29,7 @@ from statusgen.locations.ingest import ingest
 from statusgen.model import CheckResult, Outcome
 from statusgen.store import Store
 from statusgen.timeutil import utcnow
-from tests.conftest import write_config
+from tests.conftest import Clock, write_config
 from tests.objectstore import s3_server
 
 KEY = "k3y-that-must-never-be-published-0123456789"
@@ -241,3 +242,160 @@ def test_check_config_checks_the_key_and_the_inbox(tmp_path: Path, farm: Farm, m
     config.path.write_text(text)
     down = CliRunner().invoke(main, ["check-config", str(config.path)])
     assert down.exit_code == 6 and "inbox" in down.output and "rclone lsf failed" in down.output, down.output
+
+
+def test_health_names_each_location_and_sets_aside_one_that_stopped(tmp_path: Path, farm: Farm) -> None:
+    """Fresh while its batches come; past site.stale_after without one, set aside (not fresh);
+    a refused batch is named with its reason. A one-location site's health has no such field."""
+    config = configured(tmp_path, farm)
+    clock = Clock()
+    for name in ("eu", "us"):
+        agent_run(config, name, clock, source=AGENTS[name])
+    FolderInbox(tmp_path / "inbox").put(batch_name("ap", clock()), b"not a batch")
+    run_cycle(config, clock, spread_s=0)
+    health = orjson.loads((config.site.output / "api/v1/health.json").read_bytes())
+    seen = {loc["name"]: loc for loc in health["locations"]}
+    assert list(seen) == ["main", "eu", "us", "ap"] and seen["main"]["this_host"]
+    assert [seen[n]["fresh"] for n in ("main", "eu", "us", "ap")] == [True, True, True, False]
+    assert seen["eu"]["results"] == 2 and seen["ap"]["last_refused"]["reason"] == "not a gzip file"
+    clock.t += timedelta(minutes=10)  # eu keeps sending; us has stopped
+    agent_run(config, "eu", clock, source=AGENTS["eu"])
+    run_cycle(config, clock, spread_s=0)
+    health = orjson.loads((config.site.output / "api/v1/health.json").read_bytes())
+    assert {loc["name"]: loc["fresh"] for loc in health["locations"]} == {
+        "main": True,
+        "eu": True,
+        "us": False,
+        "ap": False,
+    }
+    (tmp_path / "one").mkdir()
+    text = config.path.read_text()
+    for name in AGENTS:
+        text = text.replace(f'[[locations]]\nname = "{name}"\n', "")
+    (tmp_path / "one" / "services.toml").write_text(text)
+    plain = load_config(tmp_path / "one" / "services.toml")
+    run_cycle(plain, spread_s=0)
+    assert "locations" not in orjson.loads((plain.site.output / "api/v1/health.json").read_bytes())
+
+
+# -- deciding by a quorum --------------------------------------------------------------------
+
+
+def three_locations(tmp_path: Path, farm: Farm) -> Config:
+    """main, eu and ap: a quorum of two; an outage declared at the first failed cycle."""
+    port = farm.server_address[1]
+    body = (
+        '[categories]\nc = "C"\n[[locations]]\nname = "eu"\n[[locations]]\nname = "ap"\n'
+        f'[[services]]\nslug = "alpha"\nname = "Alpha"\ncategory = "c"\n'
+        f'[[services.checks]]\nurl = "http://127.0.0.1:{port}/alpha"\ntimeout = 3\n'
+    )
+    site = 'inbox = "inbox"\ninbox_key = "${TEST_INBOX_KEY}"\nfailures_to_open = 1\nsuccesses_to_resolve = 1\n'
+    return load_config(write_config(tmp_path, body, site))
+
+
+def cycle_from_everywhere(config: Config, clock: Clock, agents: tuple[str, ...] = ("eu", "ap")) -> dict:
+    """The agents' runs, then the main host's; the service's record and the open incidents."""
+    clock.tick()
+    for name in agents:
+        agent_run(config, name, clock, source=AGENTS[name])
+    run_cycle(config, clock, spread_s=0)
+    with Store(config.site.store) as store:
+        opened = store.open_incidents()
+    record = orjson.loads((config.site.output / "api/v1/services/alpha.json").read_bytes())["service"]
+    return {"status": record["status"], "reason": record["reason"], "incident": opened.get("alpha")}
+
+
+def test_one_locations_broken_path_is_labelled_without_outage_or_incident(tmp_path: Path, farm: Farm) -> None:
+    config, clock = three_locations(tmp_path, farm), Clock()
+    farm.failing = {AGENTS["ap"]}
+    seen = cycle_from_everywhere(config, clock)
+    assert seen["status"] == "degraded" and seen["incident"] is None
+    assert "Failing from ap only (1 of 3 locations)" in seen["reason"]
+
+
+def test_two_of_three_failing_is_an_outage_whose_incident_names_them(tmp_path: Path, farm: Farm) -> None:
+    config, clock = three_locations(tmp_path, farm), Clock()
+    cycle_from_everywhere(config, clock)
+    farm.failing = {AGENTS["eu"], AGENTS["ap"]}
+    seen = cycle_from_everywhere(config, clock)
+    assert seen["status"] == "partial_outage", seen  # this host still sees it up
+    assert "Failing from eu, ap (2 of 3 locations)" in seen["reason"]
+    opened = seen["incident"].updates[0].message
+    assert "(from eu) answered HTTP 503" in opened and "(from ap) answered HTTP 503" in opened
+    farm.failing = set()
+    assert cycle_from_everywhere(config, clock)["incident"] is None  # resolved when they see it up again
+
+
+def test_this_hosts_own_broken_path_is_set_aside(tmp_path: Path, farm: Farm) -> None:
+    config, clock = three_locations(tmp_path, farm), Clock()
+    farm.failing = {"127.0.0.1"}
+    seen = cycle_from_everywhere(config, clock)
+    assert seen["status"] == "degraded" and seen["incident"] is None
+    assert "Failing from main only (1 of 3 locations)" in seen["reason"]
+    with Store(config.site.store) as store:
+        flags = store.db.execute("SELECT flag FROM results").fetchall()
+    assert flags == [("excluded",)]  # not counted against the service's availability
+
+
+def test_a_stopped_agent_is_set_aside_after_its_intervals(tmp_path: Path, farm: Farm) -> None:
+    config, clock = three_locations(tmp_path, farm), Clock()
+    farm.failing = {AGENTS["ap"]}
+    assert "ap only" in cycle_from_everywhere(config, clock)["reason"]
+    clock.t += timedelta(seconds=config.site.stale_after_s)  # ap stops; its last failure grows old
+    seen = cycle_from_everywhere(config, clock, agents=("eu",))
+    assert seen["status"] == "operational" and "Failing" not in seen["reason"]
+
+
+def test_the_record_and_the_page_give_each_locations_last_result(tmp_path: Path, farm: Farm) -> None:
+    import lxml.html
+
+    config, clock = three_locations(tmp_path, farm), Clock()
+    farm.failing = {AGENTS["ap"]}
+    cycle_from_everywhere(config, clock)
+    record = orjson.loads((config.site.output / "api/v1/services/alpha.json").read_bytes())["service"]
+    (check,) = record["checks"]
+    seen = {entry["location"]: entry["last_result"] for entry in check["locations"]}
+    assert list(seen) == ["main", "eu", "ap"]
+    assert {loc: r["outcome"] for loc, r in seen.items()} == {"main": "ok", "eu": "ok", "ap": "http_status"}
+    assert seen["ap"]["location"] == "ap" and "location" not in seen["main"] and seen["eu"]["latency_ms"] is not None
+    page = lxml.html.document_fromstring((config.site.output / "services/alpha/index.html").read_bytes())
+    rows = page.xpath("//table[caption='Each check as each location saw it last']/tbody/tr/th")
+    assert [r.text_content() for r in rows] == ["main (this host)", "eu", "ap"]
+    assert page.xpath("//span[@data-live='at-ap-1']")  # the script tells it from the record
+
+
+def test_a_one_location_sites_record_has_no_locations(tmp_path: Path, farm: Farm) -> None:
+    port = farm.server_address[1]
+    body = f'[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n[[services.checks]]\nurl = "http://127.0.0.1:{port}/a"\n'
+    config = load_config(write_config(tmp_path, body))
+    run_cycle(config, spread_s=0)
+    record = orjson.loads((config.site.output / "api/v1/services/a.json").read_bytes())["service"]
+    assert "locations" not in record["checks"][0] and "location" not in record["checks"][0]["last_result"]
+
+
+def test_the_method_page_lists_the_locations_and_the_quorum_rule(tmp_path: Path, farm: Farm) -> None:
+    import lxml.html
+
+    config, clock = three_locations(tmp_path, farm), Clock()
+    cycle_from_everywhere(config, clock)
+    page = lxml.html.document_fromstring((config.site.output / "method/index.html").read_bytes())
+    said = page.get_element_by_id("vantage").getparent().text_content()
+    assert "and from 2 other locations" in said and "eu" in said and "ap" in said
+    assert "a majority of the locations with fresh results" in said and "never opens an incident" in said
+
+
+def test_the_three_location_demo_shows_each_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make run-locations`` without serving: the agents on 127.0.0.2-4 deliver, the main host
+    takes them, and Acme Web's login, broken from ap-south alone, is labelled, not an outage."""
+    import lxml.html
+
+    from statusgen import demo
+
+    monkeypatch.chdir(tmp_path)
+    demo.main(["--locations", "--no-serve", "--cycles", "2", "--days", "0", "--pause", "0"])
+    record = orjson.loads((tmp_path / "site/api/v1/services/acme-web.json").read_bytes())["service"]
+    assert record["status"] == "degraded" and "Failing from ap-south only (1 of 4 locations)" in record["reason"]
+    assert [e["location"] for e in record["checks"][1]["locations"]] == ["main", "eu-west", "us-east", "ap-south"]
+    page = lxml.html.document_fromstring((tmp_path / "site/services/acme-web/index.html").read_bytes())
+    rows = page.xpath("//table[caption='Each check as each location saw it last']/tbody/tr/th")
+    assert [r.text_content() for r in rows] == ["main (this host)", "eu-west", "us-east", "ap-south"]

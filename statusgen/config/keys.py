@@ -29,6 +29,7 @@ from statusgen.config.values import (
     key_reference,
     method,
     milliseconds,
+    minority_failure,
     months,
     notify_events,
     notify_url,
@@ -93,6 +94,20 @@ SITE_KEYS = (
         None,
         'The environment variable holding the key batches are signed with ("${STATUSGEN_INBOX_KEY}"); '
         "the key itself is never written in the file.",
+    ),
+    Key(
+        "quorum",
+        count,
+        None,
+        "With [[locations]]: how many locations must see a service failing for it to count as failing; "
+        "by default a majority of the locations with fresh results.",
+    ),
+    Key(
+        "minority_failure",
+        minority_failure,
+        "degraded",
+        "With [[locations]]: what a failure seen from fewer locations than the quorum does: degraded (the "
+        "service is shown degraded, with where it fails) or ignored (only said); never an outage or incident.",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),

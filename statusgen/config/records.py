@@ -154,6 +154,8 @@ class SiteConfig:
     location: str = "main"
     inbox: str | None = None  # an rclone remote (NAME:PATH) or an absolute folder
     inbox_key: str | None = None  # "${VARIABLE}": the key is read from the environment when used
+    quorum: int | None = None  # None: a majority of the locations with fresh results
+    minority_failure: str = "degraded"
 
     @property
     def stale_after_s(self) -> float:

@@ -275,6 +275,15 @@ def key_reference(value: Any) -> str:
     return value
 
 
+MINORITY_FAILURE = ("degraded", "ignored")
+
+
+def minority_failure(value: Any) -> str:
+    if value not in MINORITY_FAILURE:
+        raise Invalid(f"must be one of {', '.join(MINORITY_FAILURE)}, got {show(value)}")
+    return str(value)
+
+
 def months(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPORT_MONTHS:
         raise Invalid(f"must be a whole number of months from 1 to {MAX_REPORT_MONTHS}, got {show(value)}")

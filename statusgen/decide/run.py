@@ -18,6 +18,7 @@ from statusgen.config import Config, ServiceConfig
 from statusgen.decide.incidents import Incident, advance, link_vendor
 from statusgen.decide.merge import merge, usable_view, vendor_says, view_status
 from statusgen.decide.operator import operator_state, with_notes
+from statusgen.decide.quorum import counted_from_elsewhere, labelled, seen_by
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
@@ -49,6 +50,7 @@ def decide_cycle(
     now: datetime,
     vendors: Mapping[str, VendorObservation] | None = None,
     vantage: Vantage | None = None,
+    elsewhere: Mapping[str, Mapping[str, Sequence[CheckResult]]] | None = None,
 ) -> Decisions:
     """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
 
@@ -57,6 +59,11 @@ def decide_cycle(
     Our own state is decided from the unflagged results alone, then merged with the vendor's
     view and the operator's open manual incidents; an incident follows our own state only, and
     carries the operator's notes on it (``decide.operator``).
+
+    ``elsewhere``: each service's fresh results from the other locations, by location (a site
+    with [[locations]]). The quorum of them and this host then decides (``decide.quorum``): a
+    failure it confirms is counted with this host's results; this host's failures it does not
+    confirm are set aside (``excluded``), and the state says where it fails.
     """
     vendors = vendors or {}
     suspect = vantage is not None and vantage.suspect
@@ -73,10 +80,19 @@ def decide_cycle(
         view = usable_view(obs, svc, now)
         vendor_maintenance = view is not None and view_status(view) is Status.MAINTENANCE
         flags = [result_flag(r, svc, now, vendor_maintenance, suspect) for r in mine]
+        seen = None
+        if elsewhere and svc.checks and not svc.paused:
+            seen = seen_by(config.site.location, mine, elsewhere.get(svc.slug, {}), config.site.quorum)
+            if seen.minority:  # this host's failures the quorum does not confirm
+                flags = [EXCLUDED_FLAG if f is None and not r.up else f for r, f in zip(mine, flags, strict=True)]
         flagged += [StoredResult(r, f) for r, f in zip(mine, flags, strict=True)]
-        own = own_state(prev, svc, mine, flags, now, view if vendor_maintenance else None)
+        extra = counted_from_elsewhere(seen, config.site.location) if seen else []
+        vendor_view = view if vendor_maintenance else None
+        own = own_state(prev, svc, [*mine, *extra], [*flags, *[None] * len(extra)], now, vendor_view)
         new = merge(prev, own, svc, obs, now)
         new = operator_state(new, (m for m in config.operator.incidents if m.service == svc.slug), now)
+        if seen is not None:
+            new = labelled(new, prev, seen, config.site.minority_failure == "degraded", now)
         states[svc.slug] = new
         current = open_incidents.get(svc.slug)
         after = advance(current, prev, new, svc, now)

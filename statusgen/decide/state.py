@@ -68,6 +68,7 @@ class Evidence:
     label: str = ""  # the check's public name (CheckConfig.name)
     certificate: Certificate | None = None  # the TLS certificate of the server that answered
     condition: str | None = None  # the condition the answer failed (outcome condition)
+    location: str | None = None  # another location that saw it (``decide.quorum``); None: this host
 
     @property
     def counted(self) -> bool:
@@ -94,6 +95,7 @@ class Evidence:
             "label": self.label,
             "certificate": self.certificate_json(),
             "condition": self.condition,
+            **({"location": self.location} if self.location is not None else {}),
         }
 
     @classmethod
@@ -111,6 +113,7 @@ class Evidence:
             d.get("label") or urlsplit(d["url"]).hostname or "",
             _certificate(d.get("certificate")),
             d.get("condition"),
+            d.get("location"),
         )
 
 
@@ -211,9 +214,10 @@ def evidence_for(
                 r.slow,
                 r.ts,
                 flag,
-                check.name,
+                check.name if r.location is None else f"{check.name} (from {r.location})",
                 r.certificate,
                 r.detail,
+                r.location,
             )
         )
     return tuple(out)

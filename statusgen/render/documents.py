@@ -7,6 +7,7 @@ of a build against them. The pages and feeds are made from these documents.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,12 +20,13 @@ from statusgen.decide.health import FORMULA, collection_state, health_index
 from statusgen.decide.incidents import current_record
 from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
 from statusgen.decide.overall import overall
-from statusgen.decide.state import ServiceState
+from statusgen.decide.state import ServiceState, evidence_for
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
 from statusgen.render.reports import current_month
 from statusgen.store.failures import DECODING, damaged
+from statusgen.store.locations import BatchRecord
 from statusgen.timeutil import from_epoch, iso
 from statusgen.vendors.model import is_stale
 
@@ -138,6 +140,9 @@ def service_document(
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
+    if data.config.locations:
+        for i, check in enumerate(checks):
+            check["locations"] = _by_location(data, svc, st, i)
     vendor = vendor_record(data, svc)
     as_of = as_of_service(data, svc)
     return {
@@ -197,6 +202,17 @@ def _window_doc(w: MaintenanceWindow) -> dict[str, Any]:
 def _last_result(st: ServiceState, index: int) -> dict[str, Any] | None:
     found = next((e for e in st.evidence if e.check == index + 1), None)
     return found.to_json() if found else None
+
+
+def _by_location(data: SiteData, svc: ServiceConfig, st: ServiceState, index: int) -> list[dict[str, Any]]:
+    """A check's latest result from each location (this host first); null where it has none fresh."""
+    here = next((e for e in st.evidence if e.check == index + 1 and e.location is None), None)
+    out = [{"location": data.config.site.location, "last_result": here.to_json() if here else None}]
+    for loc in data.config.locations:
+        seen = [r for r in data.elsewhere.get(svc.slug, {}).get(loc.name, []) if r.check_index == index]
+        latest = evidence_for(svc, [replace(seen[-1], location=loc.name)])[0].to_json() if seen else None
+        out.append({"location": loc.name, "last_result": latest})
+    return out
 
 
 def _incident_ref(row: IncidentRow | None) -> dict[str, Any] | None:
@@ -330,6 +346,34 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "services_total": len(data.config.services),
         "collection": _collection(data),
         "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
+        **({"locations": _locations(data)} if data.config.locations else {}),
+    }
+
+
+def _locations(data: SiteData) -> list[dict[str, Any]]:
+    """A site with [[locations]]: each location, this host first, with its last data and whether
+    it is fresh (within site.stale_after of the data's time); one that is not is set aside."""
+    site, run = data.config.site, data.last_run
+    cut = data.time - timedelta(seconds=site.stale_after_s)
+    here = run.finished_at if run else None
+    out = [_location(site.location, True, here, run.checks_attempted if run else 0, None, cut)]
+    for loc in data.config.locations:
+        taken, refused = data.batches.get(loc.name), data.batches.get(f"{loc.name}!")
+        last = taken.sent_at if taken else None
+        out.append(_location(loc.name, False, last, taken.results if taken else 0, refused, cut))
+    return out
+
+
+def _location(
+    name: str, here: bool, last: datetime | None, results: int, refused: BatchRecord | None, cut: datetime
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "this_host": here,
+        "last_at": iso(last),
+        "results": results,
+        "fresh": last is not None and last >= cut,
+        "last_refused": None if refused is None else {"at": iso(refused.received_at), "reason": refused.refused},
     }
 
 

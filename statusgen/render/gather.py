@@ -8,7 +8,7 @@ renders it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -22,8 +22,10 @@ from statusgen.decide.incidents import Incident
 from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.decide.reports import Tally, month_of, months_before
 from statusgen.decide.state import ServiceState
+from statusgen.model import CheckResult
 from statusgen.store import Store
 from statusgen.store.failures import DECODING, damaged
+from statusgen.store.locations import BatchRecord
 from statusgen.timeutil import to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -52,6 +54,9 @@ class SiteData:
     by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)  # each service's incidents
     notifications: dict[str, int] = field(default_factory=dict)  # the outbox's counts (Store.notification_counts)
     months: dict[str, dict[str, Tally]] = field(default_factory=dict)  # service -> month -> its rollup
+    batches: dict[str, BatchRecord] = field(default_factory=dict)  # the locations' (Store.last_batches)
+    # service -> location -> its fresh results (within site.stale_after), oldest first: [[locations]] only
+    elsewhere: dict[str, dict[str, list[CheckResult]]] = field(default_factory=dict)
 
     def state(self, slug: str) -> ServiceState:
         return self.states.get(slug) or ServiceState()
@@ -110,7 +115,19 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         by_service=by_service,
         notifications=store.notification_counts(),
         months=store.months(months_before(month_of(to_epoch(now)), config.site.report_months - 1)),
+        batches=store.last_batches() if config.locations else {},
+        elsewhere=_elsewhere(store, config, now),
     )
+
+
+def _elsewhere(store: Store, config: Config, now: datetime) -> dict[str, dict[str, list[CheckResult]]]:
+    if not config.locations:
+        return {}
+    out: dict[str, dict[str, list[CheckResult]]] = {}
+    for location, results in store.location_results(now - timedelta(seconds=config.site.stale_after_s)).items():
+        for r in results:
+            out.setdefault(r.service, {}).setdefault(location, []).append(r)
+    return out
 
 
 def with_operator(config: Config, stored: list[IncidentRow]) -> list[IncidentRow]:

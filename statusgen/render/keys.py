@@ -78,6 +78,7 @@ class RecordInputs(NamedTuple):
     incidents: list[str]
     maintenance: list[dict[str, Any]]
     month: dict[str, Any]  # its figures of the current month (``reports.current_month``)
+    elsewhere: dict[str, list[Any]]  # each other location's fresh results ([[locations]] only)
 
 
 class HistoryInputs(NamedTuple):

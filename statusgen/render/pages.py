@@ -89,7 +89,7 @@ def front_page(
 LIVE_FIELDS = {
     "service": ("last_day", "in_progress", "this_month"),
     "state": ("evidence",),
-    "check": ("last_result",),
+    "check": ("last_result", "locations"),
     "vendor": ("outcome", "detail", "fetched_at", "last_ok_at"),
 }
 
@@ -127,6 +127,7 @@ def service_page_view(config: Config, record: Document, incidents: list[Document
         "past_count": len(past),
         "past_shown": past[:PAST_ON_SERVICE_PAGE],
         "interval_s": config.site.interval,
+        "locations": list(config.location_names) if config.locations else [],
         # this month's figures move with every result (its script tells them); the month and target do not
         "month": {
             "month": s["this_month"]["month"],
@@ -238,6 +239,7 @@ def method_page(config: Config, health: Document) -> bytes:
         outcomes=CHECK_FAILURES,
         any_vendor=any(s.vendor for s in config.services),
         any_maintenance=any(s.maintenance for s in config.services),
+        locations=config.locations,
     )
 
 

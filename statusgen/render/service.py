@@ -91,6 +91,10 @@ def record_inputs(data: SiteData, svc: ServiceConfig, site_key: str, last_day_co
         incidents=[i.record for i in data.incidents_of(svc.slug)],
         maintenance=maintenance_document(data, notices_of(data, svc, vendor)),
         month=current_month(data, svc),
+        elsewhere={
+            loc: [(r.check_index, iso(r.ts), r.outcome.value, r.latency_ms, r.http_status, r.slow) for r in results]
+            for loc, results in data.elsewhere.get(svc.slug, {}).items()
+        },
     )
 
 

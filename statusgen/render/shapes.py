@@ -8,6 +8,7 @@ file in step; a test fails when they drift.
 from __future__ import annotations
 
 from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
+from statusgen.render.location_shapes import LOCATIONS, by_location
 from statusgen.render.report_shapes import REPORT, REPORTS, THIS_MONTH
 from statusgen.render.schema_base import (
     INT,
@@ -51,28 +52,33 @@ CERTIFICATE = obj(
     description="The TLS certificate of the server that answered an HTTPS check, as the check saw it.",
 )
 
+EVIDENCE_FIELDS: Schema = {
+    "check": {"type": "integer", "minimum": 1},
+    "method": {"type": "string"},
+    "url": {"type": "string"},
+    "outcome": {"type": "string"},
+    "latency_ms": OPT_NUM,
+    "http_status": {"type": ["integer", "null"]},
+    "slow": {"type": "boolean"},
+    "at": TIME,
+    "label": {"type": "string", "description": "The check's public name (its label, or its URL's host)."},
+    "flag": {
+        "enum": [None, "maintenance", "excluded"],
+        "description": "null when the result counted; maintenance (inside a maintenance window, configured "
+        "or announced by the vendor) or excluded (set aside because our own vantage point looked at fault) "
+        "when it counted toward nothing.",
+    },
+    "certificate": {"oneOf": [CERTIFICATE, {"type": "null"}]},
+    "condition": {
+        **OPT_STR,
+        "description": "The condition the answer failed (outcome condition), as configured; else null.",
+    },
+}
 EVIDENCE = obj(
-    {
-        "check": {"type": "integer", "minimum": 1},
-        "method": {"type": "string"},
-        "url": {"type": "string"},
-        "outcome": {"type": "string"},
-        "latency_ms": OPT_NUM,
-        "http_status": {"type": ["integer", "null"]},
-        "slow": {"type": "boolean"},
-        "at": TIME,
-        "label": {"type": "string", "description": "The check's public name (its label, or its URL's host)."},
-        "flag": {
-            "enum": [None, "maintenance", "excluded"],
-            "description": "null when the result counted; maintenance (inside a maintenance window, configured "
-            "or announced by the vendor) or excluded (set aside because our own vantage point looked at fault) "
-            "when it counted toward nothing.",
-        },
-        "certificate": {"oneOf": [CERTIFICATE, {"type": "null"}]},
-        "condition": {
-            **OPT_STR,
-            "description": "The condition the answer failed (outcome condition), as configured; else null.",
-        },
+    EVIDENCE_FIELDS,
+    properties={
+        **EVIDENCE_FIELDS,
+        "location": {"type": "string", "description": "Only a result another location saw: its name."},
     },
     description="The latest result of one check.",
 )
@@ -141,32 +147,34 @@ LAST_DAY_ROW = {
     "items": {"type": ["string", "number", "boolean", "null"]},  # what a reader of items alone sees
 }
 
+CHECK_FIELDS: Schema = {
+    "check": {"type": "integer"},
+    "label": {"type": "string", "description": "How readers see the check: its label, or its URL's host."},
+    "method": {"type": "string"},
+    "url": {"type": "string", "description": "Published without userinfo, query or fragment."},
+    "expect_status": {"type": "array", "items": {"type": "integer"}},
+    "keyword": OPT_STR,
+    "timeout_s": {"type": "number"},
+    "degraded_ms": {"type": "number"},
+    "max_bytes": INT,
+    "kind": {"type": "string", "enum": ["http", "tcp", "dns"], "description": "What the check does."},
+    "conditions": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Conditions the answer must meet (HTTP), in their canonical form.",
+    },
+    "follow_redirects": {"type": "boolean"},
+    "cert_expiry_days": {
+        "type": "integer",
+        "description": "HTTPS: a certificate expiring within this many days degrades the service (0: never).",
+    },
+    "expect": {**OPT_STR, "description": "TCP: the text the server must send; DNS: a value an answer must be."},
+    "resolver": {**OPT_STR, "description": "DNS: the server asked; null for the system's resolvers."},
+    "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]},
+}
 CHECK = obj(
-    {
-        "check": {"type": "integer"},
-        "label": {"type": "string", "description": "How readers see the check: its label, or its URL's host."},
-        "method": {"type": "string"},
-        "url": {"type": "string", "description": "Published without userinfo, query or fragment."},
-        "expect_status": {"type": "array", "items": {"type": "integer"}},
-        "keyword": OPT_STR,
-        "timeout_s": {"type": "number"},
-        "degraded_ms": {"type": "number"},
-        "max_bytes": INT,
-        "kind": {"type": "string", "enum": ["http", "tcp", "dns"], "description": "What the check does."},
-        "conditions": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Conditions the answer must meet (HTTP), in their canonical form.",
-        },
-        "follow_redirects": {"type": "boolean"},
-        "cert_expiry_days": {
-            "type": "integer",
-            "description": "HTTPS: a certificate expiring within this many days degrades the service (0: never).",
-        },
-        "expect": {**OPT_STR, "description": "TCP: the text the server must send; DNS: a value an answer must be."},
-        "resolver": {**OPT_STR, "description": "DNS: the server asked; null for the system's resolvers."},
-        "last_result": {"oneOf": [EVIDENCE, {"type": "null"}]},
-    }
+    CHECK_FIELDS,
+    properties={**CHECK_FIELDS, "locations": by_location(EVIDENCE)},
 )
 
 VENDOR_MAINTENANCE = obj(
@@ -492,21 +500,26 @@ COLLECTION = obj(
     }
 )
 
+HEALTH_FIELDS: Schema = {
+    "as_of": TIME,
+    "stale_after": STALE_AFTER,
+    **OVERALL,
+    "health_index": {"type": ["number", "null"]},
+    "formula": {"type": "string"},
+    "services_counted": INT,
+    "services_total": INT,
+    "collection": COLLECTION,
+    "notifications": obj(
+        {"sent": INT, "failed": INT, "pending": INT, "uncertain": INT},
+        description="The notifications of the last 30 days, as the last build found them: events sent, "
+        "attempts that failed, events waiting, events a stopped run may or may not have sent.",
+    ),
+}
 HEALTH = obj(
-    {
-        "as_of": TIME,
-        "stale_after": STALE_AFTER,
-        **OVERALL,
-        "health_index": {"type": ["number", "null"]},
-        "formula": {"type": "string"},
-        "services_counted": INT,
-        "services_total": INT,
-        "collection": COLLECTION,
-        "notifications": obj(
-            {"sent": INT, "failed": INT, "pending": INT, "uncertain": INT},
-            description="The notifications of the last 30 days, as the last build found them: events sent, "
-            "attempts that failed, events waiting, events a stopped run may or may not have sent.",
-        ),
+    HEALTH_FIELDS,
+    properties={
+        **HEALTH_FIELDS,
+        "locations": LOCATIONS,
     },
     description="The health index (the number on the front page) and the state of our own collection.",
 )

@@ -267,7 +267,12 @@
     const fill = (record) => {
       const s = record.service;
       asOf = record.as_of;
-      for (const c of s.checks) tell(`check-${c.check}`, c.last_result ? result(c.last_result) : "No result yet");
+      for (const c of s.checks) {
+        tell(`check-${c.check}`, c.last_result ? result(c.last_result) : "No result yet");
+        for (const seen of c.locations || []) {
+          tell(`at-${seen.location}-${c.check}`, seen.last_result ? result(seen.last_result) : "No fresh result");
+        }
+      }
       const day = s.last_day;
       const sum = day.summary;
       tell("last-day", `Last day: ${day.count} results, ${sum.failed} failed; availability `

@@ -1,0 +1,33 @@
+"""The shape of the locations that probe, as health tells them (docs/locations.md), part of
+``shapes.SCHEMAS``."""
+
+from __future__ import annotations
+
+from statusgen.render.schema_base import INT, OPT_TIME, TIME, Schema, obj
+
+LOCATION = obj(
+    {
+        "name": {"type": "string"},
+        "this_host": {"type": "boolean"},
+        "last_at": OPT_TIME,
+        "results": INT,
+        "fresh": {"type": "boolean"},
+        "last_refused": {"oneOf": [{"type": "null"}, obj({"at": TIME, "reason": {"type": "string"}})]},
+    },
+    description="A location that probes: this host's last run, or an agent's last batch taken; past "
+    "site.stale_after it is not fresh, and set aside.",
+)
+LOCATIONS = {
+    "type": "array",
+    "items": LOCATION,
+    "description": "Only on a site with [[locations]]: this host first, then each agent's location.",
+}
+
+
+def by_location(evidence: Schema) -> Schema:
+    return {
+        "type": "array",
+        "items": obj({"location": {"type": "string"}, "last_result": {"oneOf": [evidence, {"type": "null"}]}}),
+        "description": "Only on a site with [[locations]]: the check's latest fresh result from each location, "
+        "this host first; null where a location has none.",
+    }
