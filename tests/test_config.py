@@ -60,7 +60,7 @@ BROKEN = [
         [
             'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, label, method, '
             "expect_status, keyword, timeout, degraded_ms, max_bytes, headers, body, follow_redirects, conditions, "
-            "cert_expiry_days, ca_file, send, expect, resolver"
+            "cert_expiry_days, ca_file, send, expect, resolver, locations"
         ],
     ),
     (

@@ -258,6 +258,7 @@ def test_health_names_each_location_and_sets_aside_one_that_stopped(tmp_path: Pa
     assert list(seen) == ["main", "eu", "us", "ap"] and seen["main"]["this_host"]
     assert [seen[n]["fresh"] for n in ("main", "eu", "us", "ap")] == [True, True, True, False]
     assert seen["eu"]["results"] == 2 and seen["ap"]["last_refused"]["reason"] == "not a gzip file"
+    assert (seen["ap"]["refused_24h"], seen["eu"]["refused_24h"]) == (1, 0)
     clock.t += timedelta(minutes=10)  # eu keeps sending; us has stopped
     agent_run(config, "eu", clock, source=AGENTS["eu"])
     run_cycle(config, clock, spread_s=0)
@@ -399,3 +400,35 @@ def test_the_three_location_demo_shows_each_location(tmp_path: Path, monkeypatch
     page = lxml.html.document_fromstring((tmp_path / "site/services/acme-web/index.html").read_bytes())
     rows = page.xpath("//table[caption='Each check as each location saw it last']/tbody/tr/th")
     assert [r.text_content() for r in rows] == ["main (this host)", "eu-west", "us-east", "ap-south"]
+
+
+def test_a_check_that_names_locations_runs_there_only(tmp_path: Path, farm: Farm) -> None:
+    config = configured(tmp_path, farm)
+    text = config.path.read_text().replace('/beta"\ntimeout = 3\n', '/beta"\ntimeout = 3\nlocations = ["eu"]\n')
+    config.path.write_text(text)
+    config = load_config(config.path)
+    assert (agent_run(config, "eu").checks, agent_run(config, "us").checks) == (2, 1)
+    config.path.write_text(text.replace('locations = ["eu"]', 'locations = ["mars"]'))
+    checked = CliRunner().invoke(main, ["check-config", str(config.path)])
+    assert checked.exit_code == 2
+    assert 'service "beta", check 1: locations names "mars"; declared: eu, us, ap' in checked.output
+
+
+def test_a_location_whose_canaries_fail_is_set_aside_as_this_host_would_be(
+    tmp_path: Path, farm: Farm, caplog: pytest.LogCaptureFixture
+) -> None:
+    """eu's own network is down: its canaries fail with its checks. Its failures are set aside,
+    as this host's are when its canaries fail: no label, and nothing of them counts."""
+    config = three_locations(tmp_path, farm)
+    port = farm.server_address[1]
+    text = config.path.read_text() + f'[[canaries]]\nurl = "http://127.0.0.1:{port}/canary"\ntimeout = 3\n'
+    config.path.write_text(text)
+    config = load_config(config.path)
+    farm.failing = {AGENTS["eu"]}
+    with caplog.at_level(logging.WARNING, logger="statusgen.locations"):
+        seen = cycle_from_everywhere(config, Clock())
+    assert seen["status"] == "operational" and "Failing" not in seen["reason"], seen
+    assert any("location 'eu': its own path looks at fault" in r.getMessage() for r in caplog.records)
+    with Store(config.site.store) as store:
+        flags = store.db.execute("SELECT location, flag FROM location_results ORDER BY location").fetchall()
+    assert flags == [("ap", None), ("eu", "excluded")]

@@ -240,11 +240,17 @@ CHECK_KEYS = (
         "dns://: the DNS server to ask, an IP address with an optional port (10.0.0.2, 127.0.0.1:5353); "
         "the system's resolvers by default.",
     ),
+    Key(
+        "locations",
+        string_list,
+        (),
+        "Which [[locations]] run this check (names); all by default. This host runs every check.",
+    ),
 )
 
 #: The keys that belong to one kind of check only (the others apply to HTTP checks alone).
 KIND_KEYS = {"send": ("tcp",), "expect": ("tcp", "dns"), "resolver": ("dns",)}
-COMMON_KEYS = ("url", "label", "timeout", "degraded_ms")
+COMMON_KEYS = ("url", "label", "timeout", "degraded_ms", "locations")
 
 VENDOR_KEYS = (
     Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),

@@ -154,6 +154,19 @@ def _targets(doc: Mapping[str, Any], categories: dict[str, str], problems: _Prob
     return out
 
 
+def _check_locations(
+    services: tuple[ServiceConfig, ...], locations: tuple[LocationConfig, ...], problems: _Problems
+) -> None:
+    """A check's ``locations`` name declared [[locations]]."""
+    known = [loc.name for loc in locations]
+    for svc in services:
+        for i, check in enumerate(svc.checks, 1):
+            for name in check.locations:
+                if name not in known:
+                    declared = ", ".join(known) or "none"
+                    problems.add(f'service "{svc.slug}", check {i}', f'locations names "{name}"; declared: {declared}')
+
+
 def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
     table = doc.get("categories")
     if not isinstance(table, Mapping) or not table:
@@ -412,6 +425,7 @@ def parse_config(text_: str, path: Path) -> Config:
     services = _services(doc, site, categories, problems)
     canaries = _canaries(doc, site, problems)
     locations = _locations(doc, site, problems)
+    _check_locations(services, locations, problems)
     notifiers = _notifiers(doc, services, categories, problems)
     operator, found = read_folder(site.notes, shown_folder(site.notes, path.parent), [s.slug for s in services])
     problems.items += found

@@ -36,6 +36,7 @@ class CheckConfig:
     send: str | None = None  # may name ${VARIABLES}
     expect: str | None = None
     resolver: str | None = None
+    locations: tuple[str, ...] = ()  # the agents' locations that run it; all by default (this host: always)
 
     @property
     def name(self) -> str:

@@ -1,7 +1,8 @@
 """``statusgen probe --location NAME``: an agent's run. It needs the configuration and the key,
-no store and no tree: it runs the checks, signs their results as one batch, and delivers it
-with those an earlier run could not, oldest first. What cannot be delivered is kept in the
-outbox beside the configuration (``.outbox/NAME/``), at most ``OUTBOX_KEEP`` batches: past
+no store and no tree: it runs the checks (those that name no location, or name its own), signs
+their results as one batch, and delivers it with those an earlier run could not, oldest first.
+What cannot be delivered is kept in the outbox beside the configuration (``.outbox/NAME/``, the
+batches' own names), at most ``OUTBOX_KEEP`` batches: past
 that the oldest go, as the builder would refuse them as too old anyway."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from statusgen.errors import ConfigError
 from statusgen.locations.batch import Batch, batch_name, encode
 from statusgen.locations.inbox import FolderInbox, InboxError, config_inbox, inbox_key
 from statusgen.probe import probe_all, targets
+from statusgen.probe.check import CheckTarget
 from statusgen.timeutil import utcnow
 
 OUTBOX_KEEP = 1440  # a day of batches at one run a minute
@@ -54,10 +56,16 @@ def agent_run(
         known = ", ".join(loc.name for loc in config.locations) or "none"
         raise ConfigError([f'{config.path.name}: no [[locations]] named "{location}"; declared: {known}'])
     key, inbox, outbox = inbox_key(config), config_inbox(config), outbox_of(config)
-    todo = [t for t in targets(config) if not config.by_slug[t.service].paused]
-    results = asyncio.run(probe_all(config, todo, clock, source=source))
+    todo = [
+        t
+        for t in targets(config)
+        if not config.by_slug[t.service].paused and (not t.check.locations or location in t.check.locations)
+    ]
+    canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
+    done = asyncio.run(probe_all(config, todo + canaries, clock, source=source))
+    results, canary_results = done[: len(todo)], done[len(todo) :]
     sent_at = clock()
-    batch = Batch(location, batch_name(location, sent_at), sent_at, tuple(results))
+    batch = Batch(location, batch_name(location, sent_at), sent_at, tuple(results), tuple(canary_results))
     outbox.put(batch.name, encode(batch, key))
     waiting = [name for name in outbox.names() if name.startswith(location + "/")]
     dropped = waiting[:-OUTBOX_KEEP] if len(waiting) > OUTBOX_KEEP else []

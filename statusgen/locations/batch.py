@@ -42,6 +42,7 @@ class Batch:
     name: str  # its path in the inbox
     sent_at: datetime
     results: tuple[CheckResult, ...]
+    canaries: tuple[CheckResult, ...] = ()  # the canary checks' results: is the agent's own path sound?
 
 
 def batch_name(location: str, sent_at: datetime) -> str:
@@ -69,6 +70,7 @@ def encode(batch: Batch, key: bytes) -> bytes:
         "name": batch.name,
         "sent_at": iso(batch.sent_at),
         "count": len(batch.results),
+        "canaries": [_result_line(r) for r in batch.canaries],
     }
     body = b"".join(orjson.dumps(line) + b"\n" for line in [header, *map(_result_line, batch.results)])
     signature = hmac.new(key, body, hashlib.sha256).hexdigest()
@@ -98,6 +100,7 @@ class Expect:
     checks: dict[str, dict[str, int]]  # location -> service -> how many checks it runs there
     now: datetime
     max_age: timedelta
+    canaries: int = 0  # how many canary checks the configuration has
 
 
 def decode(name: str, data: bytes, expect: Expect) -> Batch:
@@ -139,29 +142,53 @@ def decode(name: str, data: bytes, expect: Expect) -> Batch:
     results = tuple(_result(line, location, sent_at, expect) for line in lines[1:-2])
     if len(results) != header.get("count"):
         raise BatchRefused("its count does not match its results")
-    return Batch(location, name, sent_at, results)
+    canaries = header.get("canaries", [])
+    if not isinstance(canaries, list) or len(canaries) > expect.canaries:
+        raise BatchRefused("more canary results than the configuration has canaries")
+    return Batch(location, name, sent_at, results, tuple(_canary(raw, sent_at, expect) for raw in canaries))
+
+
+def _canary(raw: object, sent_at: datetime, expect: Expect) -> CheckResult:
+    try:
+        result = _parse(raw)
+    except (KeyError, TypeError, ValueError):
+        raise BatchRefused("a canary result that is not one") from None
+    if result.service != "" or not 0 <= result.check_index < expect.canaries:
+        raise BatchRefused("a canary result of a canary the configuration does not have")
+    return _near(result, sent_at, expect)
+
+
+def _near(result: CheckResult, sent_at: datetime, expect: Expect) -> CheckResult:
+    if not sent_at - expect.max_age <= result.ts <= sent_at + SKEW:
+        raise BatchRefused("a result far from the batch's time")
+    return result
+
+
+def _parse(raw: object) -> CheckResult:
+    """A result line, parsed; KeyError, TypeError or ValueError when it is not one."""
+    if not isinstance(raw, dict):
+        raise TypeError("not an object")
+    ts = parse_iso(raw["ts"])
+    if ts is None or not isinstance(raw["check"], int) or not isinstance(raw["service"], str):
+        raise ValueError("not a result")
+    return CheckResult(
+        raw["service"],
+        raw["check"],
+        ts,
+        Outcome(raw["outcome"]),
+        raw["latency_ms"],
+        raw["http_status"],
+        bool(raw["slow"]),
+        detail=raw["detail"],
+    )
 
 
 def _result(line: bytes, location: str, sent_at: datetime, expect: Expect) -> CheckResult:
     try:
-        raw = orjson.loads(line)
-        service, check = raw["service"], raw["check"]
-        ts = parse_iso(raw["ts"])
-        result = CheckResult(
-            service,
-            check,
-            ts,  # type: ignore[arg-type]
-            Outcome(raw["outcome"]),
-            raw["latency_ms"],
-            raw["http_status"],
-            bool(raw["slow"]),
-            detail=raw["detail"],
-        )
+        result = _parse(orjson.loads(line))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         raise BatchRefused("a result that is not one") from None
-    known = expect.checks[location].get(service) if isinstance(service, str) else None
-    if known is None or not isinstance(check, int) or not 0 <= check < known:
+    known = expect.checks[location].get(result.service)
+    if known is None or not 0 <= result.check_index < known:
         raise BatchRefused("a result of a check the configuration does not have there")
-    if ts is None or not sent_at - expect.max_age <= ts <= sent_at + SKEW:
-        raise BatchRefused("a result far from the batch's time")
-    return result
+    return _near(result, sent_at, expect)

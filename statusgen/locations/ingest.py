@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from statusgen.config import Config
+from statusgen.decide.vantage import judge_vantage
 from statusgen.locations.batch import NAME, BatchRefused, Expect, decode
 from statusgen.locations.inbox import Inbox, InboxError, config_inbox, inbox_key
 from statusgen.store import RAW_RETENTION_S, Store
@@ -36,6 +37,7 @@ def expectations(config: Config, now: datetime) -> Expect:
         checks={loc.name: checks for loc in config.locations},
         now=now,
         max_age=timedelta(seconds=RAW_RETENTION_S),
+        canaries=len(config.canaries),
     )
 
 
@@ -67,7 +69,11 @@ def ingest(config: Config, store: Store, now: datetime, inbox: Inbox | None = No
             done.error = str(exc)
             break
         else:
-            (done.taken if store.take_batch(batch, now) else done.replayed).append(name)
+            vantage = judge_vantage(batch.results, batch.canaries, config.site)
+            if vantage.suspect:  # as this host's own: its failures are set aside
+                log.warning("location %r: its own path looks at fault: %s", batch.location, vantage.reason)
+            taken = store.take_batch(batch, now, vantage.suspect)
+            (done.taken if taken else done.replayed).append(name)
         try:
             inbox.remove(name)
         except InboxError as exc:  # taken again next run: it changes nothing then

@@ -361,6 +361,7 @@ def _locations(data: SiteData) -> list[dict[str, Any]]:
         taken, refused = data.batches.get(loc.name), data.batches.get(f"{loc.name}!")
         last = taken.sent_at if taken else None
         out.append(_location(loc.name, False, last, taken.results if taken else 0, refused, cut))
+        out[-1]["refused_24h"] = data.refusals.get(loc.name, 0)
     return out
 
 
@@ -374,6 +375,7 @@ def _location(
         "results": results,
         "fresh": last is not None and last >= cut,
         "last_refused": None if refused is None else {"at": iso(refused.received_at), "reason": refused.refused},
+        "refused_24h": 0,
     }
 
 

@@ -55,6 +55,7 @@ class SiteData:
     notifications: dict[str, int] = field(default_factory=dict)  # the outbox's counts (Store.notification_counts)
     months: dict[str, dict[str, Tally]] = field(default_factory=dict)  # service -> month -> its rollup
     batches: dict[str, BatchRecord] = field(default_factory=dict)  # the locations' (Store.last_batches)
+    refusals: dict[str, int] = field(default_factory=dict)  # each location's batches refused in the last day
     # service -> location -> its fresh results (within site.stale_after), oldest first: [[locations]] only
     elsewhere: dict[str, dict[str, list[CheckResult]]] = field(default_factory=dict)
 
@@ -116,6 +117,7 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         notifications=store.notification_counts(),
         months=store.months(months_before(month_of(to_epoch(now)), config.site.report_months - 1)),
         batches=store.last_batches() if config.locations else {},
+        refusals=store.refusals(now - timedelta(days=1)) if config.locations else {},
         elsewhere=_elsewhere(store, config, now),
     )
 

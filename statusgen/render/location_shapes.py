@@ -13,6 +13,7 @@ LOCATION = obj(
         "results": INT,
         "fresh": {"type": "boolean"},
         "last_refused": {"oneOf": [{"type": "null"}, obj({"at": TIME, "reason": {"type": "string"}})]},
+        "refused_24h": {**INT, "description": "Batches refused in the last 24 hours."},
     },
     description="A location that probes: this host's last run, or an agent's last batch taken; past "
     "site.stale_after it is not fresh, and set aside.",

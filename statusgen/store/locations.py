@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from statusgen.locations.batch import Batch
-from statusgen.model import CheckResult, Outcome
+from statusgen.model import EXCLUDED_FLAG, CheckResult, Outcome
 from statusgen.store.failures import guarded_method
 from statusgen.timeutil import from_epoch, to_epoch
 
@@ -29,14 +29,16 @@ class BatchRecord:
     refused: str | None = None
 
 
-def add_batch(db: sqlite3.Connection, batch: Batch, received_at: datetime) -> bool:
-    """Store a verified batch's results; False (and nothing changed) when it was taken before."""
+def add_batch(db: sqlite3.Connection, batch: Batch, received_at: datetime, suspect: bool = False) -> bool:
+    """Store a verified batch's results; False (and nothing changed) when it was taken before.
+    ``suspect``: its location's own path looked at fault (its canaries): its failed results are
+    kept set aside (``excluded``), as this host's are then."""
     new = db.execute(
         "INSERT OR IGNORE INTO batches VALUES (?,?,?,?,?,NULL)",
         (batch.location, batch.name, to_epoch(batch.sent_at), to_epoch(received_at), len(batch.results)),
     ).rowcount
     db.executemany(
-        "INSERT OR IGNORE INTO location_results VALUES (?,?,?,?,?,?,?,?,?)",
+        "INSERT OR IGNORE INTO location_results VALUES (?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 batch.location,
@@ -48,9 +50,10 @@ def add_batch(db: sqlite3.Connection, batch: Batch, received_at: datetime) -> bo
                 r.http_status,
                 int(r.slow),
                 r.detail,
+                EXCLUDED_FLAG if suspect and not r.up else None,
             )
             for r in batch.results
-        ],  # fmt: skip
+        ],
     )
     return bool(new)
 
@@ -70,11 +73,11 @@ def taken_names(db: sqlite3.Connection, names: Iterable[tuple[str, str]]) -> set
 
 
 def location_results(db: sqlite3.Connection, since: datetime) -> dict[str, list[CheckResult]]:
-    """Each location's results from ``since`` on, oldest first."""
+    """Each location's results from ``since`` on, oldest first, but those set aside."""
     out: dict[str, list[CheckResult]] = {}
     for location, service, check, ts, outcome, latency, status, slow, detail in db.execute(
         "SELECT location, service, check_index, ts, outcome, latency_ms, http_status, slow, detail "
-        "FROM location_results WHERE ts >= ? ORDER BY ts",
+        "FROM location_results WHERE ts >= ? AND flag IS NULL ORDER BY ts",
         (to_epoch(since),),
     ):
         result = CheckResult(
@@ -96,6 +99,15 @@ def last_batches(db: sqlite3.Connection) -> dict[str, BatchRecord]:
     return out
 
 
+def refusals(db: sqlite3.Connection, since: datetime) -> dict[str, int]:
+    """How many batches of each location were refused from ``since`` on."""
+    rows = db.execute(
+        "SELECT location, count(*) FROM batches WHERE refused IS NOT NULL AND received_at >= ? GROUP BY location",
+        (to_epoch(since),),
+    )
+    return dict(rows)
+
+
 def prune_locations(db: sqlite3.Connection, cut: int) -> None:
     db.execute("DELETE FROM location_results WHERE ts < ?", (cut,))
     db.execute("DELETE FROM batches WHERE sent_at < ?", (cut,))
@@ -111,9 +123,9 @@ class LocationStore:
         raise NotImplementedError
 
     @guarded_method
-    def take_batch(self, batch: Batch, received_at: datetime) -> bool:
+    def take_batch(self, batch: Batch, received_at: datetime, suspect: bool = False) -> bool:
         with self.transaction() as db:
-            return add_batch(db, batch, received_at)
+            return add_batch(db, batch, received_at, suspect)
 
     @guarded_method
     def refuse_batch(self, location: str, name: str, reason: str, received_at: datetime) -> None:
@@ -131,3 +143,7 @@ class LocationStore:
     @guarded_method
     def last_batches(self) -> dict[str, BatchRecord]:
         return last_batches(self.db)
+
+    @guarded_method
+    def refusals(self, since: datetime) -> dict[str, int]:
+        return refusals(self.db, since)

@@ -183,6 +183,11 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             results INTEGER NOT NULL, refused TEXT, PRIMARY KEY (location, name)) WITHOUT ROWID""",
         ],
     ),
+    (
+        16,
+        "a location's failed results set aside when its own canaries failed",
+        ["ALTER TABLE location_results ADD COLUMN flag TEXT"],
+    ),
 ]
 
 
