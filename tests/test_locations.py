@@ -432,3 +432,19 @@ def test_a_location_whose_canaries_fail_is_set_aside_as_this_host_would_be(
     with Store(config.site.store) as store:
         flags = store.db.execute("SELECT location, flag FROM location_results ORDER BY location").fetchall()
     assert flags == [("ap", None), ("eu", "excluded")]
+
+
+def test_the_24h_history_gives_each_locations_latency(tmp_path: Path, farm: Farm) -> None:
+    config, clock = three_locations(tmp_path, farm), Clock()
+    farm.failing = {AGENTS["ap"]}
+    for _ in range(3):
+        cycle_from_everywhere(config, clock)
+    clock.t += timedelta(minutes=6)  # a 5-minute bucket closes: the 24h history is made again
+    cycle_from_everywhere(config, clock)
+    history = orjson.loads((config.site.output / "api/v1/services/alpha/history/24h.json").read_bytes())
+    seen = {entry["location"]: entry for entry in history["locations"]}
+    assert list(seen) == ["eu", "ap"]  # this host's figures are the history's own
+    assert (seen["eu"]["checks"], seen["eu"]["failed"]) == (3, 0) and seen["eu"]["latency_p50_ms"] is not None
+    assert (seen["ap"]["checks"], seen["ap"]["failed"], seen["ap"]["latency_p95_ms"]) == (3, 3, None)
+    week = orjson.loads((config.site.output / "api/v1/services/alpha/history/7d.json").read_bytes())
+    assert "locations" not in week

@@ -92,6 +92,7 @@ class HistoryInputs(NamedTuple):
     window: tuple[int, int]
     tally: tuple[int, int]
     spans: list[tuple[int, int | None]]
+    locations: list[Any] = []  # the 24h history's per-location figures ([[locations]] only)
 
 
 class PageInputs(NamedTuple):

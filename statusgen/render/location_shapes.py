@@ -32,3 +32,19 @@ def by_location(evidence: Schema) -> Schema:
         "description": "Only on a site with [[locations]]: the check's latest fresh result from each location, "
         "this host first; null where a location has none.",
     }
+
+
+DAY_BY_LOCATION = {
+    "type": "array",
+    "items": obj(
+        {
+            "location": {"type": "string"},
+            "checks": INT,
+            "failed": INT,
+            "latency_p50_ms": {"type": ["number", "null"]},
+            "latency_p95_ms": {"type": ["number", "null"]},
+        }
+    ),
+    "description": "Only the 24h history of a site with [[locations]]: each location's results in the window "
+    "(but those set aside), how many failed, and the latency of the good ones.",
+}

@@ -201,12 +201,23 @@ class Histories:
         self.renderer, self.slug, self.as_of = renderer, svc.slug, as_of
         self.spans = renderer.data.spans_of(svc.slug)
         self.windows = {name: window(rng, as_of) for name, rng in RANGES.items()}
+        self.by_location = self._by_location(renderer, svc)
         tallies = renderer.store.bucket_tallies(
             svc.slug, [(rng.resolution_s, *self.windows[name]) for name, rng in RANGES.items()]
         )
         site_key = renderer.job.site_key
         self.keys = {
-            name: keys.key(keys.HistoryInputs(site_key, svc.slug, name, self.windows[name], tally, self.spans))
+            name: keys.key(
+                keys.HistoryInputs(
+                    site_key,
+                    svc.slug,
+                    name,
+                    self.windows[name],
+                    tally,
+                    self.spans,
+                    self.by_location if name == "24h" else [],
+                )
+            )
             for name, tally in zip(RANGES, tallies, strict=True)
         }
         self.made: dict[str, History] = {}
@@ -217,12 +228,24 @@ class Histories:
                     routes.history_file(svc.slug, name), jsonout.dump(self.made[name].document), self.keys[name]
                 )
 
+    def _by_location(self, renderer: ServiceRenderer, svc: ServiceConfig) -> list[Document]:
+        """Each location's results of the 24h window: how many, failed, latency percentiles."""
+        config = renderer.data.config
+        if not config.locations:
+            return []
+        start, end = self.windows["24h"]
+        day = renderer.store.location_day(svc.slug, from_epoch(start), from_epoch(end))
+        return [{"location": loc, **day[loc]} for loc in config.location_names if loc in day]
+
     def make(self, rng: Range) -> History:
         store, res = self.renderer.store, rng.resolution_s
         start, end = self.windows[rng.name]
         coarser = COARSER[res]
         coarse = store.buckets(self.slug, coarser, start, end) if coarser else []
-        return history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
+        made = history(self.slug, rng, self.as_of, self.spans, store.buckets(self.slug, res, start, end), coarse)
+        if rng.name == "24h" and self.renderer.data.config.locations:
+            made.document["locations"] = self.by_location
+        return made
 
     def day_summary(self, progress: Bucket | None) -> Document:
         """The 24-hour summary of every result from the window's first bucket to now: its closed

@@ -1,14 +1,10 @@
-"""The one definition of every JSON shape, as JSON Schema (2020-12).
-
-Used by the OpenAPI document (``openapi.py``) and by the tests, which
-validate every file of a build against these. Keep documents.py and this
-file in step; a test fails when they drift.
-"""
+"""The one definition of every JSON shape, as JSON Schema (2020-12): the OpenAPI document
+(``openapi.py``) is made from them, and the tests validate every file of a build against them."""
 
 from __future__ import annotations
 
 from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
-from statusgen.render.location_shapes import LOCATIONS, by_location
+from statusgen.render.location_shapes import DAY_BY_LOCATION, LOCATIONS, by_location
 from statusgen.render.report_shapes import REPORT, REPORTS, THIS_MONTH
 from statusgen.render.schema_base import (
     INT,
@@ -379,6 +375,7 @@ HISTORY = obj(
     "service's record) begins; null where nothing was measured. Resolutions: 24h 5 min, 7d 1 h, 30d 6 h, "
     "90d 1 day.",
 )
+HISTORY["properties"]["locations"] = DAY_BY_LOCATION  # optional: not in "required"
 
 UPDATE = obj(
     {

@@ -10,7 +10,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from statusgen import latency
 from statusgen.locations.batch import Batch
 from statusgen.model import EXCLUDED_FLAG, CheckResult, Outcome
 from statusgen.store.failures import guarded_method
@@ -75,14 +77,12 @@ def taken_names(db: sqlite3.Connection, names: Iterable[tuple[str, str]]) -> set
 def location_results(db: sqlite3.Connection, since: datetime) -> dict[str, list[CheckResult]]:
     """Each location's results from ``since`` on, oldest first, but those set aside."""
     out: dict[str, list[CheckResult]] = {}
-    for location, service, check, ts, outcome, latency, status, slow, detail in db.execute(
+    for location, service, check, ts, outcome, ms, status, slow, detail in db.execute(
         "SELECT location, service, check_index, ts, outcome, latency_ms, http_status, slow, detail "
         "FROM location_results WHERE ts >= ? AND flag IS NULL ORDER BY ts",
         (to_epoch(since),),
     ):
-        result = CheckResult(
-            service, check, from_epoch(ts), Outcome(outcome), latency, status, bool(slow), None, detail
-        )
+        result = CheckResult(service, check, from_epoch(ts), Outcome(outcome), ms, status, bool(slow), None, detail)
         out.setdefault(location, []).append(result)
     return out
 
@@ -106,6 +106,29 @@ def refusals(db: sqlite3.Connection, since: datetime) -> dict[str, int]:
         (to_epoch(since),),
     )
     return dict(rows)
+
+
+def location_day(db: sqlite3.Connection, service: str, start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
+    """Each location's results of ``service`` in [start, end), but those set aside: how many, how
+    many failed, and the latency percentiles of the good ones (as the buckets make them)."""
+    found: dict[str, dict[str, Any]] = {}
+    hists: dict[str, latency.Histogram] = {}
+    for location, outcome, ms in db.execute(
+        "SELECT location, outcome, latency_ms FROM location_results "
+        "WHERE service = ? AND ts >= ? AND ts < ? AND flag IS NULL ORDER BY location",
+        (service, to_epoch(start), to_epoch(end)),
+    ):
+        seen = found.setdefault(location, {"checks": 0, "failed": 0})
+        seen["checks"] += 1
+        if outcome != Outcome.OK.value:
+            seen["failed"] += 1
+        elif ms is not None:
+            latency.add(hists.setdefault(location, {}), [ms])
+    for location, seen in found.items():
+        hist = hists.get(location, {})
+        seen["latency_p50_ms"] = latency.percentile(hist, 0.5)
+        seen["latency_p95_ms"] = latency.percentile(hist, 0.95)
+    return found
 
 
 def prune_locations(db: sqlite3.Connection, cut: int) -> None:
@@ -143,6 +166,10 @@ class LocationStore:
     @guarded_method
     def last_batches(self) -> dict[str, BatchRecord]:
         return last_batches(self.db)
+
+    @guarded_method
+    def location_day(self, service: str, start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
+        return location_day(self.db, service, start, end)
 
     @guarded_method
     def refusals(self, since: datetime) -> dict[str, int]:
