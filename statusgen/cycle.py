@@ -109,12 +109,8 @@ def from_elsewhere(config: Config, store: Store, now: datetime) -> dict[str, dic
     if not config.locations:
         return {}
     ingest(config, store, now)
-    fresh = store.location_results(now - timedelta(seconds=config.site.stale_after_s))
-    out: dict[str, dict[str, list[CheckResult]]] = {}
-    for location in (loc.name for loc in config.locations):  # in the configuration's order
-        for r in fresh.get(location, []):
-            out.setdefault(r.service, {}).setdefault(location, []).append(r)
-    return out
+    since = now - timedelta(seconds=config.site.stale_after_s)
+    return store.fresh_by_service(since, [loc.name for loc in config.locations])
 
 
 def open_store(config: Config, new_store: bool = False) -> Store:

@@ -66,7 +66,7 @@ from statusgen.render.fragments import Drawn, Fragments
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.metrics import metrics_text
 from statusgen.render.openapi import openapi_document, statuspage_openapi_document
-from statusgen.render.reports import current_month, report_files
+from statusgen.render.reports import report_files
 from statusgen.render.service import Rendered, ServiceJob, render_services
 from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
@@ -138,8 +138,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
         bars = {slug: r.bar for slug, r in made.items()}
         tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
-        days = {slug: r.day for slug, r in made.items()}
-        months = {s.slug: current_month(data, s) for s in config.services}
+        days, months = {slug: r.day for slug, r in made.items()}, {slug: r.month for slug, r in made.items()}
         tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))
     fragments.save()
     assert tree.stats is not None

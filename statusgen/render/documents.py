@@ -24,7 +24,6 @@ from statusgen.decide.state import ServiceState, evidence_for
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
-from statusgen.render.reports import current_month
 from statusgen.store.failures import DECODING, damaged
 from statusgen.store.locations import BatchRecord
 from statusgen.timeutil import from_epoch, iso
@@ -134,9 +133,11 @@ def service_document(
     last_day: tuple[int, str],
     period: tuple[int, datetime],
     progress: dict[str, dict[str, Any]],
+    this_month: dict[str, Any],
 ) -> dict[str, Any]:
-    """A service's record: its state, checks, vendor view, open incident, last day of results and
-    the bucket in progress of each history range (``progress``: their points, by range)."""
+    """A service's record: its state, checks, vendor view, open incident, last day of results,
+    the bucket in progress of each history range (``progress``: their points, by range) and its
+    figures of the current month (``reports.current_month``)."""
     st = data.state(svc.slug)
     open_inc = next((i for i in data.incidents_of(svc.slug) if i.ended is None), None)
     checks = [_check_doc(i, c) | {"last_result": _last_result(st, i)} for i, c in enumerate(svc.checks)]
@@ -166,7 +167,7 @@ def service_document(
             "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
             "last_day": _last_day(last_day, period, day_summary),
             "in_progress": progress,
-            "this_month": current_month(data, svc),
+            "this_month": this_month,
         },
     }
 

@@ -125,11 +125,8 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
 def _elsewhere(store: Store, config: Config, now: datetime) -> dict[str, dict[str, list[CheckResult]]]:
     if not config.locations:
         return {}
-    out: dict[str, dict[str, list[CheckResult]]] = {}
-    for location, results in store.location_results(now - timedelta(seconds=config.site.stale_after_s)).items():
-        for r in results:
-            out.setdefault(r.service, {}).setdefault(location, []).append(r)
-    return out
+    since = now - timedelta(seconds=config.site.stale_after_s)
+    return store.fresh_by_service(since, [loc.name for loc in config.locations])
 
 
 def with_operator(config: Config, stored: list[IncidentRow]) -> list[IncidentRow]:

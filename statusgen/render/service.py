@@ -103,6 +103,7 @@ class Rendered(NamedTuple):
 
     bar: Markup  # its bar on the front page
     day: Document  # its record's last day summary
+    month: Document  # its record's figures of the current month
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,8 @@ class ServiceRenderer:
         self.store.close()
 
     def render(self, svc: ServiceConfig) -> Rendered:
-        """Place the service's files; its bar on the front page (``pages.front_bar``) and its last
-        day's summary (``/metrics`` tells it)."""
+        """Place the service's files; its bar on the front page (``pages.front_bar``), its last
+        day's summary and its current month (``/metrics`` tells them)."""
         slug, as_of = svc.slug, as_of_service(self.data, svc)
         paths = service_paths(slug)
         histories = Histories(self, svc, as_of)
@@ -143,7 +144,7 @@ class ServiceRenderer:
             panels = {name: drawn[name] for name in RANGES}
             page = pages.service_page(self.data.config.site, shown, panels, drawn["days"])
             self.placer.put(paths[-1], page, page_key)
-        return Rendered(drawn["bar"], record["service"]["last_day"]["summary"])
+        return Rendered(drawn["bar"], record["service"]["last_day"]["summary"], record["service"]["this_month"])
 
     def draw(self, parts: dict[str, Part]) -> dict[str, Markup]:
         """Each part, by name: the cached one where it has a key, else drawn now."""
@@ -154,7 +155,8 @@ class ServiceRenderer:
         """Place the service's record (kept when its inputs are unchanged); the record."""
         day_start = window(RANGES["24h"], as_of)[0]
         since = from_epoch(day_start)  # the last day's rows are those its summary adds up
-        key = keys.key(record_inputs(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since)))
+        inputs = record_inputs(self.data, svc, self.job.site_key, self.store.last_day_count(svc.slug, since))
+        key = keys.key(inputs)
         unchanged = self.job.use_keys and self.placer.previous_key(path) == key
         served = self.placer.read_served(path) if unchanged else None  # read only when it may be kept
         if served is not None and self.kept(path, key):
@@ -166,7 +168,8 @@ class ServiceRenderer:
         progress = {name: in_progress(rng, as_of, spans, now.get(starts[name])) for name, rng in RANGES.items()}
         day = self.store.last_day_json(svc.slug, since)
         period = (day_start, as_of)
-        record = service_document(self.data, svc, histories.day_summary(now.get(starts["24h"])), day, period, progress)
+        summary = histories.day_summary(now.get(starts["24h"]))
+        record = service_document(self.data, svc, summary, day, period, progress, inputs.month)
         self.placer.put(path, jsonout.dump(record), key)
         return record
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from statusgen import routes
 from statusgen.decide.maintenance import Notice
+from statusgen.decide.overall import overall
 from statusgen.model import Status
 from statusgen.render.documents import incident_document, stale_after
 from statusgen.render.gather import IncidentRow, SiteData
@@ -144,14 +145,10 @@ class Page:
 
 
 def status_document(page: Page) -> Document:
-    found = max((page.data.state(s.slug).status for s in page.data.config.services), key=_worse, default=None)
-    indicator, description = INDICATOR[found if found is not None else Status.OPERATIONAL]
+    services = page.data.config.services
+    found = overall(page.data.state(s.slug).status for s in services).status if services else Status.OPERATIONAL
+    indicator, description = INDICATOR[found]
     return {"indicator": indicator, "description": description}
-
-
-def _worse(status: Status) -> int:
-    order = [Status.UNKNOWN, Status.OPERATIONAL, Status.MAINTENANCE, Status.DEGRADED, Status.PARTIAL_OUTAGE]
-    return order.index(status) if status in order else len(order)
 
 
 def incident(page: Page, row: IncidentRow) -> Document:

@@ -164,6 +164,16 @@ class LocationStore:
         return location_results(self.db, since)
 
     @guarded_method
+    def fresh_by_service(self, since: datetime, order: Iterable[str]) -> dict[str, dict[str, list[CheckResult]]]:
+        """The other locations' results from ``since`` on, by service, then by location in ``order``."""
+        found = location_results(self.db, since)
+        out: dict[str, dict[str, list[CheckResult]]] = {}
+        for location in order:
+            for r in found.get(location, []):
+                out.setdefault(r.service, {}).setdefault(location, []).append(r)
+        return out
+
+    @guarded_method
     def last_batches(self) -> dict[str, BatchRecord]:
         return last_batches(self.db)
 
