@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TESTS  := $(VENV)/.installed-test
 SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run run-locations test lint bench screenshot setup system clean
+.PHONY: run run-locations test lint bench screenshot setup system clean catalogs language check-catalogs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,24 @@ test: lint system
 ## screenshot: refresh docs/front-page.png, the README's picture of the demo, with the browser test
 screenshot: $(TESTS) system
 	STATUSGEN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_demo.py -k screenshot
+
+## catalogs: extract every message (pybabel extract), update each language's catalog, compile them (docs/translating.md)
+LOCALE := statusgen/locale
+catalogs: $(TESTS)
+	$(BIN)/pybabel -q extract -F babel.cfg -k N_ --add-location=file --sort-by-file --no-wrap \
+		--add-comments=Translators: --project=statusgen --copyright-holder="statusgen contributors" \
+		-o $(LOCALE)/statusgen.pot .
+	$(BIN)/pybabel -q update -i $(LOCALE)/statusgen.pot -d $(LOCALE) -D statusgen --ignore-obsolete --no-wrap
+	$(BIN)/pybabel -q compile -d $(LOCALE) -D statusgen
+
+## language: start the catalog of a new language, e.g. `make language LANG_TAG=it` (docs/translating.md)
+language: $(TESTS)
+	test -n "$(LANG_TAG)" || { echo "name the language: make language LANG_TAG=it"; exit 2; }
+	$(BIN)/pybabel -q init -i $(LOCALE)/statusgen.pot -d $(LOCALE) -D statusgen --no-wrap -l $(subst -,_,$(LANG_TAG))
+
+## check-catalogs: every catalog complete, none stale, each compiled .mo up to date (docs/translating.md)
+check-catalogs: $(TESTS)
+	$(BIN)/python -m tests.catalogs
 
 ## bench: the benchmarks (not part of test)
 bench: $(TESTS) system

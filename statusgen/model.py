@@ -1,7 +1,8 @@
 """What every stage shares: the vocabulary of outcomes and statuses, a check's result, and
 the history ranges the API publishes.
 
-Nothing here does I/O or imports another statusgen module: the probe makes
+Nothing here does I/O or imports another statusgen module but ``i18n``'s
+marker ``N_`` (the words are translated where they are shown): the probe makes
 ``CheckResult``s, the decisions read them, the store keeps them, and the
 renderer names statuses and ranges with these words.
 """
@@ -12,6 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+
+from statusgen.i18n import N_
 
 #: A slug names a service, a category, a notifier and a notes file in URLs and ids. Always
 #: ``fullmatch``: "$" would let a final newline in.
@@ -60,25 +63,25 @@ class Outcome(StrEnum):
 
 
 DESCRIPTIONS: dict[Outcome, str] = {
-    Outcome.OK: "answered as expected",
-    Outcome.TIMEOUT: "timed out",
-    Outcome.DNS: "host name did not resolve",
-    Outcome.CONNECT: "connection failed",
-    Outcome.TLS: "TLS handshake failed",
-    Outcome.HTTP_STATUS: "answered with an unexpected HTTP status",
-    Outcome.KEYWORD: "answer lacked the expected keyword",
-    Outcome.TOO_LARGE: "answer exceeded the size cap",
-    Outcome.REDIRECTS: "too many redirects",
-    Outcome.PRIVATE_REDIRECT: "was redirected to a private address",
-    Outcome.PROTOCOL: "broke the HTTP protocol",
-    Outcome.PARSE: "payload could not be read",
-    Outcome.CONDITION: "answer failed a condition",
-    Outcome.CERT_EXPIRED: "certificate has expired",
-    Outcome.CERT_NAME: "certificate does not match the name",
-    Outcome.NO_SUCH_NAME: "name does not exist",
-    Outcome.NO_RECORDS: "name has no record of that type",
-    Outcome.WRONG_ANSWER: "answered, but not what was expected",
-    Outcome.ERROR: "failed",
+    Outcome.OK: N_("answered as expected"),
+    Outcome.TIMEOUT: N_("timed out"),
+    Outcome.DNS: N_("host name did not resolve"),
+    Outcome.CONNECT: N_("connection failed"),
+    Outcome.TLS: N_("TLS handshake failed"),
+    Outcome.HTTP_STATUS: N_("answered with an unexpected HTTP status"),
+    Outcome.KEYWORD: N_("answer lacked the expected keyword"),
+    Outcome.TOO_LARGE: N_("answer exceeded the size cap"),
+    Outcome.REDIRECTS: N_("too many redirects"),
+    Outcome.PRIVATE_REDIRECT: N_("was redirected to a private address"),
+    Outcome.PROTOCOL: N_("broke the HTTP protocol"),
+    Outcome.PARSE: N_("payload could not be read"),
+    Outcome.CONDITION: N_("answer failed a condition"),
+    Outcome.CERT_EXPIRED: N_("certificate has expired"),
+    Outcome.CERT_NAME: N_("certificate does not match the name"),
+    Outcome.NO_SUCH_NAME: N_("name does not exist"),
+    Outcome.NO_RECORDS: N_("name has no record of that type"),
+    Outcome.WRONG_ANSWER: N_("answered, but not what was expected"),
+    Outcome.ERROR: N_("failed"),
 }
 
 
@@ -99,12 +102,12 @@ SEVERITIES = ("minor", "major", "critical")
 BAD = frozenset({Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 OUTAGES = frozenset({Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE})
 STATUS_WORDS = {
-    Status.OPERATIONAL: "operational",
-    Status.DEGRADED: "degraded performance",
-    Status.PARTIAL_OUTAGE: "partial outage",
-    Status.MAJOR_OUTAGE: "major outage",
-    Status.MAINTENANCE: "under maintenance",
-    Status.UNKNOWN: "status unknown",
+    Status.OPERATIONAL: N_("operational"),
+    Status.DEGRADED: N_("degraded performance"),
+    Status.PARTIAL_OUTAGE: N_("partial outage"),
+    Status.MAJOR_OUTAGE: N_("major outage"),
+    Status.MAINTENANCE: N_("under maintenance"),
+    Status.UNKNOWN: N_("status unknown"),
 }
 
 CheckId = tuple[str, int]  # a check: its service's slug and its index in the service
@@ -165,6 +168,6 @@ DEFAULT_RANGE = "24h"
 MAINTENANCE_FLAG = "maintenance"
 EXCLUDED_FLAG = "excluded"
 FLAG_WORDS = {
-    MAINTENANCE_FLAG: "inside a maintenance window",
-    EXCLUDED_FLAG: "set aside because our own vantage point looked at fault",
+    MAINTENANCE_FLAG: N_("inside a maintenance window"),
+    EXCLUDED_FLAG: N_("set aside because our own vantage point looked at fault"),
 }

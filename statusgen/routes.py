@@ -328,3 +328,15 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
     if old:
         return _old_incident(old["slug"], old["at"], exists)
     return _static(path, exists)
+
+
+#: A language tag as the tree's pages name their folders by (``de``, ``pt-BR``).
+LANGUAGE_RE = re.compile(r"[a-z]{2,3}(-[A-Z]{2})?")
+
+
+def language_of(rel: str, languages: Sequence[str]) -> str:
+    """The language a file of the tree speaks (its Content-Language): a page in a language's
+    folder (``de/incidents/index.html``) that language; anything else (the first language's pages,
+    the JSON, the feeds) the site's first."""
+    head = rel.lstrip("/").split("/", 1)[0]
+    return next((tag for tag in languages[1:] if head == tag.lower()), languages[0])

@@ -11,8 +11,11 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from statusgen.render.words import status_word
+from statusgen.render.words import ENGLISH
 from tests.test_pages import DemoBuild, demo_build, text_of
+
+status_word = ENGLISH.status_word
+
 
 STATIC = Path(__file__).resolve().parents[1] / "templates" / "static"
 

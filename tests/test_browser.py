@@ -25,10 +25,18 @@ from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_p
 
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts
-from statusgen.render.words import bucket_time, number, outcome_word, status_word
+from statusgen.render.words import ENGLISH
 from statusgen.web.serve import PreviewServer
 from tests.test_accessibility import contrast
 from tests.test_pages import DemoBuild, bar_foot, demo_build
+
+bucket_time, number, outcome_word, status_word = (
+    ENGLISH.bucket_time,
+    ENGLISH.number,
+    ENGLISH.outcome_word,
+    ENGLISH.status_word,
+)
+
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

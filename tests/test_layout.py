@@ -16,6 +16,7 @@ LAYERS: list[set[str]] = [
         "statusgen",
         "statusgen.errors",
         "statusgen.timeutil",
+        "statusgen.i18n",
         "statusgen.model",
         "statusgen.latency",
         "statusgen.config",

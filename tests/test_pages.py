@@ -34,6 +34,7 @@ from statusgen.cycle import run_cycle
 from statusgen.decide.history import Columns, History
 from statusgen.demo import DemoServer, demo_config
 from statusgen.errors import RenderError
+from statusgen.i18n import SHIPPED, Language
 from statusgen.model import RANGES, STATUSES
 from statusgen.render import charts, pages
 from statusgen.render.build import build
@@ -42,7 +43,7 @@ from statusgen.render.gather import SiteData, gather
 from statusgen.render.openapi import openapi_document
 from statusgen.render.pages import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
 from statusgen.render.templating import environment
-from statusgen.render.words import band, day, duration, number, outside_link, status_word
+from statusgen.render.words import ENGLISH, band, outside_link, words
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Store
 from statusgen.timeutil import iso, utcnow
@@ -247,8 +248,11 @@ def test_pages_load_nothing_from_outside(demo: DemoBuild) -> None:
     for tree_path in demo.pages():
         page = demo.page(tree_path)
         assert page.xpath("//img | //iframe | //object") == [], tree_path
-        scripts = page.xpath("//script")
-        assert all(s.get("src") == "/static/site.js" and s.get("defer") is not None and not s.text for s in scripts)
+        code = page.xpath("//script[not(@type='application/json')]")
+        assert all(s.get("src") == "/static/site.js" and s.get("defer") is not None and not s.text for s in code)
+        # the one data block: the words the script says, in the page's language (never run)
+        data = page.xpath("//script[@type='application/json']")
+        assert [d.get("id") for d in data] == ["words"] and json.loads(data[0].text)["say"], tree_path
         assert [e.get("href") for e in page.xpath("//link[@rel='stylesheet']")] == ["/static/site.css"]
     assert demo.page("index.html").xpath("//script") and demo.page("services/acme-api/index.html").xpath("//script")
 
@@ -508,8 +512,8 @@ def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo:
         for n in range(PAST_ON_SERVICE_PAGE + 3)
     ]
     view = pages.service_page_view(demo.config, record, past)
-    panels = {name: pages.service_panel(svc, name, h) for name, h in histories.items()}
-    made = pages.service_page(demo.config.site, view, panels, pages.service_days(histories["90d"]))
+    panels = {name: pages.service_panel(svc, name, h, EN) for name, h in histories.items()}
+    made = pages.service_page(demo.config.site, EN, view, panels, pages.service_days(histories["90d"], EN))
     page = lxml.html.document_fromstring(made)
     section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
     rows = section.xpath(".//table[@id='past']/tbody/tr")
@@ -581,7 +585,7 @@ def test_incidents_pages_go_by_day_and_by_month_and_stay_small(demo: DemoBuild) 
     which lists them all; a page per month; every past incident on its day's page; no page
     over 200 KB."""
     lists = many_past_incidents(demo, 90, 80)
-    made = pages.incidents_pages(demo.config.site, lists, date(2026, 11, 20))
+    made = pages.incidents_pages(demo.config.site, EN, lists, date(2026, 11, 20))
     past = lists[routes.incidents_file("0")]["incidents"]
     days = sorted({i["started_at"][:10] for i in past}, reverse=True)
     months = sorted({d[:7] for d in days}, reverse=True)
@@ -749,8 +753,10 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     snapshot["counts"]["by_status"]["unknown"] = 417
     ninety = {s["slug"]: demo.json(routes.history_file(s["slug"], "90d")) for s in snapshot["services"]}
     ninety["acme-api"]["summary"]["availability"] = 12.345
-    bars = {slug: pages.front_bar(History.of(doc)) for slug, doc in ninety.items()}
-    page = lxml.html.document_fromstring(pages.front_page(data.config.site, snapshot, health, {"incidents": []}, bars))
+    bars = {slug: pages.front_bar(History.of(doc), EN) for slug, doc in ninety.items()}
+    page = lxml.html.document_fromstring(
+        pages.front_page(data.config.site, EN, snapshot, health, {"incidents": []}, bars)
+    )
     assert text_of(page.get_element_by_id("health-index")) == "12.5"
     assert text_of(page.xpath("//li[@data-status='unknown']")[0]).startswith("417 ")
     assert "12.345% available over 90 days" in text_of(page.get_element_by_id("svc-acme-api"))
@@ -836,6 +842,12 @@ def _hostile_view() -> dict[str, Any]:
 
 VENDOR_URL = "https://status.example.com/api/v2/summary.json"
 SITE_SCRIPT = '<script src="/static/site.js" defer></script>'  # the only script a page may hold
+WORDS_BLOCK = re.compile(r'<script type="application/json" id="words">[^<]*</script>')  # its words, escaped
+
+
+def our_scripts_out(page: str) -> str:
+    """A page without the site's script and its words' data block (whose JSON escapes "<")."""
+    return WORDS_BLOCK.sub("", page.replace(SITE_SCRIPT, ""), count=1)
 
 
 def _hostile_site(demo: DemoBuild) -> dict[str, bytes]:
@@ -859,13 +871,13 @@ def test_vendor_view_is_shown_and_untrusted_text_escaped(demo: DemoBuild) -> Non
     files = _hostile_site(demo)
     for path, body in files.items():
         if path.endswith(".html"):
-            text = body.decode("utf-8").replace(SITE_SCRIPT, "")
+            text = our_scripts_out(body.decode("utf-8"))
             assert "<script" not in text and "<img" not in text, path
             assert "javascript:" not in text and 'href="data:' not in text, path
     page = lxml.html.document_fromstring(files["services/acme-api/index.html"])
     vendor = page.xpath("//section[@aria-labelledby='h-vendor']")[0]
     status = text_of(page.get_element_by_id("vendor-status"))
-    assert status == f"Partial outage: Partial {HOSTILE} (updated 2026-11-22 20:05 UTC)"
+    assert status == f"Partial outage: Partial {HOSTILE} (updated Nov 22, 2026, 20:05 UTC)"
     incidents = page.get_element_by_id("vendor-incidents").xpath("li")
     assert text_of(incidents[0]).startswith("Errors " + HOSTILE + " · impact: Partial outage · status: investigating")
     assert text_of(incidents[1]).startswith("Slow logins · impact: Degraded performance")
@@ -892,7 +904,7 @@ def test_a_service_page_escapes_every_word_of_its_record(demo: DemoBuild) -> Non
     config = dataclasses.replace(demo.config, services=tuple(change(s) for s in demo.config.services), by_slug={})
     config = dataclasses.replace(config, site=dataclasses.replace(config.site, title="Status " + HOSTILE))
     body = built(demo, config)["services/acme-api/index.html"].decode("utf-8")
-    text = body.replace(SITE_SCRIPT, "")
+    text = our_scripts_out(body)
     assert "<script" not in text and "<img" not in text and '"><b>' not in text
     assert html_problems(body) == []
     page = lxml.html.document_fromstring(body)
@@ -924,7 +936,7 @@ def svg_of(chart: charts.Chart) -> lxml.html.HtmlElement:
 def test_chart_words_are_escaped(demo: DemoBuild) -> None:
     doc = demo.json(routes.history_file("acme-api", "24h"))
     hostile = dict(doc, service='a"><script>x</script>', summary=dict(doc["summary"], latency_p50_ms="<b>"))
-    svg = str(macro("chart")(charts.latency(history_of(hostile))))
+    svg = str(macro("chart")(charts.latency(history_of(hostile), ENGLISH)))
     assert "<script" not in svg and "<b>" not in svg and 'a">' not in svg
     assert lxml.etree.fromstring(svg.encode("utf-8")).get("aria-label").startswith("Latency, last 24 hours: p50 <b> ms")
 
@@ -968,8 +980,8 @@ def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage", "message": HOSTILE}],
     }
     site = dataclasses.replace(demo.config.site, title=HOSTILE)
-    text = pages.service_incidents_page(site, "x", HOSTILE, [incident]).decode("utf-8")
-    assert "<script" not in text.replace(SITE_SCRIPT, "") and "<img" not in text and '"><b>' not in text
+    text = pages.service_incidents_page(site, EN, "x", HOSTILE, [incident]).decode("utf-8")
+    assert "<script" not in our_scripts_out(text) and "<img" not in text and '"><b>' not in text
     page = lxml.html.document_fromstring(text)
     assert page.findtext(".//title") == f"Incidents of {HOSTILE} \u00b7 {HOSTILE}"
     assert text_of(page.xpath("//h1")[0]) == f"Incidents of {HOSTILE}"
@@ -1012,7 +1024,7 @@ def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
         "to": "2026-01-01T00:45:00Z",
         "summary": {"latency_p50_ms": 20.0, "latency_p95_ms": 40.0},
     }
-    svg = svg_of(charts.latency(history_of(doc)))
+    svg = svg_of(charts.latency(history_of(doc), ENGLISH))
     assert [c.get("class") for c in _svg_children(svg, "circle")] == ["dot95", "dot95", "dot50", "dot50"]
     assert [p.get("class") for p in _svg_children(svg, "path")] == ["grid", "p95", "p50"]
     assert [p.get("d").count("M") for p in _svg_children(svg, "path")[1:]] == [1, 1], "one line: buckets 3 to 5"
@@ -1027,7 +1039,7 @@ def test_a_bar_joins_the_days_of_a_band() -> None:
 def test_charts_are_well_formed_svg(demo: DemoBuild) -> None:
     for name in RANGES:
         history = history_of(demo.json(routes.history_file("slowpoke", name)))
-        for chart in (charts.latency(history), charts.availability(history)):
+        for chart in (charts.latency(history, ENGLISH), charts.availability(history, ENGLISH)):
             root = lxml.etree.fromstring(str(macro("chart")(chart)).encode("utf-8"))
             assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("role") == "img"
 
@@ -1099,6 +1111,10 @@ def test_maintenance_is_told_where_readers_look(demo: DemoBuild) -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+EN = Language("en")
+day, duration, number, status_word = ENGLISH.day, ENGLISH.duration, ENGLISH.number, ENGLISH.status_word
+
+
 _FIGURE = st.one_of(st.none(), st.floats(0, 1e7, allow_nan=False), st.integers(0, 10**9))
 
 
@@ -1125,6 +1141,6 @@ _FIGURE = st.one_of(st.none(), st.floats(0, 1e7, allow_nan=False), st.integers(0
 def test_the_day_table_holds_nothing_to_escape(points):
     """service.html writes the day-by-day table unescaped: each cell must be a date, a number or a
     band's class, which markup cannot hide in."""
-    for row in charts.day_rows(points):
+    for row in (r for tag in SHIPPED for r in charts.day_rows(points, words(Language(tag)))):
         for cell in row:
             assert str(Markup.escape(cell)) == cell, cell

@@ -27,6 +27,7 @@ from statusgen.config.values import (
     headers,
     http_url,
     key_reference,
+    languages,
     method,
     milliseconds,
     minority_failure,
@@ -108,6 +109,13 @@ SITE_KEYS = (
         "degraded",
         "With [[locations]]: what a failure seen from fewer locations than the quorum does: degraded (the "
         "service is shown degraded, with where it fails) or ignored (only said); never an outage or incident.",
+    ),
+    Key(
+        "languages",
+        languages,
+        ["en"],
+        'The languages of the pages: the first at /, each other at /{tag}/ (e.g. ["en", "de", "ja"]; shipped: '
+        "en, de, fr, es, pt-BR, ja). The JSON API, the Statuspage documents and the feeds speak the first.",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),

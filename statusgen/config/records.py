@@ -157,6 +157,7 @@ class SiteConfig:
     inbox_key: str | None = None  # "${VARIABLE}": the key is read from the environment when used
     quorum: int | None = None  # None: a majority of the locations with fresh results
     minority_failure: str = "degraded"
+    languages: tuple[str, ...] = ("en",)  # BCP 47 tags; the first at /, each other at /{tag lowercased}/
 
     @property
     def stale_after_s(self) -> float:

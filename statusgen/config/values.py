@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from statusgen.config.conditions import Condition, ConditionError, parse
 from statusgen.config.cron import CronError, parse_cron
+from statusgen.i18n import SHIPPED
 from statusgen.model import SEVERITIES, SLUG_RE, VENDOR_FORMATS
 from statusgen.timeutil import offset_time
 
@@ -282,6 +283,22 @@ def minority_failure(value: Any) -> str:
     if value not in MINORITY_FAILURE:
         raise Invalid(f"must be one of {', '.join(MINORITY_FAILURE)}, got {show(value)}")
     return str(value)
+
+
+def languages(value: Any) -> tuple[str, ...]:
+    shipped = ", ".join(f'"{t}"' for t in SHIPPED)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise Invalid(f'must be a list of language tags, the first served at /, e.g. ["en", "de"], got {show(value)}')
+    by_name = {t.lower().replace("_", "-"): t for t in SHIPPED}
+    tags = []
+    for v in value:
+        tag = by_name.get(v.lower().replace("_", "-"))
+        if tag is None:
+            raise Invalid(f"{show(v)} is not a language statusgen speaks: one of {shipped} (docs/translating.md)")
+        if tag in tags:
+            raise Invalid(f"names {show(v)} twice")
+        tags.append(tag)
+    return tuple(tags)
 
 
 def months(value: Any) -> int:

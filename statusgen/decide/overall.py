@@ -1,28 +1,40 @@
 """Decision: the whole site's status in one word and one sentence. Pure.
 
 The front page opens with the sentence and the snapshot and health documents
-carry both: "All services are operating normally.", or how many services
+carry both (in the site's first language; each page says it in its own, from
+the snapshot's counts): "All services are operating normally.", or how many services
 have which problem, worst first.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from statusgen.model import Status
 
 # Worst first: the order the sentence names problems in, and the overall status is the first found.
 PROBLEMS = (Status.MAJOR_OUTAGE, Status.PARTIAL_OUTAGE, Status.DEGRADED, Status.MAINTENANCE)
-# What a service "has" or "is", singular and plural.
-PHRASES = {
-    Status.MAJOR_OUTAGE: ("has a major outage", "have a major outage"),
-    Status.PARTIAL_OUTAGE: ("has a partial outage", "have a partial outage"),
-    Status.DEGRADED: ("has degraded performance", "have degraded performance"),
-    Status.MAINTENANCE: ("is under maintenance", "are under maintenance"),
-    Status.UNKNOWN: ("is not measured", "are not measured"),
-}
+
+Gettext = Callable[[str], str]
+Ngettext = Callable[[str, str, int], str]
+
+
+def _count(n: int, status: Status, ngettext: Ngettext) -> str:
+    """How many services have a status, in words: each its own message, as each language's plural
+    forms differ (one form in Japanese, three in some others)."""
+    if status is Status.MAJOR_OUTAGE:
+        said = ngettext("%(n)d service has a major outage", "%(n)d services have a major outage", n)
+    elif status is Status.PARTIAL_OUTAGE:
+        said = ngettext("%(n)d service has a partial outage", "%(n)d services have a partial outage", n)
+    elif status is Status.DEGRADED:
+        said = ngettext("%(n)d service has degraded performance", "%(n)d services have degraded performance", n)
+    elif status is Status.MAINTENANCE:
+        said = ngettext("%(n)d service is under maintenance", "%(n)d services are under maintenance", n)
+    else:
+        said = ngettext("%(n)d service is not measured", "%(n)d services are not measured", n)
+    return said % {"n": n}
 
 
 @dataclass(frozen=True)
@@ -31,32 +43,60 @@ class Overall:
     summary: str
 
 
-def overall(statuses: Iterable[Status]) -> Overall:
-    """The worst status among the services (``unknown`` only when none is known) and its sentence."""
-    counts = Counter(statuses)
+def worst(counts: Mapping[Status, int]) -> Status:
+    """The worst status among the services (``unknown`` only when none is known)."""
+    if not any(n for s, n in counts.items() if s is not Status.UNKNOWN):
+        return Status.UNKNOWN
+    return next((s for s in PROBLEMS if counts.get(s)), Status.OPERATIONAL)
+
+
+def summary(counts: Mapping[Status, int], gettext: Gettext = str, ngettext: Ngettext | None = None) -> str:
+    """The site's status in one sentence, in the language of ``gettext``/``ngettext`` (English
+    without them): "All services are operating normally.", or how many services have which
+    problem, worst first."""
+    ngettext = ngettext or _english
     known = sum(n for s, n in counts.items() if s is not Status.UNKNOWN)
-    unknown = counts[Status.UNKNOWN]
+    unknown = counts.get(Status.UNKNOWN, 0)
     if not known:
-        return Overall(Status.UNKNOWN, "No service is measured yet." if unknown else "No services are configured.")
-    worst = next((s for s in PROBLEMS if counts[s]), Status.OPERATIONAL)
-    problems = [_count(counts[s], s) for s in PROBLEMS if counts[s]]
-    fine = counts[Status.OPERATIONAL]
+        return gettext("No service is measured yet.") if unknown else gettext("No services are configured.")
+    problems = [_count(counts[s], s, ngettext) for s in PROBLEMS if counts.get(s)]
+    fine = counts.get(Status.OPERATIONAL, 0)
     if not problems:
-        sentence = "All measured services are operating normally" if unknown else "All services are operating normally"
-    else:
-        sentence = _join(problems)
-        if fine:
-            others = "the other one is" if fine == 1 else f"the other {fine} are"
-            sentence += f"; {others} operating normally"
+        if unknown:
+            return gettext("All measured services are operating normally (%(unmeasured)s).") % {
+                "unmeasured": _count(unknown, Status.UNKNOWN, ngettext)
+            }
+        return gettext("All services are operating normally.")
+    said = _join(problems, gettext)
+    if fine:
+        said = ngettext(
+            "%(problems)s; the other one is operating normally",
+            "%(problems)s; the other %(n)d are operating normally",
+            fine,
+        ) % {"problems": said, "n": fine}
     if unknown:
-        sentence += f" ({_count(unknown, Status.UNKNOWN)})"
-    return Overall(worst, sentence + ".")
+        said = gettext("%(said)s (%(unmeasured)s)") % {
+            "said": said,
+            "unmeasured": _count(unknown, Status.UNKNOWN, ngettext),
+        }
+    return gettext("%(sentence)s.") % {"sentence": said}
 
 
-def _count(n: int, status: Status) -> str:
-    one, many = PHRASES[status]
-    return f"1 service {one}" if n == 1 else f"{n} services {many}"
+def overall(statuses: Iterable[Status], gettext: Gettext = str, ngettext: Ngettext | None = None) -> Overall:
+    """The worst status among the services and its sentence (``summary``)."""
+    counts = Counter(statuses)
+    return Overall(worst(counts), summary(counts, gettext, ngettext))
 
 
-def _join(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+def _english(one: str, many: str, n: int) -> str:
+    return one if n == 1 else many
+
+
+def _join(parts: list[str], gettext: Gettext) -> str:
+    """A list in words: "a, b and c", each joint a message (languages join lists their own way)."""
+    said = parts[0]
+    for part in parts[1:-1]:
+        said = gettext("%(list)s, %(next)s") % {"list": said, "next": part}
+    if len(parts) > 1:
+        said = gettext("%(list)s and %(last)s") % {"list": said, "last": parts[-1]}
+    return said

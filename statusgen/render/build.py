@@ -50,6 +50,7 @@ from statusgen import jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
+from statusgen.i18n import site_languages
 from statusgen.model import SLUG_RE
 from statusgen.render import calendar, keys, pages
 from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
@@ -136,8 +137,10 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
-        bars = {slug: r.bar for slug, r in made.items()}
-        tree.main.put("index.html", pages.front_page(config.site, snapshot, health, open_list, bars))
+        for lang in site_languages(config.site.languages):
+            bars = {slug: r.bar[lang.tag] for slug, r in made.items()}
+            front = pages.front_page(config.site, lang, snapshot, health, open_list, bars)
+            tree.main.put(lang.file("index.html"), front)
         days, months = {slug: r.day for slug, r in made.items()}, {slug: r.month for slug, r in made.items()}
         tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))
     fragments.save()
@@ -251,13 +254,16 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
             placer.put(paths[1], svg_badge(s), key)
     for path, asset in static_files().items():
         placer.put(path, asset)
-    health = docs[f"{routes.API}/health.json"]
-    placer.put("api/index.html", pages.api_page(config, health, docs[routes.error_file("400-range")]))
-    placer.put("method/index.html", pages.method_page(config, health))
-    for path, page in pages.error_pages(config.site).items():
-        placer.put(path, page)
-    for path, page in pages.embed_pages(config.site, docs[f"{routes.API}/snapshot.json"]).items():
-        placer.put(path, page)
+    health, snapshot = docs[f"{routes.API}/health.json"], docs[f"{routes.API}/snapshot.json"]
+    for lang in site_languages(config.site.languages):
+        placer.put(
+            lang.file("api/index.html"), pages.api_page(config, lang, health, docs[routes.error_file("400-range")])
+        )
+        placer.put(lang.file("method/index.html"), pages.method_page(config, lang, health))
+        for path, page in pages.error_pages(config.site, lang).items():
+            placer.put(lang.file(path), page)
+        for path, page in pages.embed_pages(config.site, lang, snapshot).items():
+            placer.put(lang.file(path), page)
 
 
 def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:
@@ -289,16 +295,19 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
     entries = [m.entry for m in told]  # the maintenance entries of the feeds
     inputs = keys.IncidentsInputs(job.site_key, records, names, data.epoch.isoformat(), today.isoformat(), entries)
     days = {from_epoch(i.started).date().isoformat() for i in data.incidents if i.ended is not None}
-    site_wide = [*(routes.incidents_file(a) for a in (None, "1", "0")), SITE_FEED, "incidents/index.html"]
-    site_wide += sorted({routes.incidents_page_file(p) for day in days for p in (day, day[:7])})
+    langs = site_languages(config.site.languages)
+    pages_ = ["incidents/index.html", *sorted({routes.incidents_page_file(p) for day in days for p in (day, day[:7])})]
+    site_wide = [*(routes.incidents_file(a) for a in (None, "1", "0")), SITE_FEED]
+    site_wide += [lang.file(page) for lang in langs for page in pages_]
     key = keys.key(inputs)
     if not _kept(placer, job, site_wide, key):
         lists = incident_lists(every.documents())
         for path, doc in lists.items():
             placer.put(path, jsonout.dump(doc), key)
         placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries, None, told), key)
-        for path, page in pages.incidents_pages(config.site, lists, today).items():
-            placer.put(path, page, key)
+        for lang in langs:
+            for path, page in pages.incidents_pages(config.site, lang, lists, today).items():
+                placer.put(lang.file(path), page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
         service_entries = [m.entry for m in told if slug in m.services]
@@ -308,11 +317,13 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
         key = keys.key(own_inputs)
         svc = config.by_slug.get(slug)
         own_lists = [routes.incidents_file(active, slug) for active in (None, "1", "0")]
-        paths = [routes.service_incidents_file(slug), *own_lists, *([routes.service_feed_file(slug)] if svc else [])]
+        own_pages = [lang.file(routes.service_incidents_file(slug)) for lang in langs]
+        paths = [*own_pages, *own_lists, *([routes.service_feed_file(slug)] if svc else [])]
         if _kept(placer, job, paths, key):
             continue
         own = every.of(slug)
-        placer.put(paths[0], pages.service_incidents_page(config.site, slug, name, own), key)
+        for lang, path in zip(langs, own_pages, strict=True):
+            placer.put(path, pages.service_incidents_page(config.site, lang, slug, name, own), key)
         for path, doc in service_incident_lists(slug, own).items():
             placer.put(path, jsonout.dump(doc), key)
         if svc is not None:

@@ -28,7 +28,8 @@ from typing import Any, NamedTuple
 
 from statusgen import routes
 from statusgen.decide.history import Columns, History
-from statusgen.render.words import LEGEND, RANGE_LABELS, band, bucket_time, day, number
+from statusgen.i18n import N_
+from statusgen.render.words import LEGEND, RANGE_LABELS, Words, band
 from statusgen.timeutil import iso_epoch, parse_time, to_epoch
 
 Point = dict[str, Any]  # one point of a history document
@@ -94,12 +95,13 @@ def nice_top(value: float) -> float:
     return float(next(step * power for step in (1, 2, 5, 10) if step * power >= value))
 
 
-def _axes(history: dict[str, Any], top: float, unit: str) -> Axes:
+def _axes(history: dict[str, Any], top: float, unit: str, w: Words) -> Axes:
     """The axes of a history's chart: gridline labels up to ``top``, and its first and last buckets."""
     res = history["resolution_s"]
     last = iso_epoch(to_epoch(parse_time(history["to"])) - res)
-    labels = tuple((_c(BASE - f * PLOT_H + 3.5), f"{number(v)}{unit}") for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
-    return Axes(labels, bucket_time(history["from"], res), bucket_time(last, res))
+    said = w.percent if unit == "%" else (lambda v: w.gettext(N_("%(ms)s ms")) % {"ms": w.number(v)})
+    labels = tuple((_c(BASE - f * PLOT_H + 3.5), said(v)) for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
+    return Axes(labels, w.bucket_time(history["from"], res), w.bucket_time(last, res))
 
 
 @cache
@@ -133,21 +135,22 @@ def _line(values: Sequence[float | None], top: float, css: str, dot: str) -> Ite
             yield Mark(dot, x=x, y=y)
 
 
-def latency(history: History) -> Chart:
+def latency(history: History, w: Words) -> Chart:
     """p50 (solid) and p95 (dashed) latency of every bucket of a history."""
     doc, cols, s = history.document, history.columns, history.document["summary"]
     top = nice_top(max((v for v in (*cols.p50, *cols.p95) if v is not None), default=0.0))
     marks = (*_line(cols.p95, top, "p95", "dot95"), *_line(cols.p50, top, "p50", "dot50"))
-    label = (
-        f"Latency, last {RANGE_LABELS[doc['range']]}: p50 {number(s['latency_p50_ms'])} ms, "
-        f"p95 {number(s['latency_p95_ms'])} ms"
-    )
-    no_data = None if any(v is not None for v in cols.p50) else "No latency measured in this range"
+    label = w.gettext(N_("Latency, last %(range)s: p50 %(p50)s ms, p95 %(p95)s ms")) % {
+        "range": w.word(RANGE_LABELS, doc["range"]),
+        "p50": w.number(s["latency_p50_ms"]),
+        "p95": w.number(s["latency_p95_ms"]),
+    }
+    no_data = None if any(v is not None for v in cols.p50) else w.gettext(N_("No latency measured in this range"))
     return Chart(
         "latency",
         label,
         routes.history_url(doc["service"], doc["range"]),
-        _axes(doc, top, " ms"),
+        _axes(doc, top, " ms", w),
         marks,
         no_data,
         doc["count"],
@@ -174,23 +177,26 @@ def _rects(cols: Columns) -> Iterator[tuple[str, str]]:
         i += n
 
 
-def availability(history: History) -> Chart:
+def availability(history: History, w: Words) -> Chart:
     """One bar per bucket, as tall as its availability and coloured by its band: a path per band."""
     doc, cols, s = history.document, history.columns, history.document["summary"]
     bands: dict[str, list[str]] = {}
     for css, d in _rects(cols):
         bands.setdefault(css, []).append(d)
     marks = tuple(Mark(css, d="".join(bands[css])) for css, _ in LEGEND if css in bands)
-    label = (
-        f"Availability, last {RANGE_LABELS[doc['range']]}: {number(s['availability'])}%, "
-        f"{number(s['incident_minutes'])} min of incidents"
+    label = w.gettext(N_("Availability, last %(range)s: %(percent)s, %(minutes)s min of incidents")) % {
+        "range": w.word(RANGE_LABELS, doc["range"]),
+        "percent": w.percent(s["availability"]),
+        "minutes": w.number(s["incident_minutes"]),
+    }
+    no_data = (
+        None if any(v is not None for v in cols.availability) else w.gettext(N_("No checks counted in this range"))
     )
-    no_data = None if any(v is not None for v in cols.availability) else "No checks counted in this range"
     return Chart(
         "availability",
         label,
         routes.history_url(doc["service"], doc["range"]),
-        _axes(doc, 100.0, "%"),
+        _axes(doc, 100.0, "%", w),
         marks,
         no_data,
         doc["count"],
@@ -228,25 +234,26 @@ class DayRow(NamedTuple):
     p95: str
 
 
-def day_rows(points: Sequence[Point]) -> list[DayRow]:
+def day_rows(points: Sequence[Point], w: Words) -> list[DayRow]:
     """A row per day of a 90-day history, newest first."""
     rows = []
     for p in reversed(points):
         avail = p["availability"]
         if avail is None:
-            css, words = ("a-maint", "maintenance only") if p["maintenance"] else ("a-none", "no data")
+            css = "a-maint" if p["maintenance"] else "a-none"
+            words = w.gettext(dict(LEGEND)[css])
         else:
-            css, words = band(avail), f"{number(avail)}%"
+            css, words = band(avail), w.percent(avail)
         rows.append(
             DayRow(
-                day(p["start"]),
+                w.day(p["start"]),
                 css,
                 words,
-                number(p["incident_minutes"]),
-                number(p["checks"]),
-                number(p["failed"]),
-                number(p["latency_p50_ms"]),
-                number(p["latency_p95_ms"]),
+                w.number(p["incident_minutes"]),
+                w.number(p["checks"]),
+                w.number(p["failed"]),
+                w.number(p["latency_p50_ms"]),
+                w.number(p["latency_p95_ms"]),
             )
         )
     return rows

@@ -21,6 +21,7 @@ from statusgen.decide.incidents import current_record
 from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
 from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState, evidence_for
+from statusgen.i18n import translations
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
@@ -298,8 +299,10 @@ def maintenance_document(data: SiteData, notices: list[Notice]) -> list[dict[str
 
 
 def overall_of(data: SiteData) -> dict[str, str]:
-    """The site's status in a word and a sentence (the front page's first line)."""
-    found = overall(data.state(s.slug).status for s in data.config.services)
+    """The site's status in a word and a sentence (the front page's first line), the sentence in
+    the site's first language, as the whole JSON API."""
+    said = translations(data.config.site.languages[0])
+    found = overall((data.state(s.slug).status for s in data.config.services), said.gettext, said.ngettext)
     return {"status": found.status.value, "summary": found.summary}
 
 
@@ -345,6 +348,7 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "formula": FORMULA,
         "services_counted": len(counted),
         "services_total": len(data.config.services),
+        "languages": list(data.config.site.languages),  # of the pages; the JSON speaks the first
         "collection": _collection(data),
         "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
         **({"locations": _locations(data)} if data.config.locations else {}),

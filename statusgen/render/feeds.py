@@ -14,7 +14,7 @@ a build; this module gives them their words, from the documents of the API.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -23,8 +23,10 @@ from markupsafe import Markup
 from statusgen import __version__, routes
 from statusgen.config import Config, ServiceConfig
 from statusgen.decide.maintenance import HORIZON, Notice
+from statusgen.i18n import N_, Language
 from statusgen.render.templating import render
-from statusgen.timeutil import human_duration, iso
+from statusgen.render.words import Words, words
+from statusgen.timeutil import iso
 
 SITE_FEED = "feed/incidents.xml"
 
@@ -33,15 +35,24 @@ def tag_authority(config: Config) -> str:
     return urlsplit(config.site.base_url).hostname or "localhost"
 
 
-def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, Any]:
+def language(config: Config) -> Language:
+    """The feeds speak the site's first language, as the JSON does."""
+    return Language(config.site.languages[0])
+
+
+def feed_entry(base_url: str, doc: dict[str, Any], authority: str, w: Words) -> dict[str, Any]:
     """What an incident's entry says, from its document (``documents.incident_document``): its
     times are the texts of the incident's record."""
     updates, started, is_open = doc["updates"], doc["started_at"], doc["open"]
-    state = f"ongoing, severity {doc['severity']}" if is_open else "resolved"
-    lasted = "ongoing" if is_open else human_duration(timedelta(seconds=doc["duration_s"]))
+    if is_open:
+        state = w.gettext("ongoing, severity %(severity)s") % {"severity": doc["severity"]}
+        title = doc["title"]
+    else:
+        state, title = w.gettext("resolved"), w.gettext("%(title)s (resolved)") % {"title": doc["title"]}
+    lasted = w.gettext("ongoing") if is_open else w.duration(doc["duration_s"])
     return {
         "id": f"tag:{authority},{started[:10]}:incident/{doc['id']}",  # the day it started, in UTC: never changes
-        "title": f"{doc['title']}{'' if is_open else ' (resolved)'}",
+        "title": title,
         "published": started,
         "updated": doc["updated_at"],
         "url": base_url + doc["links"]["page"],
@@ -55,8 +66,8 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
         "updates": updates,
         "operator": doc["source"] == "operator",
         "categories": [
-            (doc["severity"], f"Severity: {doc['severity']}"),
-            (doc["service"], f"Service: {doc['service_name']}"),
+            (doc["severity"], w.gettext("Severity: %(severity)s") % {"severity": doc["severity"]}),
+            (doc["service"], w.gettext("Service: %(name)s") % {"name": doc["service_name"]}),
         ],
         "content": "feed-content.html",  # the template of its content
     }
@@ -65,9 +76,10 @@ def feed_entry(base_url: str, doc: dict[str, Any], authority: str) -> dict[str, 
 def feed_entries(config: Config, incidents: list[dict[str, Any]]) -> dict[str, Markup]:
     """Each incident's entry (``feed-entry.xml``), by incident id: made once a build, for the site
     feed and its service's feed alike."""
-    site, host = config.site, tag_authority(config)
+    site, host, lang = config.site, tag_authority(config), language(config)
+    w = words(lang)
     return {
-        d["id"]: Markup(render("feed-entry.xml", e=feed_entry(site.base_url, d, host)).decode("utf-8"))
+        d["id"]: Markup(render("feed-entry.xml", lang, e=feed_entry(site.base_url, d, host, w)).decode("utf-8"))
         for d in incidents
     }
 
@@ -80,9 +92,9 @@ class MaintenanceEntry(NamedTuple):
 
 
 SOURCE_WORDS = {
-    "schedule": "Scheduled by the operator",
-    "operator": "Planned by the operator",
-    "vendor": "Announced by the vendor",
+    "schedule": N_("Scheduled by the operator"),
+    "operator": N_("Planned by the operator"),
+    "vendor": N_("Announced by the vendor"),
 }
 
 
@@ -96,38 +108,49 @@ def maintenance_entries(
     groups: dict[str, list[Notice]] = {}
     for n in notices:
         groups.setdefault(n.key, []).append(n)
-    site, host = config.site, tag_authority(config)
+    site, host, lang = config.site, tag_authority(config), language(config)
+    w = words(lang)
     out = []
     for key, group in groups.items():
         n, names = group[0], [config.by_slug[g.service].name for g in group]
         over = n.over(now)
         if over:
-            state, headline, updated = "completed", "Maintenance completed", n.end
+            state, headline, updated = w.gettext("completed"), w.gettext("Maintenance completed"), n.end
         elif n.in_progress(now):
-            state, headline, updated = "in progress", "Maintenance in progress", n.start
+            state, headline, updated = w.gettext("in progress"), w.gettext("Maintenance in progress"), n.start
         else:
-            state, headline, updated = "upcoming", "Maintenance", n.start - HORIZON
+            state, headline, updated = w.gettext("upcoming"), w.gettext("Maintenance"), n.start - HORIZON
         m = {
             "title": n.title,
             "state_words": state,
             "start": iso(n.start),
             "end": iso(n.end),
             "service_names": names,
-            "source_words": SOURCE_WORDS[n.source],
+            "source_words": w.gettext(SOURCE_WORDS[n.source]),
             "message": n.message,
         }
+        said: dict[str, object] = {"headline": headline, "title": n.title, "names": ", ".join(names)}
+        said |= {"state": state, "start": m["start"], "end": m["end"]}
         e: dict[str, Any] = {
             "id": f"tag:{host},{epoch:%Y-%m-%d}:maintenance/{n.source}/{key}",
-            "title": f"{headline}: {n.title} ({', '.join(names)})",
+            "title": w.gettext("%(headline)s: %(title)s (%(names)s)") % said,
             "published": iso(n.start - HORIZON),
             "updated": iso(updated),
             "url": site.base_url + routes.service_page_url(n.service),
-            "categories": [("maintenance", "Maintenance")]
-            + [(g.service, f"Service: {name}") for g, name in zip(group, names, strict=True)],
-            "summary": f"{n.title}: {state}, from {m['start']}" + (f" to {m['end']}." if over else "."),
+            "categories": [("maintenance", w.gettext("Maintenance"))]
+            + [
+                (g.service, w.gettext("Service: %(name)s") % {"name": name})
+                for g, name in zip(group, names, strict=True)
+            ],
+            "summary": (
+                w.gettext("%(title)s: %(state)s, from %(start)s to %(end)s.")
+                if over
+                else w.gettext("%(title)s: %(state)s, from %(start)s.")
+            )
+            % said,
             "content": "feed-maintenance.html",
         }
-        entry = Markup(render("feed-entry.xml", e=e, m=m).decode("utf-8"))
+        entry = Markup(render("feed-entry.xml", lang, e=e, m=m).decode("utf-8"))
         out.append(MaintenanceEntry(frozenset(g.service for g in group), e["published"], e["updated"], entry))
     return out
 
@@ -146,16 +169,19 @@ def feed(
     if service is not None:
         maintenance = [m for m in maintenance if service.slug in m.services]
     site, host, since = config.site, tag_authority(config), f"{epoch:%Y-%m-%d}"
+    lang = language(config)
+    w = words(lang)
     if service is None:
-        path, title, alternate = SITE_FEED, f"{site.title}: incidents", "/incidents/"
+        path, title, alternate = SITE_FEED, w.gettext("%(title)s: incidents") % {"title": site.title}, "/incidents/"
         feed_id = f"tag:{host},{since}:feed/incidents"
     else:
-        path, title = routes.service_feed_file(service.slug), f"{service.name}: incidents ({site.title})"
+        said = {"name": service.name, "title": site.title}
+        path, title = routes.service_feed_file(service.slug), w.gettext("%(name)s: incidents (%(title)s)") % said
         alternate, feed_id = routes.service_page_url(service.slug), f"tag:{host},{since}:feed/services/{service.slug}"
     head = {
         "id": feed_id,
         "title": title,
-        "subtitle": f"Incidents recorded by {site.title}",
+        "subtitle": w.gettext("Incidents recorded by %(title)s") % {"title": site.title},
         "updated": max([d["updated_at"] for d in incidents] + [m.updated for m in maintenance], default=None)
         or iso(epoch),  # the texts are iso's: they compare as the times
         "self_url": f"{site.base_url}/{path}",
@@ -163,4 +189,4 @@ def feed(
     }
     told = [(d["started_at"], entries[d["id"]]) for d in incidents] + [(m.published, m.entry) for m in maintenance]
     told.sort(key=lambda t: t[0], reverse=True)  # newest first (stable: the incidents' order among equals)
-    return render("feed.xml", feed=head, entries=[e for _, e in told], site=site, version=__version__)
+    return render("feed.xml", lang, feed=head, entries=[e for _, e in told], site=site, version=__version__)

@@ -128,6 +128,6 @@ def code_key() -> str:
         for p in sorted(stack.pop().iterdir(), key=lambda p: p.name):
             if p.is_dir():
                 stack.append(p)
-            elif p.name.endswith(".py"):
+            elif p.name.endswith((".py", ".mo")):  # the code, and the compiled catalogs
                 parts += [p.name.encode(), p.read_bytes()]
     return digest(b"\0".join(parts + templates_digest_parts()))

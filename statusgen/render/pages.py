@@ -38,12 +38,14 @@ from markupsafe import Markup
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
 from statusgen.decide.history import History
-from statusgen.model import DESCRIPTIONS, FLAG_WORDS, RANGES, STATUSES, Outcome
+from statusgen.decide.overall import summary
+from statusgen.i18n import Language
+from statusgen.model import DESCRIPTIONS, RANGES, STATUSES, Outcome, Status
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
 from statusgen.render.openapi import openapi_document, statuspage_openapi_document
 from statusgen.render.templating import render, render_text
-from statusgen.render.words import LEGEND, status_word
+from statusgen.render.words import LEGEND, words
 
 RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
 DAY_ROWS = 10  # the incidents and month pages list a day's newest incidents; the day's own page all
@@ -54,13 +56,27 @@ CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (
 Document = dict[str, Any]
 
 
-def front_bar(ninety: History) -> Markup:
+def front_bar(ninety: History, lang: Language) -> Markup:
     """A service's bar on the front page, from its 90-day history: its cells and its summary."""
-    return Markup(render_text("front-bar.html", cells=charts.bar(ninety.columns), days=ninety.document["summary"]))
+    return Markup(
+        render_text("front-bar.html", lang, cells=charts.bar(ninety.columns), days=ninety.document["summary"])
+    )
+
+
+def site_summary(snapshot: Document, lang: Language) -> str:
+    """The snapshot's sentence (``decide.overall``) in a page's language, from its counts."""
+    counts = {Status(s): n for s, n in snapshot["counts"]["by_status"].items()}
+    w = words(lang)
+    return summary(counts, w.gettext, w.ngettext)
 
 
 def front_page(
-    site: SiteConfig, snapshot: Document, health: Document, open_incidents: Document, bars: dict[str, Markup]
+    site: SiteConfig,
+    lang: Language,
+    snapshot: Document,
+    health: Document,
+    open_incidents: Document,
+    bars: dict[str, Markup],
 ) -> bytes:
     """The health index, the counts, open incidents, and every service with its 90-day bar.
     ``bars``: each service's ``front_bar``."""
@@ -71,16 +87,18 @@ def front_page(
             categories.append({"slug": slug, "counts": counts, "services": members})
     return render(
         "index.html",
+        lang,
         site=site,
+        here="/",
         nav="status",
         snapshot=snapshot,
+        summary=site_summary(snapshot, lang),
         health=health,
         open_incidents=open_incidents["incidents"],
         categories=categories,
         bars=bars,
-        legend=LEGEND,
+        legend=[(css, words(lang).gettext(said)) for css, said in LEGEND],
         statuses=STATUSES,
-        status_words={s: status_word(s) for s in STATUSES},
     )
 
 
@@ -91,13 +109,6 @@ LIVE_FIELDS = {
     "state": ("evidence",),
     "check": ("last_result", "locations"),
     "vendor": ("outcome", "detail", "fetched_at", "last_ok_at"),
-}
-
-
-#: The words site.js needs to tell the live fields: outcomes and flags, as the pages say them.
-LIVE_WORDS = {
-    "outcomes": {o.value: DESCRIPTIONS[o] for o in Outcome},
-    "flags": FLAG_WORDS,
 }
 
 
@@ -137,43 +148,53 @@ def service_page_view(config: Config, record: Document, incidents: list[Document
     }
 
 
-def service_page(site: SiteConfig, view: Document, panels: dict[str, Markup], days: Markup) -> bytes:
+def service_page(site: SiteConfig, lang: Language, view: Document, panels: dict[str, Markup], days: Markup) -> bytes:
     """One service (``service_page_view``): state, vendor view, checks, the panel of every range
     (``service_panel``), its days (``service_days``), incidents and links. Open incidents are told
     with their timelines; the newest past ones are listed, each linking its timeline on the
     service's incidents page, which tells them all."""
     return render(
         "service.html",
+        lang,
         site=site,
+        here=routes.service_page_url(view["service"]["slug"]),
         nav="status",
         view=view,
         ranges=list(panels),
         panels=list(panels.values()),
         days=days,
-        live_words=LIVE_WORDS,
     )
 
 
-def service_panel(slug: str, name: str, history: History) -> Markup:
+def service_panel(slug: str, name: str, history: History, lang: Language) -> Markup:
     """A range's panel of a service page: its summary and its charts."""
     p = {
         "name": name,
         "history": history.document,
         "url": routes.history_url(slug, name),
-        "latency": charts.latency(history),
-        "availability": charts.availability(history),
+        "latency": charts.latency(history, words(lang)),
+        "availability": charts.availability(history, words(lang)),
     }
-    return Markup(render_text("service-panel.html", p=p))
+    return Markup(render_text("service-panel.html", lang, p=p))
 
 
-def service_days(ninety: History) -> Markup:
+def service_days(ninety: History, lang: Language) -> Markup:
     """The rows of a service page's day-by-day table, from its 90-day history."""
-    return Markup(render_text("service-days.html", days=charts.day_rows(ninety.points())))
+    return Markup(render_text("service-days.html", lang, days=charts.day_rows(ninety.points(), words(lang))))
 
 
-def service_incidents_page(site: SiteConfig, slug: str, name: str, incidents: list[Document]) -> bytes:
+def service_incidents_page(site: SiteConfig, lang: Language, slug: str, name: str, incidents: list[Document]) -> bytes:
     """Every incident of one service, newest first, each told in full."""
-    return render("service-incidents.html", site=site, nav="incidents", slug=slug, name=name, incidents=incidents)
+    return render(
+        "service-incidents.html",
+        lang,
+        site=site,
+        here=routes.service_incidents_url(slug),
+        nav="incidents",
+        slug=slug,
+        name=name,
+        incidents=incidents,
+    )
 
 
 def incident_day(started_at: str) -> str:
@@ -181,7 +202,7 @@ def incident_day(started_at: str) -> str:
     return started_at[:10]
 
 
-def incidents_pages(site: SiteConfig, lists: dict[str, Document], today: date) -> dict[str, bytes]:
+def incidents_pages(site: SiteConfig, lang: Language, lists: dict[str, Document], today: date) -> dict[str, bytes]:
     """The incidents pages: ``incidents/`` (open incidents told in full, then the past ones of the
     last RECENT_DAYS days grouped by day, then every month), one page a month and one a day. A day
     lists its newest DAY_ROWS incidents on the first two and all of them on its own, so that
@@ -197,7 +218,9 @@ def incidents_pages(site: SiteConfig, lists: dict[str, Document], today: date) -
     out = {
         "incidents/index.html": render(
             "incidents.html",
+            lang,
             site=site,
+            here="/incidents/",
             nav="incidents",
             open_list=lists[routes.incidents_file("1")],
             past_count=len(past),
@@ -210,7 +233,9 @@ def incidents_pages(site: SiteConfig, lists: dict[str, Document], today: date) -
     for month, in_month in months.items():
         out[routes.incidents_page_file(month)] = render(
             "incidents-month.html",
+            lang,
             site=site,
+            here=routes.incidents_page_url(month),
             nav="incidents",
             month=month,
             days=[(day, days[day]) for day in in_month],
@@ -218,12 +243,18 @@ def incidents_pages(site: SiteConfig, lists: dict[str, Document], today: date) -
         )
     for day, told in days.items():
         out[routes.incidents_page_file(day)] = render(
-            "incidents-day.html", site=site, nav="incidents", day=day, incidents=told
+            "incidents-day.html",
+            lang,
+            site=site,
+            here=routes.incidents_page_url(day),
+            nav="incidents",
+            day=day,
+            incidents=told,
         )
     return out
 
 
-def method_page(config: Config, health: Document) -> bytes:
+def method_page(config: Config, lang: Language, health: Document) -> bytes:
     """How the checks are made: the health document, the fields of each service's record that its
     configuration makes (``configured_record``), what only the configuration holds, and each
     range's bucket count and size."""
@@ -231,57 +262,56 @@ def method_page(config: Config, health: Document) -> bytes:
     ranges = [{"name": name, "count": rng.buckets, "resolution_s": rng.resolution_s} for name, rng in RANGES.items()]
     return render(
         "method.html",
+        lang,
         site=config.site,
+        here="/method/",
         nav="method",
         health=health,
         services=services,
         ranges=ranges,
-        outcomes=CHECK_FAILURES,
+        outcomes=[(code, words(lang).gettext(said)) for code, said in CHECK_FAILURES],
         any_vendor=any(s.vendor for s in config.services),
         any_maintenance=any(s.maintenance for s in config.services),
         locations=config.locations,
     )
 
 
-def embed_pages(site: SiteConfig, snapshot: Document) -> dict[str, bytes]:
+def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[str, bytes]:
     """The embeddable status: the site's in one line (``/embed/``), and each service's
     (``/embed/{slug}/``), each linked to its page. They change only when a status does."""
     out = {
         routes.embed_file(): render(
             "embed.html",
+            lang,
             site_title=site.title,
             name=site.title,
             state=snapshot["status"],
-            word=status_word(snapshot["status"]),
-            sentence=snapshot["summary"],
-            link="/",  # a frame's links are read against its own address: the site's
+            word=words(lang).status_word(snapshot["status"]),
+            sentence=site_summary(snapshot, lang),
+            link=lang.url("/"),  # a frame's links are read against its own address: the site's
         )
     }
     for s in snapshot["services"]:
         out[routes.embed_file(s["slug"])] = render(
             "embed.html",
+            lang,
             site_title=site.title,
             name=s["name"],
             state=s["status"],
-            word=status_word(s["status"]),
+            word=words(lang).status_word(s["status"]),
             sentence=None,
-            link=s["links"]["page"],
+            link=lang.url(s["links"]["page"]),
         )
     return out
 
 
-def error_pages(site: SiteConfig) -> dict[str, bytes]:
+def error_pages(site: SiteConfig, lang: Language) -> dict[str, bytes]:
     """The errors told to people (a browser that asks for a missing page, or asks too often): HTML
     pages in the site's layout. The interface's errors are the JSON bodies (``errorbodies``)."""
     return {
-        routes.error_page_file("404"): render("error.html", site=site, nav=None, status=404, heading="Page not found"),
+        routes.error_page_file("404"): render("error.html", lang, site=site, nav=None, status=404),
         routes.error_page_file("429"): render(
-            "error.html",
-            site=site,
-            nav=None,
-            status=429,
-            heading="Too many requests",
-            per_minute=policy.PAGES_PER_MINUTE,
+            "error.html", lang, site=site, nav=None, status=429, per_minute=policy.PAGES_PER_MINUTE
         ),
     }
 
@@ -310,14 +340,16 @@ def _endpoints(document: Document, slug: str) -> list[Document]:
     ]
 
 
-def api_page(config: Config, health: Document, error: Document) -> bytes:
+def api_page(config: Config, lang: Language, health: Document, error: Document) -> bytes:
     """Every endpoint of the OpenAPI documents, with caching, limits and examples of this build."""
     slug = config.services[0].slug if config.services else "example"
     endpoints = _endpoints(openapi_document(config), slug)
     statuspage = _endpoints(statuspage_openapi_document(config), slug)
     return render(
         "api.html",
+        lang,
         site=config.site,
+        here="/api/",
         nav="api",
         endpoints=endpoints,
         statuspage=statuspage,

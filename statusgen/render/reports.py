@@ -17,6 +17,7 @@ from statusgen import routes
 from statusgen.config import ServiceConfig
 from statusgen.decide.history import Span
 from statusgen.decide.reports import MonthFigures, Tally, figures, month_of, months_before, summed
+from statusgen.i18n import N_, Language, site_languages, translations
 from statusgen.model import STATUSES
 from statusgen.render.gather import SiteData, as_of_service
 from statusgen.render.templating import render
@@ -26,20 +27,28 @@ Document = dict[str, Any]
 
 #: The accounting rules, as every report states them (``decide.reports`` applies them).
 RULES = {
-    "period": "Calendar months in UTC; the current month counts up to the data's time (to).",
-    "unknown": "Each run speaks for the time since the run before it, at most one interval. Time no run "
-    "spoke for (collection stopped, the service not yet configured) and time the service was not "
-    "measured (paused) is unknown: it is never counted as up.",
-    "down": "A major outage counts as down for its whole time; a partial outage for 30% of it, as "
-    "Statuspage weighs it.",
-    "degraded": "Degraded time is up: slow, but working.",
-    "maintenance": "Maintenance time is not counted against availability: it leaves the counted time.",
-    "availability": "(counted - down) / counted, where counted is the known time not in maintenance.",
-    "excluded": "Results set aside by the vantage rules (our own network failing) change no status; "
-    "they are counted in excluded_results.",
-    "sla": "A target is met when the month's availability is at least the target. The error budget is the "
-    "down time the target allows over the month's length less its maintenance; what is left is that less "
-    "the down time so far (negative: overspent).",
+    "period": N_("Calendar months in UTC; the current month counts up to the data's time (to)."),
+    "unknown": N_(
+        "Each run speaks for the time since the run before it, at most one interval. Time no run "
+        "spoke for (collection stopped, the service not yet configured) and time the service was not "
+        "measured (paused) is unknown: it is never counted as up."
+    ),
+    "down": N_(
+        "A major outage counts as down for its whole time; a partial outage for a share of 30%, as "
+        "Statuspage weighs it."
+    ),
+    "degraded": N_("Degraded time is up: slow, but working."),
+    "maintenance": N_("Maintenance time is not counted against availability: it leaves the counted time."),
+    "availability": N_("(counted - down) / counted, where counted is the known time not in maintenance."),
+    "excluded": N_(
+        "Results set aside by the vantage rules (our own network failing) change no status; "
+        "they are counted in excluded_results."
+    ),
+    "sla": N_(
+        "A target is met when the month's availability is at least the target. The error budget is the "
+        "down time the target allows over the month's length less its maintenance; what is left is that less "
+        "the down time so far (negative: overspent)."
+    ),
 }
 CSV_COLUMNS = (
     "month",
@@ -130,12 +139,18 @@ def _links(month: str) -> Document:
     }
 
 
+def rules(tag: str) -> dict[str, str]:
+    """The accounting rules in a language."""
+    said = translations(tag)
+    return {key: said.gettext(rule) for key, rule in RULES.items()}
+
+
 def report_document(data: SiteData, report: Report) -> Document:
     config = data.config
     return {
         **_period(report.site),
         "as_of": iso_epoch(report.site.end),  # a finished month's report keeps its bytes
-        "rules": RULES,
+        "rules": rules(config.site.languages[0]),
         "site": figures_document(report.site),
         "categories": [
             {"category": c, "name": config.categories[c], "services": n, **figures_document(f)}
@@ -190,21 +205,30 @@ def report_csv(data: SiteData, report: Report) -> bytes:
 
 
 def report_files(data: SiteData) -> dict[str, bytes | Document]:
-    """Every file of the reports: JSON documents (as documents), the CSV and the pages (as bytes)."""
+    """Every file of the reports: JSON documents (as documents), the CSV and the pages (as bytes),
+    a page in each language of the site."""
+    site = data.config.site
     reports = [month_report(data, m) for m in kept_months(data)]
     listing = reports_list(data, reports)
     files: dict[str, bytes | Document] = {routes.REPORTS: listing}
-    files[routes.report_page_file()] = render(
-        "reports.html", site=data.config.site, nav="reports", listing=listing, rules=RULES
-    )
+    docs = {r.month: report_document(data, r) for r in reports}
     for r in reports:
-        doc = report_document(data, r)
-        files[routes.report_file(r.month)] = doc
+        files[routes.report_file(r.month)] = docs[r.month]
         files[routes.report_csv_file(r.month)] = report_csv(data, r)
-        files[routes.report_page_file(r.month)] = render(
-            "report.html", site=data.config.site, nav="reports", report=doc, statuses=STATUSES, rules=RULES
+    for lang in site_languages(site.languages):
+        said = rules(lang.tag)
+        files[lang.file(routes.report_page_file())] = _page(
+            "reports.html", lang, routes.report_page_url(), site=site, listing=listing, rules=said
         )
+        for month, doc in docs.items():
+            files[lang.file(routes.report_page_file(month))] = _page(
+                "report.html", lang, routes.report_page_url(month), site=site, report=doc, statuses=STATUSES, rules=said
+            )
     return files
+
+
+def _page(template: str, lang: Language, here: str, **context: object) -> bytes:
+    return render(template, lang, here=here, nav="reports", **context)
 
 
 def current_month(data: SiteData, svc: ServiceConfig) -> Document:

@@ -43,6 +43,7 @@ from statusgen.decide.history import (
     in_progress,
     window,
 )
+from statusgen.i18n import Language, site_languages
 from statusgen.model import RANGES, Range
 from statusgen.render import keys, pages
 from statusgen.render.documents import (
@@ -69,7 +70,7 @@ Part = tuple[str | None, Callable[[], Markup]]
 
 
 def service_paths(slug: str) -> list[str]:
-    """A service's files: its record, its histories, its page."""
+    """A service's files: its record, its histories, its page (in the site's first language)."""
     return [
         routes.service_file(slug),
         *(routes.history_file(slug, r) for r in RANGES),
@@ -101,7 +102,7 @@ def record_inputs(data: SiteData, svc: ServiceConfig, site_key: str, last_day_co
 class Rendered(NamedTuple):
     """What a service's rendering hands on to the site-wide files (from a worker, pickled)."""
 
-    bar: Markup  # its bar on the front page
+    bar: dict[str, Markup]  # its bar on the front page, in each language of the site (by tag)
     day: Document  # its record's last day summary
     month: Document  # its record's figures of the current month
 
@@ -136,15 +137,19 @@ class ServiceRenderer:
         incidents = [incident_document(self.data.config, row) for row in self.data.incidents_of(slug)]
         shown = pages.service_page_view(self.data.config, record, incidents)
         page_key = keys.key(keys.PageInputs(self.job.site_key, shown, histories.keys))
-        parts = drawings(slug, histories)
-        self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
-        page_kept = self.kept(paths[-1], page_key)
-        drawn = self.draw({name: parts[name] for name in (["bar"] if page_kept else parts)})
-        if not page_kept:
-            panels = {name: drawn[name] for name in RANGES}
-            page = pages.service_page(self.data.config.site, shown, panels, drawn["days"])
-            self.placer.put(paths[-1], page, page_key)
-        return Rendered(drawn["bar"], record["service"]["last_day"]["summary"], record["service"]["this_month"])
+        bars = {}
+        for lang in site_languages(self.data.config.site.languages):
+            parts = drawings(slug, histories, lang)
+            self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
+            page_path = lang.file(paths[-1])
+            page_kept = self.kept(page_path, page_key)
+            drawn = self.draw({name: parts[name] for name in (["bar"] if page_kept else parts)})
+            if not page_kept:
+                panels = {name: drawn[name] for name in RANGES}
+                page = pages.service_page(self.data.config.site, lang, shown, panels, drawn["days"])
+                self.placer.put(page_path, page, page_key)
+            bars[lang.tag] = drawn["bar"]
+        return Rendered(bars, record["service"]["last_day"]["summary"], record["service"]["this_month"])
 
     def draw(self, parts: dict[str, Part]) -> dict[str, Markup]:
         """Each part, by name: the cached one where it has a key, else drawn now."""
@@ -181,18 +186,21 @@ class ServiceRenderer:
         return True
 
 
-def drawings(slug: str, histories: Histories) -> dict[str, Part]:
-    """What the pages draw from a service's histories, by name: the panel of each range and the
-    day table (its page), and its bar (the front page). Each is kept under its history's key, but
-    the 24-hour panel, whose history changes with nearly every page made."""
-    keys, get = histories.keys, histories.get
+def drawings(slug: str, histories: Histories, lang: Language) -> dict[str, Part]:
+    """What the pages draw from a service's histories, by name, in a language: the panel of each
+    range and the day table (its page), and its bar (the front page). Each is kept under its
+    history's key and the language's tag, but the 24-hour panel, whose history changes with nearly
+    every page made."""
+    keys, get, tag = histories.keys, histories.get, lang.tag
 
     def panel(name: str) -> Callable[[], Markup]:
-        return lambda: pages.service_panel(slug, name, get(name))
+        return lambda: pages.service_panel(slug, name, get(name), lang)
 
-    parts: dict[str, Part] = {name: (None if name == "24h" else f"panel {keys[name]}", panel(name)) for name in RANGES}
-    parts["days"] = (f"days {keys['90d']}", lambda: pages.service_days(get("90d")))
-    parts["bar"] = (f"bar {keys['90d']}", lambda: pages.front_bar(get("90d")))
+    parts: dict[str, Part] = {
+        name: (None if name == "24h" else f"{tag} panel {keys[name]}", panel(name)) for name in RANGES
+    }
+    parts["days"] = (f"{tag} days {keys['90d']}", lambda: pages.service_days(get("90d"), lang))
+    parts["bar"] = (f"{tag} bar {keys['90d']}", lambda: pages.front_bar(get("90d"), lang))
     return parts
 
 

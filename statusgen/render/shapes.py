@@ -505,6 +505,7 @@ HEALTH_FIELDS: Schema = {
     "formula": {"type": "string"},
     "services_counted": INT,
     "services_total": INT,
+    "languages": {"type": "array", "items": {"type": "string"}, "minItems": 1},
     "collection": COLLECTION,
     "notifications": obj(
         {"sent": INT, "failed": INT, "pending": INT, "uncertain": INT},

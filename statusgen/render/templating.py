@@ -3,7 +3,10 @@
 They ship inside the package (the repository keeps them in the top-level
 ``templates/``, which the wheel installs as ``statusgen.templates``) and are
 read through the package's resources, never through a path of the source
-tree. Autoescape is on for every template, HTML and Atom alike: vendor and
+tree. Each language has an environment of its own (``environment(language)``):
+its catalog installed for Jinja's ``i18n`` extension (``{% trans %}``, ``_()``),
+its filters (``render.words``) and its links (``local``: a page's URL in the
+language's folder). Autoescape is on for every template, HTML and Atom alike: vendor and
 service text is untrusted, and no template marks any of it safe. The operator's
 Markdown passes the ``markdown`` filter, which sanitizes it before marking it safe.
 """
@@ -13,42 +16,63 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
+from babel import Locale
 from jinja2 import Environment, PackageLoader
 
 from statusgen import routes
+from statusgen.i18n import SOURCE, Language, site_languages, translations
 from statusgen.render.markdown import to_html
-from statusgen.render.words import FILTERS
+from statusgen.render.words import words
 
 PACKAGE = "statusgen.templates"
 
 
+ENGLISH = Language(SOURCE)
+
+
 @cache
-def environment() -> Environment:
-    """The templates' environment, made once a process."""
+def environment(language: Language = ENGLISH) -> Environment:
+    """The templates' environment in a language, made once a process."""
     env = Environment(
-        loader=PackageLoader(PACKAGE, "."), autoescape=True, keep_trailing_newline=True, auto_reload=False
+        loader=PackageLoader(PACKAGE, "."),
+        autoescape=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+        extensions=["jinja2.ext.i18n"],
     )
-    env.filters.update(FILTERS)
+    env.policies["ext.i18n.trimmed"] = True  # a message's line breaks and indents are not part of it
+    env.install_gettext_translations(translations(language.tag), newstyle=True)  # type: ignore[attr-defined]
+    env.filters.update(words(language).filters())
+    local = language.url
     env.filters.update(
-        service_page_url=routes.service_page_url,
+        local=local,
+        service_page_url=lambda slug: local(routes.service_page_url(slug)),
         service_feed_url=routes.service_feed_url,
         service_url=routes.service_url,
-        service_incidents_url=routes.service_incidents_url,
+        service_incidents_url=lambda slug: local(routes.service_incidents_url(slug)),
         incident_anchor=routes.incident_anchor,
-        incidents_page_url=routes.incidents_page_url,
+        incidents_page_url=lambda day: local(routes.incidents_page_url(day)),
         markdown=to_html,  # the operator's words, sanitized (render.markdown): the only Markup made of text
     )
+    env.filters.update(alternates=alternates, language_name=language_name)
+    env.globals.update(lang=language, script_words=words(language).script())
     return env
 
 
-def render(template: str, /, **context: object) -> bytes:
-    """A template rendered to UTF-8 bytes."""
-    return render_text(template, **context).encode("utf-8")
+def render(template: str, /, language: Language = ENGLISH, **context: object) -> bytes:
+    """A template rendered to UTF-8 bytes, in a language."""
+    return render_text(template, language, **context).encode("utf-8")
 
 
-def render_text(template: str, /, **context: object) -> str:
-    """A template rendered (a part of a page, HTML its template escaped)."""
-    return environment().get_template(template).render(**context)
+def render_text(template: str, /, language: Language = ENGLISH, **context: object) -> str:
+    """A template rendered in a language (a part of a page, HTML its template escaped)."""
+    return environment(language).get_template(template).render(**context)
+
+
+def alternates(tags: tuple[str, ...], here: str | None) -> list[tuple[Language, str]]:
+    """Each language of a site and the URL of the page at ``here`` (its path in the first
+    language) in it: the page's translations, for hreflang links and the language switcher."""
+    return [(lang, lang.url(here)) for lang in site_languages(tags)] if isinstance(here, str) else []
 
 
 def static_files() -> dict[str, bytes]:
@@ -75,3 +99,9 @@ def templates_digest_parts() -> list[bytes]:
             elif not p.name.endswith((".py", ".pyc")):
                 out += [p.name.encode(), p.read_bytes()]
     return out
+
+
+def language_name(tag: str) -> str:
+    """A language's name as its own readers write it (``Deutsch``, ``日本語``): the switcher's words."""
+    name = Locale.parse(tag.replace("-", "_")).get_display_name() or tag
+    return name[:1].upper() + name[1:]

@@ -91,6 +91,7 @@ def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) ->
         **COMMON_HEADERS,
         "Content-Security-Policy": "".join(policy_variables()),
         "Referrer-Policy": REFERRER_POLICY,
+        "Content-Language": "$statusgen_language",
         **PREFLIGHT_VARIABLES,
         **(extra or {}),
     }

@@ -173,6 +173,15 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
             'default  "/api/v1/services/_filter/$statusgen_category/$statusgen_status.json";',
         ],
     )
+    out += [
+        "",
+        "# Content-Language: a page in a language's folder speaks it; the rest (the first",
+        "# language's pages, the JSON, the feeds) the site's first, as health.json lists them.",
+    ]
+    out += block(
+        "map $uri $statusgen_language",
+        [f'"~^/{tag.lower()}/"  {tag};' for tag in vocab.languages[1:]] + [f"default  {vocab.languages[0]};"],
+    )
     return out + [""]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE
+from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:\[\]*~-]+$")
 CIDR_RE = re.compile(r"^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$|^unix:$")
@@ -49,6 +50,7 @@ class Vocabulary:
     range: tuple[str, ...]
     active: tuple[str, ...]
     default_range: str = DEFAULT_RANGE
+    languages: tuple[str, ...] = ("en",)  # of the pages, the first at / (health.json's "languages")
 
 
 def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
@@ -73,7 +75,15 @@ def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
 def read_vocabulary(site: Path) -> Vocabulary:
     """The whitelists of the query maps, from the tree's ``_errors/400-*.json``."""
     category, status, range_, active = (_allowed(site, p) for p in ("category", "status", "range", "active"))
-    return Vocabulary(category, status, range_, active)
+    return Vocabulary(category, status, range_, active, languages=read_languages(site))
+
+
+def read_languages(site: Path) -> tuple[str, ...]:
+    """The languages of the tree's pages, the first at /, as its health document lists them."""
+    try:
+        return tree_languages(site)
+    except TreeLanguagesError as exc:
+        raise NginxConfError(f"{exc}. Run `statusgen run` or `statusgen build` first, or pass --site.") from None
 
 
 def check_options(options: NginxOptions) -> None:

@@ -69,10 +69,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.policy import CACHE_CONTROL, content_type
 from statusgen.rclonecmd import LISTING_NOT_FOUND, json_line, rclone_error
 from statusgen.render.tree import Entry, current_generation, digest, gens_dir, read_manifest
+from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 MODTIME_NOT_SUPPORTED = 3153600000000000000  # rclone's "precision" for a remote without mtimes (100 years in ns)
 COMMON_FLAGS = ("--use-json-log", "--verbose", "--stats", "0")
@@ -107,7 +109,11 @@ TIER_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
     (re.compile(p), t)
     for p, t in (
         (r"api/v1/(snapshot|health)\.json", Tier.SNAPSHOT),
-        (r"services/[^/]+/.+\.html|feed/services/[^/]+\.xml|api/v1/services/[^/_][^/]*\.json", Tier.SERVICES),
+        (
+            r"([a-z]{2,3}(-[a-z]{2})?/)?services/[^/]+/.+\.html|feed/services/[^/]+\.xml"
+            r"|api/v1/services/[^/_][^/]*\.json",
+            Tier.SERVICES,
+        ),
         (
             r"api/v1/services(\.json|/_filter/.+)|api/v1/incidents(\.json|/_active/.+)|feed/incidents\.xml"
             r"|api/v1/reports\.json",
@@ -148,6 +154,7 @@ class Step:
     tier: Tier | None = None
     content_type: str | None = None
     encoding: str | None = None  # "gzip": the files go up as their .gz copies' bytes
+    language: str | None = None  # their Content-Language (``routes.language_of``)
 
     @property
     def label(self) -> str:
@@ -178,19 +185,21 @@ class Step:
             "--header-upload",
             f"Cache-Control: {CACHE_CONTROL}",
             *(["--header-upload", f"Content-Encoding: {self.encoding}"] if self.encoding else []),
+            *(["--header-upload", f"Content-Language: {self.language}"] if self.language else []),
             *listed,
         ]
 
 
-def plan_uploads(files: Iterable[str], encoded: Collection[str] = ()) -> list[Step]:
-    """The upload steps for these tree paths: by tier, then by content type, those in ``encoded``
-    (uploaded as their gzipped bytes) apart."""
-    groups: dict[tuple[Tier, str, str], list[str]] = {}
+def plan_uploads(files: Iterable[str], encoded: Collection[str] = (), languages: Sequence[str] = ("en",)) -> list[Step]:
+    """The upload steps for these tree paths: by tier, then by content type and language, those
+    in ``encoded`` (uploaded as their gzipped bytes) apart. ``languages``: the tree's, its first first."""
+    groups: dict[tuple[Tier, str, str, str], list[str]] = {}
     for rel in sorted(f for f in files if publishable(f)):
-        groups.setdefault((tier_of(rel), content_type(rel), "gzip" if rel in encoded else ""), []).append(rel)
+        key = (tier_of(rel), content_type(rel), "gzip" if rel in encoded else "", routes.language_of(rel, languages))
+        groups.setdefault(key, []).append(rel)
     return [
-        Step("copy", tuple(names), tier, ctype, encoding or None)
-        for (tier, ctype, encoding), names in sorted(groups.items())
+        Step("copy", tuple(names), tier, ctype, encoding or None, language)
+        for (tier, ctype, encoding, language), names in sorted(groups.items())
     ]
 
 
@@ -201,11 +210,16 @@ def plan_deletions(files: Iterable[str], remote_files: Iterable[str]) -> list[St
     return [Step("delete", tuple(gone)), Step("rmdirs")] if gone else []
 
 
-def plan_publish(files: Iterable[str], remote_files: Iterable[str], encoded: Collection[str] = ()) -> list[Step]:
+def plan_publish(
+    files: Iterable[str],
+    remote_files: Iterable[str],
+    encoded: Collection[str] = (),
+    languages: Sequence[str] = ("en",),
+) -> list[Step]:
     """Tree paths and the remote's listing -> the ordered steps of a publish; deletions last
     (``encoded``: the files uploaded as their gzipped bytes)."""
     files = list(files)
-    return plan_uploads(files, encoded) + plan_deletions(files, remote_files)
+    return plan_uploads(files, encoded, languages) + plan_deletions(files, remote_files)
 
 
 Fingerprint = tuple[int, int, bool]  # a published file's size, modification time and .gz copy
@@ -216,14 +230,18 @@ BLIND = ("--no-check-dest", "--no-traverse", "--s3-no-check-bucket", "--s3-no-he
 
 
 def plan_changes(
-    manifest: Mapping[str, Entry], published: Mapping[str, Fingerprint], precompressed: bool
+    manifest: Mapping[str, Entry],
+    published: Mapping[str, Fingerprint],
+    precompressed: bool,
+    languages: Sequence[str] = ("en",),
 ) -> list[Step]:
     """The steps that bring a remote holding ``published`` to the generation of ``manifest``:
     upload what is new or changed, then delete what the tree no longer has."""
     changed = [rel for rel, e in manifest.items() if publishable(rel) and published.get(rel) != fingerprint(e)]
     encoded = {rel for rel in changed if precompressed and manifest[rel].gz}
     gone = sorted(rel for rel in published if rel not in manifest)
-    return plan_uploads(changed, encoded) + ([Step("delete", tuple(gone)), Step("rmdirs")] if gone else [])
+    steps = plan_uploads(changed, encoded, languages)
+    return steps + ([Step("delete", tuple(gone)), Step("rmdirs")] if gone else [])
 
 
 def fingerprint(entry: Entry) -> Fingerprint:
@@ -431,12 +449,16 @@ def publish_tree(
     runner = Rclone(rclone, remote)
     manifest = read_manifest(source)
     record = PublishedRecord(site, remote, precompressed)
+    try:
+        languages = tree_languages(source)
+    except TreeLanguagesError as exc:
+        raise PublishError(f"{exc}: build the site before publishing it") from None
     if record.files is None:
         compare = runner.compare_flags()
         encoded = {rel for rel, e in manifest.items() if precompressed and e.gz}
-        steps = plan_publish(tree_files(source), runner.listing(), encoded)
+        steps = plan_publish(tree_files(source), runner.listing(), encoded, languages)
     else:
-        compare, steps = BLIND, plan_changes(manifest, record.files, precompressed)
+        compare, steps = BLIND, plan_changes(manifest, record.files, precompressed, languages)
     report = PublishReport(remote, source, compare, dry_run)
     record.path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="work-", dir=record.path.parent) as work:

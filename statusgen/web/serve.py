@@ -55,6 +55,7 @@ from statusgen.policy import (
     security_headers,
 )
 from statusgen.render.errorbodies import error_body
+from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 #: Connections the preview server holds at once (a thread each).
 MAX_CONNECTIONS = 512
@@ -365,6 +366,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _common_headers(self, cache: str, rel: str) -> None:
         self.send_header("Cache-Control", cache)
+        self.send_header("Content-Language", routes.language_of(rel, self.server.languages()))
         for name, value in {**COMMON_HEADERS, **security_headers(rel)}.items():
             self.send_header(name, value)
 
@@ -560,7 +562,19 @@ class PreviewServer(ThreadingHTTPServer):
         self.limiter = RateLimiter(per_minute)
         self.pages_limiter = RateLimiter(pages_per_minute)
         self.admission = Admission(max_connections, connections_per_address)
+        self._languages: tuple[str, tuple[str, ...]] = ("", ("en",))
         super().__init__((host, port), Handler)
+
+    def languages(self) -> tuple[str, ...]:
+        """The tree's languages (health.json's), read again when a new generation is swapped in."""
+        generation = os.path.realpath(self.site)
+        if generation != self._languages[0]:
+            try:
+                tags = tree_languages(Path(generation))
+            except TreeLanguagesError:
+                tags = ("en",)  # a tree without its health document: its error files answer anyway
+            self._languages = (generation, tags)
+        return self._languages[1]
 
 
 def serve(site: Path, host: str, port: int, quiet: bool = False) -> None:

@@ -21,10 +21,26 @@
    stale_after of the data the page shows (the snapshot's on the front page, the record's on a
    service page, health's elsewhere), the status banner becomes a warning that the site has not
    been updated since then, in the reader's zone, and how long ago. Without the script, the
-   front page's banner says what time its words are as of. */
+   front page's banner says what time its words are as of.
+
+   Every word it says comes from the page (the #words element: its sentences in the page's
+   language, with %(name)s places), and every number and time is formatted with Intl in the
+   page's language (<html lang>), as the server formats those of the page with Babel. */
 "use strict";
 (() => {
-  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const LANG = document.documentElement.lang || "en";
+  const WORDS_OF = JSON.parse(document.getElementById("words")?.textContent || "{}");
+  const SAID = WORDS_OF.say || {};
+  // A sentence of the page's language with its places filled: say("as_of", { time: "..." }).
+  const say = (key, values = {}) => (SAID[key] || key).replace(/%\((\w+)\)s/g, (_, name) => String(values[name] ?? ""));
+  const NUMBER = new Intl.NumberFormat(LANG, { maximumFractionDigits: 3 });
+  const PERCENT = new Intl.NumberFormat(LANG, { style: "percent", maximumFractionDigits: 5 });
+  const num = (v) => NUMBER.format(v);
+  const pct = (v) => PERCENT.format(v / 100);
+  const DAY = new Intl.DateTimeFormat(LANG, { timeZone: "UTC", year: "numeric", month: "short", day: "numeric" });
+  const DAY_TIME = new Intl.DateTimeFormat(LANG, {
+    timeZone: "UTC", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
   const HOVER_MS = 80;            // a pointer that only passes over a bar does not fetch anything
   const histories = new Map();    // URL -> promise of its history document
 
@@ -40,23 +56,24 @@
     return histories.get(url);
   }
 
-  // A bucket's start as precise as its resolution needs: "22 Nov 2026" or "22 Nov 20:05 UTC".
+  // A bucket's start as precise as its resolution needs: "Nov 22, 2026" or "Nov 22, 20:05 UTC".
   function when(start, resolution) {
-    const day = `${Number(start.slice(8, 10))} ${MONTHS[Number(start.slice(5, 7)) - 1]}`;
-    return resolution >= 86400 ? `${day} ${start.slice(0, 4)}` : `${day} ${start.slice(11, 16)} UTC`;
+    const at = new Date(start);
+    return resolution >= 86400 ? DAY.format(at) : `${DAY_TIME.format(at)} UTC`;
   }
 
+  const ms = (v) => say("ms", { ms: num(v) });
   const WORDS = {
     availability(p) {
-      const minutes = `${p.incident_minutes} min of incidents`;
+      const minutes = say("incident_minutes", { minutes: num(p.incident_minutes) });
       if (p.availability === null) {
-        return (p.maintenance ? "maintenance only" : "no data") + (p.incident_minutes ? `, ${minutes}` : "");
+        return say(p.maintenance ? "maintenance_only" : "no_data") + (p.incident_minutes ? `, ${minutes}` : "");
       }
-      return `${p.availability}% available, ${minutes}`;
+      return `${say("available", { percent: pct(p.availability) })}, ${minutes}`;
     },
     latency(p) {
-      return p.latency_p50_ms === null ? "no latency measured"
-        : `p50 ${p.latency_p50_ms} ms, p95 ${p.latency_p95_ms} ms`;
+      return p.latency_p50_ms === null ? say("no_latency")
+        : say("latency", { p50: ms(p.latency_p50_ms), p95: ms(p.latency_p95_ms) });
     },
   };
 
@@ -89,10 +106,10 @@
     // A slider has a value before it is read: the latest bucket, the one on the right.
     el.setAttribute("aria-valuemax", el.dataset.count);
     el.setAttribute("aria-valuenow", el.dataset.count);
-    el.setAttribute("aria-valuetext", "The latest; use the arrow keys to read each one");
+    el.setAttribute("aria-valuetext", say("slider_start"));
     if (!el.getAttribute("aria-label")) {
-      const name = el.closest("li")?.querySelector("a")?.textContent || "Availability";
-      el.setAttribute("aria-label", `${name}: availability by day, last 90 days`);
+      const name = el.closest("li")?.querySelector("a")?.textContent || say("availability");
+      el.setAttribute("aria-label", say("bar_label", { name }));
     }
 
     // The plot area on screen, in CSS pixels from the host's top left corner.
@@ -131,7 +148,7 @@
     }
 
     function fail() {
-      tip.textContent = "The numbers could not be read; the service page lists them.";
+      tip.textContent = say("unreadable");
       if (!tip.isConnected) host.append(tip);
       Object.assign(tip.style, { left: "0px", top: `${area().top - tip.offsetHeight - 6}px` });
     }
@@ -188,21 +205,25 @@
 
   // Times are written in UTC ("2026-11-22 20:02 UTC"); where this script runs they read in the
   // reader's own time zone, the UTC one kept as the title, and a "since" says for how long.
-  const LOCAL = new Intl.DateTimeFormat(undefined, {
+  const LOCAL = new Intl.DateTimeFormat(LANG, {
     year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short",
   });
-  function lasted(ms) {
-    const min = Math.max(0, Math.round(ms / 60000));
-    if (min < 60) return `${min} min`;
+  const unit = (name, display) => new Intl.NumberFormat(LANG, { style: "unit", unit: name, unitDisplay: display });
+  const MINUTES = unit("minute", "short");
+  const HOURS = unit("hour", "short");
+  const DAYS = unit("day", "long");
+  function lasted(span) {
+    const min = Math.max(0, Math.round(span / 60000));
+    if (min < 60) return MINUTES.format(min);
     const hours = Math.floor(min / 60);
-    return hours < 48 ? `${hours} h ${min % 60} min` : `${Math.floor(hours / 24)} days`;
+    return hours < 48 ? `${HOURS.format(hours)} ${MINUTES.format(min % 60)}` : DAYS.format(Math.floor(hours / 24));
   }
   document.querySelectorAll("time[datetime]").forEach((t) => {
     const at = new Date(t.getAttribute("datetime"));
     if (!t.textContent.endsWith(" UTC") || Number.isNaN(at.getTime())) return;   // days stay UTC days
     t.title = t.textContent;
     t.textContent = LOCAL.format(at);
-    if (t.closest("[data-since]")) t.after(` (for ${lasted(Date.now() - at.getTime())})`);
+    if (t.closest("[data-since]")) t.after(` ${say("lasted", { duration: lasted(Date.now() - at.getTime()) })}`);
   });
 
   // Ask for a document now and every interval, with the ETag of the last answer (If-None-Match), so
@@ -233,67 +254,68 @@
     if (!banner) return;
     const since = Date.parse(doc.as_of);
     const said = document.createElement("strong");
-    said.textContent = `This page has not been updated since ${LOCAL.format(new Date(since))} `
-      + `(${lasted(Date.now() - since)} ago).`;
-    const rest = doc.summary ? ` Statuses may be out of date. As of then: ${doc.summary}`
-      : " The statuses and figures below are as of then, and may be out of date.";
+    said.textContent = say("stale", { time: LOCAL.format(new Date(since)), duration: lasted(Date.now() - since) });
+    const rest = ` ${doc.summary ? say("stale_summary", { summary: doc.summary }) : say("stale_rest")}`;
     banner.className = "banner banner-stale";
     banner.replaceChildren(said, rest);
     banner.hidden = false;
   };
 
   const aged = (name, asOf) => {
-    if (asOf) tell(name, `Data as of ${LOCAL.format(new Date(asOf))} (${lasted(Date.now() - Date.parse(asOf))} ago).`);
+    if (asOf) tell(name, say("as_of", { time: LOCAL.format(new Date(asOf)), duration: lasted(Date.now() - Date.parse(asOf)) }));
   };
 
   // A service page leaves out what moves with every result (so that it changes only when what it
   // says does): its data-live parts are told here from the service's record.
   const live = document.querySelector("[data-record]");
   if (live) {
-    const words = JSON.parse(live.dataset.words);
+    const words = WORDS_OF;
     let asOf = null;
     const at = (iso) => LOCAL.format(new Date(iso));
-    const figure = (v, unit) => (v === null || v === undefined ? "\u2014" : `${v}${unit}`);
+    const figure = (v, format) => (v === null || v === undefined ? "\u2014" : format(v));
     const result = (r) => {
       const said = words.outcomes[r.outcome] || r.outcome;
       let text = said.charAt(0).toUpperCase() + said.slice(1);
-      if (r.http_status) text += `, HTTP ${r.http_status}`;
-      if (r.latency_ms !== null) text += `, ${r.latency_ms} ms`;
-      if (r.slow) text += " (slow)";
+      if (r.http_status) text += `, ${say("http", { code: r.http_status })}`;
+      if (r.latency_ms !== null) text += `, ${ms(r.latency_ms)}`;
+      if (r.slow) text += ` ${say("slow")}`;
       if (r.condition) text += `: ${r.condition}`;
-      if (r.flag) text += `; not counted: ${words.flags[r.flag] || r.flag}`;
+      if (r.flag) text += `; ${say("not_counted", { why: words.flags[r.flag] || r.flag })}`;
       return `${text}, ${at(r.at)}`;
     };
     const fill = (record) => {
       const s = record.service;
       asOf = record.as_of;
       for (const c of s.checks) {
-        tell(`check-${c.check}`, c.last_result ? result(c.last_result) : "No result yet");
+        tell(`check-${c.check}`, c.last_result ? result(c.last_result) : say("no_result"));
         for (const seen of c.locations || []) {
-          tell(`at-${seen.location}-${c.check}`, seen.last_result ? result(seen.last_result) : "No fresh result");
+          tell(`at-${seen.location}-${c.check}`, seen.last_result ? result(seen.last_result) : say("no_fresh"));
         }
       }
       const day = s.last_day;
       const sum = day.summary;
-      tell("last-day", `Last day: ${day.count} results, ${sum.failed} failed; availability `
-        + `${figure(sum.availability, "%")}; latency p50 ${figure(sum.latency_p50_ms, " ms")}, `
-        + `p95 ${figure(sum.latency_p95_ms, " ms")}.`);
+      tell("last-day", say("last_day", {
+        count: num(day.count), failed: num(sum.failed), availability: figure(sum.availability, pct),
+        p50: figure(sum.latency_p50_ms, ms), p95: figure(sum.latency_p95_ms, ms),
+      }));
       const m = s.this_month;
       if (m) {
-        let said = `So far: ${figure(m.availability, "%")} available, ${m.down_minutes} minutes down, `
-          + `${m.incidents} incident${m.incidents === 1 ? "" : "s"}.`;
+        let said = say("so_far", {
+          availability: figure(m.availability, pct), down: num(m.down_minutes), incidents: num(m.incidents),
+        });
         if (m.sla) {
-          said += ` Target ${m.sla.met === null ? "not judged yet" : m.sla.met ? "met" : "missed"} so far; `
-            + `${m.sla.error_budget_left_minutes} of ${m.sla.error_budget_minutes} minutes of error budget left.`;
+          const judged = m.sla.met === null ? "target_open" : m.sla.met ? "target_met" : "target_missed";
+          said += ` ${say(judged, { left: num(m.sla.error_budget_left_minutes), budget: num(m.sla.error_budget_minutes) })}`;
         }
         tell("this-month", said);
       }
       const v = s.vendor;
       if (v) {
-        tell("vendor-read", v.fetched_at ? `Last read ${at(v.fetched_at)}: ${words.outcomes[v.outcome] || v.outcome}`
-          + `${v.detail ? ` (${v.detail})` : ""}.` : "Not read yet.");
+        const outcome = words.outcomes[v.outcome] || v.outcome;
+        tell("vendor-read", !v.fetched_at ? say("not_read")
+          : say(v.detail ? "vendor_read_detail" : "vendor_read", { time: at(v.fetched_at), outcome, detail: v.detail }));
       }
-      if (s.status !== live.dataset.status) tell("changed", "The status has changed since this page was made: reload it.");
+      if (s.status !== live.dataset.status) tell("changed", say("changed"));
     };
     let last = null;
     poll(live.dataset.record, live.dataset.refresh, (record) => { last = record; fill(record); }, () => {
@@ -306,15 +328,17 @@
   // snapshot; a change of the open incidents asks the reader to reload.
   const overall = document.querySelector("[data-snapshot]");
   if (overall) {
-    const words = JSON.parse(overall.dataset.words);
+    const words = WORDS_OF.statuses || {};
     let asOf = null;
     let last = { as_of: overall.dataset.asOf, stale_after: overall.dataset.staleAfter,
                  summary: overall.querySelector("strong").textContent };
     const made = [...overall.childNodes].map((n) => n.cloneNode(true));   // the banner as the page came
+    // The snapshot's sentence is in the site's first language: a page in another keeps its own.
+    const ownWords = LANG === overall.dataset.jsonLanguage ? null : last.summary;
     stale(last);                            // before any answer: the page's own time tells
     const fill = (snap) => {
       asOf = snap.as_of;
-      last = snap;
+      last = ownWords ? { ...snap, summary: ownWords } : snap;
       if (overall.classList.contains("banner-stale")) overall.replaceChildren(...made.map((n) => n.cloneNode(true)));
       const shown = overall.querySelector(".as-of time");
       if (shown) {
@@ -322,13 +346,15 @@
         shown.textContent = LOCAL.format(new Date(snap.as_of));
       }
       overall.className = `banner banner-${snap.status}`;
-      overall.querySelector("strong").textContent = snap.summary;
       const index = document.getElementById("health-index");
-      if (index && snap.health_index !== null) index.textContent = String(snap.health_index);
+      if (index && snap.health_index !== null) index.textContent = num(snap.health_index);
+      let changed = false;
       for (const [status, n] of Object.entries(snap.counts.by_status)) {
         const count = document.querySelector(`.counts li[data-status="${status}"] b`);
-        if (count) count.textContent = String(n);
+        if (count && count.textContent !== num(n)) { count.textContent = num(n); changed = true; }
       }
+      if (!ownWords) overall.querySelector("strong").textContent = snap.summary;
+      else if (changed) tell("front-changed", say("changed"));
       for (const svc of snap.services) {
         const word = document.querySelector(`#svc-${svc.slug} .svc-head .st`);
         if (word) {
@@ -337,7 +363,7 @@
         }
       }
       if (String(snap.open_incidents) !== overall.dataset.open) {
-        tell("front-changed", "The open incidents have changed since this page was made: reload it.");
+        tell("front-changed", say("front_changed"));
       }
     };
     poll(overall.dataset.snapshot, overall.dataset.refresh, fill, () => {

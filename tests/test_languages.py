@@ -1,0 +1,363 @@
+"""A site in three languages (``site.languages = ["en", "de", "ja"]``): every page in each, at /,
+/de/ and /ja/, each naming its language, linking its translations and switching between them;
+served by both servers and published with each file's Content-Language; and read in real
+Chromium: no English word of the catalog left on a German or Japanese page, dates and numbers
+in the locale's form, axe-clean in light and dark at 360 and 1280 px, nothing wider than a
+phone, Japanese lines broken between phrases."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import lxml.html
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from babel.messages import pofile
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from statusgen import routes
+from statusgen.config import Config
+from statusgen.render.build import build
+from statusgen.render.tree import current_generation
+from statusgen.store import Store
+from statusgen.web.publish import publish_tree
+from statusgen.web.serve import PreviewServer
+from tests.conformance import start_nginx
+from tests.objectstore import s3_server
+from tests.test_browser import ARGS, CHROMIUM
+from tests.test_pages import demo_build
+
+LANGUAGES = ("en", "de", "ja")
+LOCALE = Path(__file__).resolve().parents[1] / "statusgen" / "locale"
+PLACES = re.compile(r"%\(\w+\)[sd]|%%|<[^>]+>|&\w+;")
+
+
+@dataclass
+class Tri:
+    root: Path  # the served tree (a link to its current generation)
+    config: Config
+
+    def page(self, rel: str) -> lxml.html.HtmlElement:
+        return lxml.html.document_fromstring((self.root / rel).read_bytes())
+
+    def json(self, rel: str) -> Any:
+        import json
+
+        return json.loads((self.root / rel).read_bytes())
+
+
+@pytest.fixture(scope="module")
+def tri(tmp_path_factory: pytest.TempPathFactory) -> Tri:
+    """The demo's store built as a site in English (at /), German and Japanese."""
+    demo = demo_build()
+    work = tmp_path_factory.mktemp("languages")
+    store = Store(work / "copy.db")
+    with Store(demo.config.site.store) as source:
+        source.db.backup(store.db)
+    site = dataclasses.replace(demo.config.site, store=store.path, output=work / "site", languages=LANGUAGES)
+    config = dataclasses.replace(demo.config, site=site)
+    last = store.last_finished_run()
+    assert last is not None and last.finished_at is not None
+    build(store, config, last.finished_at, workers=1)
+    store.close()
+    return Tri(work / "site", config)
+
+
+def first_language_pages(tri: Tri) -> list[str]:
+    """Every page of the first language: the tree's HTML outside the other languages' folders."""
+    others = {tag.lower() for tag in LANGUAGES[1:]}
+    return sorted(
+        rel for p in tri.root.rglob("*.html") if (rel := str(p.relative_to(tri.root))).split("/")[0] not in others
+    )
+
+
+def url_of(rel: str) -> str | None:
+    """A page file's URL (None for the error pages, which are never asked for by their path)."""
+    if rel.startswith("_errors/"):
+        return None
+    return "/" + rel.removesuffix("index.html")
+
+
+def test_every_page_is_in_every_language_and_links_its_translations(tri: Tri) -> None:
+    base = tri.config.site.base_url.rstrip("/")
+    pages = first_language_pages(tri)
+    assert len(pages) > 20
+    for rel in pages:
+        for tag in LANGUAGES:
+            path = rel if tag == "en" else f"{tag.lower()}/{rel}"
+            page = tri.page(path)
+            assert page.get("lang") == tag, path
+            here = url_of(rel)
+            if here is None or rel.startswith("embed/"):
+                continue
+            links = {a.get("hreflang"): a.get("href") for a in page.xpath("//head/link[@hreflang]")}
+            want = {t: base + ("" if t == "en" else f"/{t.lower()}") + here for t in LANGUAGES}
+            assert links == {**want, "x-default": base + here}, path
+            switch = page.xpath("//nav[@class='langs']//a")
+            assert [(a.get("hreflang"), a.text_content()) for a in switch] == [
+                ("en", "English"),
+                ("de", "Deutsch"),
+                ("ja", "日本語"),
+            ], path
+            assert [a.get("hreflang") for a in switch if a.get("aria-current") == "true"] == [tag], path
+            # a page's links to pages stay in its language; its data links do not move
+            hrefs = [a.get("href") for a in page.xpath("//main//a[starts-with(@href, '/')]")]
+            for href in hrefs:
+                bare = href.split("#")[0].split("?")[0]
+                if tag != "en" and bare.endswith("/"):
+                    assert href.startswith(f"/{tag}/"), (path, href)
+                if bare.startswith(("/api/v1/", "/feed/")) or bare.endswith((".xml", ".csv", ".json")):
+                    assert not href.startswith(f"/{tag}/"), (path, href)
+
+
+def test_the_json_feeds_and_documents_stay_in_the_first_language(tri: Tri) -> None:
+    for tag in LANGUAGES[1:]:
+        assert not (tri.root / tag / "api" / "v1").exists() and not (tri.root / tag / "feed").exists()
+    health = tri.json(f"{routes.API}/health.json")
+    assert health["languages"] == list(LANGUAGES)
+    snapshot = tri.json(f"{routes.API}/snapshot.json")
+    front_de = tri.page("de/index.html").get_element_by_id("overall").xpath("strong")[0].text_content()
+    assert snapshot["summary"] != front_de and snapshot["summary"].endswith(".")
+    assert snapshot["status"] in ("operational", "degraded", "partial_outage", "major_outage", "maintenance", "unknown")
+
+
+@pytest.fixture(scope="module")
+def preview(tri: Tri) -> Iterator[str]:
+    server = PreviewServer(tri.root, "127.0.0.1", 0, quiet=True, per_minute=100_000, pages_per_minute=100_000)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def nginx(tri: Tri, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = start_nginx(tri.root, tmp_path_factory.mktemp("nginx-languages"), rate_limit=False)
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
+SAID = {
+    "/": "en",
+    "/de/": "de",
+    "/ja/incidents/": "ja",
+    "/de/method/": "de",
+    "/api/v1/snapshot": "en",
+    "/api/v2/summary.json": "en",
+    "/feed/incidents.xml": "en",
+    "/static/site.css": "en",
+}
+
+
+@pytest.mark.parametrize("server", ["preview", "nginx"])
+def test_both_servers_serve_each_language_and_say_which(server: str, request: pytest.FixtureRequest) -> None:
+    base = request.getfixturevalue(server)
+    with httpx.Client(base_url=base) as client:
+        for url, tag in SAID.items():
+            answer = client.get(url)
+            assert answer.status_code == 200, (server, url)
+            assert answer.headers["content-language"] == tag, (server, url)
+            again = client.get(url, headers={"If-None-Match": answer.headers["etag"]})
+            assert again.status_code == 304 and again.headers["content-language"] == tag, (server, url)
+        assert client.get("/de/services/nope/").status_code == 404
+        moved = client.get("/ja/incidents")
+        assert moved.status_code == 301 and moved.headers["location"].endswith("/ja/incidents/")
+
+
+def test_publish_gives_each_file_its_language(tri: Tri, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_CA_BUNDLE", raising=False)  # rclone 1.60's S3 client refuses it (test_publish_s3)
+    with s3_server() as s3:
+        publish_tree(tri.root, s3.remote())
+        objects = s3.objects()
+    generation = current_generation(tri.root)
+    assert generation is not None
+    for rel, (body, headers) in objects.items():
+        assert body == (generation / rel).read_bytes()
+        assert headers["content-language"] == routes.language_of(rel, LANGUAGES), rel
+    assert "de/index.html" in objects and "ja/services/acme-api/index.html" in objects
+
+
+# -- in Chromium --------------------------------------------------------------------------------
+
+
+def english_left(tag: str) -> list[str]:
+    """What would show that a page in ``tag`` still speaks English: each message of its catalog
+    whose translation differs, cut at its placeholders and markup into the runs of words a page
+    could show (at least four letters)."""
+    with (LOCALE / tag / "LC_MESSAGES" / "statusgen.po").open("rb") as f:
+        catalog = pofile.read_po(f, locale=tag)
+    runs: set[str] = set()
+    for message in catalog:
+        if not message.id:
+            continue
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        said = " ".join(strings)
+        for english in ids:
+            for run in PLACES.split(english):
+                run = run.strip(" .,;:()·—-/")
+                if len(re.sub(r"[^A-Za-z]", "", run)) >= 4 and run not in said:
+                    runs.add(run)
+    return sorted(runs, key=len, reverse=True)
+
+
+def recorded_words(tri: Tri) -> set[str]:
+    """The words a page shows as they were written, not translated: the operator's and vendors'
+    (names, descriptions, titles, messages) and the records the JSON carries in the site's first
+    language (incident titles and updates, reasons), but never one that is a message of the
+    catalog: those the page must translate."""
+    with (LOCALE / "statusgen.pot").open("rb") as f:
+        messages = {m.id if isinstance(m.id, str) else m.id[0] for m in pofile.read_po(f) if m.id}
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            if len(value) >= 4 and value not in messages:
+                found.add(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for rel in ("api/v1/snapshot.json", "api/v1/health.json", "api/v1/incidents.json"):
+        walk(tri.json(rel))
+    for svc in tri.config.services:
+        walk(tri.json(routes.service_file(svc.slug)))
+    walk([tri.config.site.title, tri.config.site.description, tri.config.site.vantage_point])
+    walk(list(tri.config.categories.values()))
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(tri: Tri) -> Iterator[Browser]:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def pages_to_read(tri: Tri) -> list[str]:
+    slug = tri.config.services[0].slug
+    month = tri.json(f"{routes.API}/reports.json")["months"][-1]["month"]
+    return ["", f"services/{slug}/", "incidents/", f"reports/{month}/"]
+
+
+def open_page(browser: Browser, url: str, scheme: str = "light", width: int = 1280) -> Page:
+    context = browser.new_context(
+        viewport={"width": width, "height": 900},
+        color_scheme=scheme,  # type: ignore[arg-type]
+        timezone_id="UTC",
+    )
+    page = context.new_page()
+    answer = page.goto(url, wait_until="load")
+    assert answer is not None and answer.status == 200, url
+    page.wait_for_timeout(300)  # the script's first answers (the record, the snapshot) are told
+    return page
+
+
+SHOWN_TEXT = """() => {
+  const copy = document.documentElement.cloneNode(true);
+  const parts = [document.title, document.body.innerText];
+  for (const el of document.querySelectorAll("[aria-label], [title], [aria-valuetext]")) {
+    for (const name of ["aria-label", "title", "aria-valuetext"]) parts.push(el.getAttribute(name) || "");
+  }
+  return parts.join("\\n");
+}"""
+
+#: How each language writes a day and a percentage (Babel on the server, Intl in the browser).
+LOCALE_FORMS = {
+    "de": (
+        re.compile(r"\b\d{1,2}\. (Jan|Feb|März|Apr|Mai|Juni|Juli|Aug|Sept|Okt|Nov|Dez)\.? \d{4}"),
+        re.compile(r"\d,\d+\u00a0%"),
+    ),
+    "ja": (re.compile(r"\d{4}年\d{1,2}月\d{1,2}日"), re.compile(r"\d\.\d+%")),
+}
+
+
+@pytest.mark.parametrize("tag", ["de", "ja"])
+def test_chromium_shows_each_page_in_its_language_with_its_forms(
+    browser: Browser, preview: str, tri: Tri, tag: str
+) -> None:
+    english, recorded = english_left(tag), sorted(recorded_words(tri), key=len, reverse=True)
+    day_form, percent_form = LOCALE_FORMS[tag]
+    for rel in pages_to_read(tri):
+        page = open_page(browser, f"{preview}/{tag}/{rel}")
+        text = page.evaluate(SHOWN_TEXT)
+        assert page.evaluate("document.documentElement.lang") == tag
+        for words in recorded:
+            text = text.replace(words, " ")
+        left = [run for run in english if re.search(rf"(?<![A-Za-z_]){re.escape(run)}(?![A-Za-z_])", text)]
+        assert left == [], (tag, rel, left[:10])
+        assert day_form.search(text), (tag, rel)
+        if rel in ("", f"reports/{pages_to_read(tri)[-1].split('/')[1]}/"):
+            assert percent_form.search(text), (tag, rel)
+        page.context.close()
+
+
+AXE = Axe()
+
+
+@pytest.mark.parametrize("tag", ["de", "ja", "fr", "es", "pt-BR"])
+def test_every_shipped_language_is_axe_clean_and_fits_a_phone(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory, tri: Tri, tag: str
+) -> None:
+    root = tri.root
+    if tag not in LANGUAGES:  # the other shipped languages: the same store built in them
+        root = built_in(tri, tag, tmp_path_factory)
+    server = PreviewServer(root, "127.0.0.1", 0, quiet=True, per_minute=100_000, pages_per_minute=100_000)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/{tag.lower()}/"
+    found: dict[str, object] = {}
+    try:
+        for rel in pages_to_read(tri):
+            for scheme, width in (("light", 1280), ("dark", 360), ("light", 360), ("dark", 1280)):
+                page = open_page(browser, base + rel, scheme, width)
+                violations = AXE.run(page).response["violations"]
+                if violations:
+                    found[f"{rel} {scheme} {width}"] = [
+                        (v["id"], [n["html"][:100] for n in v["nodes"][:2]]) for v in violations
+                    ]
+                if width == 360:
+                    wide = page.evaluate("document.documentElement.scrollWidth")
+                    assert wide <= 360, (tag, rel, scheme, wide)
+                page.context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert found == {}
+
+
+def built_in(tri: Tri, tag: str, factory: pytest.TempPathFactory) -> Path:
+    """The same store built as a site in English and ``tag``."""
+    work = factory.mktemp(f"site-{tag}")
+    store_path = work / "copy.db"
+    shutil.copyfile(tri.config.site.store, store_path)
+    site = dataclasses.replace(tri.config.site, store=store_path, output=work / "site", languages=("en", tag))
+    config = dataclasses.replace(tri.config, site=site)
+    with Store(store_path) as store:
+        last = store.last_finished_run()
+        assert last is not None and last.finished_at is not None
+        build(store, config, last.finished_at, workers=1)
+    return work / "site"
+
+
+def test_japanese_lines_break_between_phrases_not_inside_words(browser: Browser, preview: str) -> None:
+    page = open_page(browser, f"{preview}/ja/", "light", 360)
+    breaks = page.evaluate(
+        """() => [...document.querySelectorAll("body *")].map((el) => getComputedStyle(el).wordBreak)"""
+    )
+    assert "break-all" not in breaks and set(breaks) == {"auto-phrase"}
+    assert page.evaluate("getComputedStyle(document.body).lineBreak") == "strict"
+    page.context.close()
