@@ -53,10 +53,10 @@ screenshot: $(TESTS) system
 ## catalogs: extract every message (pybabel extract), update each language's catalog, compile them (docs/translating.md)
 LOCALE := statusgen/locale
 catalogs: $(TESTS)
-	$(BIN)/pybabel -q extract -F babel.cfg -k N_ --add-location=file --sort-by-file --no-wrap \
+	$(BIN)/pybabel -q extract -F babel.cfg -k N_ -k said -k said_plural:1,2 --add-location=file --sort-by-file --no-wrap \
 		--add-comments=Translators: --project=statusgen --copyright-holder="statusgen contributors" \
 		-o $(LOCALE)/statusgen.pot .
-	$(BIN)/pybabel -q update -i $(LOCALE)/statusgen.pot -d $(LOCALE) -D statusgen --ignore-obsolete --no-wrap
+	$(BIN)/pybabel -q update -i $(LOCALE)/statusgen.pot -d $(LOCALE) -D statusgen --ignore-obsolete --no-fuzzy-matching --no-wrap
 	$(BIN)/pybabel -q compile -d $(LOCALE) -D statusgen
 
 ## language: start the catalog of a new language, e.g. `make language LANG_TAG=it` (docs/translating.md)

@@ -16,9 +16,12 @@ never change with the language.
 from __future__ import annotations
 
 import gettext
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from typing import Any, Union
 
 DOMAIN = "statusgen"
 SOURCE = "en"
@@ -94,3 +97,191 @@ def translations(tag: str) -> gettext.NullTranslations:
     mo = files("statusgen") / "locale" / locale_name(tag) / "LC_MESSAGES" / f"{DOMAIN}.mo"
     with mo.open("rb") as f:
         return gettext.GNUTranslations(f)
+
+
+# -- words said once, said again in another language -----------------------------------------
+
+Gettext = Callable[[str], str]
+Ngettext = Callable[[str, str, int], str]
+Value = Union[str, int, float, "Said"]
+
+
+class Said(str):
+    """A sentence the decisions make (a service's reason, an incident's title or update, the
+    state of collection), kept as how it was made, so that every language can say it again.
+
+    It is its English text (the str itself: what the store, the logs and the tests read), and its
+    message with the values that fill it (``said``, ``said_plural``; a value may be a ``Said``
+    too), or the parts it joins (``Said.joined``). ``say`` says it in a language; ``to_json`` and
+    ``from_json`` keep it in the store."""
+
+    message: str | tuple[str, str] | None
+    values: dict[str, Value]
+    plural_n: int | None
+    parts: tuple[Value, ...]
+    separator: str
+
+    def __new__(cls, text: str = "") -> Said:
+        made = super().__new__(cls, text)
+        made.message, made.values, made.plural_n, made.parts, made.separator = text, {}, None, (), ""
+        return made
+
+    @classmethod
+    def made(
+        cls,
+        message: str | tuple[str, str] | None,
+        values: dict[str, Value],
+        count: int | None = None,
+        parts: tuple[Value, ...] = (),
+        separator: str = "",
+    ) -> Said:
+        words = cls(_english(message, values, count, parts, separator))
+        words.message, words.values, words.plural_n, words.parts, words.separator = (
+            message,
+            values,
+            count,
+            parts,
+            separator,
+        )
+        return words
+
+    @classmethod
+    def joined(cls, joiner: str, parts: Sequence[Value]) -> Said:
+        """Parts said one after another, each in its own words, two at a time by ``joiner`` (a
+        message of ``%(first)s`` and ``%(next)s``: ``SENTENCES``, ``CLAUSES``)."""
+        return cls.made(None, {}, None, tuple(parts), joiner)
+
+    def say(self, gettext: Gettext, ngettext: Ngettext) -> str:
+        """This sentence in the language of ``gettext`` and ``ngettext``."""
+        if self.message is None:
+            return _fold(gettext(self.separator), [say(p, gettext, ngettext) for p in self.parts])
+        values = {k: v.say(gettext, ngettext) if isinstance(v, Said) else v for k, v in self.values.items()}
+        if isinstance(self.message, tuple):
+            assert self.plural_n is not None
+            return ngettext(*self.message, self.plural_n) % values
+        text = gettext(self.message)
+        return text % values if values else text
+
+    def to_json(self) -> Any:
+        if self.message is None:
+            return {"join": self.separator, "parts": [_json(p) for p in self.parts]}
+        out: dict[str, Any] = {"said": list(self.message) if isinstance(self.message, tuple) else self.message}
+        if self.values:
+            out["values"] = {k: _json(v) for k, v in self.values.items()}
+        if self.plural_n is not None:
+            out["count"] = self.plural_n
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Value:
+        """What ``to_json`` wrote (a plain value stays one)."""
+        if not isinstance(doc, dict):
+            return doc  # type: ignore[no-any-return]  # a value as JSON keeps it: str, int, float
+        if "join" in doc:
+            return cls.joined(doc["join"], [cls.from_json(p) for p in doc["parts"]])
+        message = tuple(doc["said"]) if isinstance(doc["said"], list) else doc["said"]
+        values = {k: cls.from_json(v) for k, v in doc.get("values", {}).items()}
+        return cls.made(message, values, doc.get("count"))
+
+
+#: How the parts of a ``Said.joined`` are put together: sentences one after another, and the
+#: clauses of one sentence ("a timed out; b answered HTTP 503").
+SENTENCES = N_("%(first)s %(next)s")
+CLAUSES = N_("%(first)s; %(next)s")
+#: A duration's units, largest first (``said_duration``).
+UNITS = ((86400, N_("%(n)s d")), (3600, N_("%(n)s h")), (60, N_("%(n)s min")), (1, N_("%(n)s s")))
+
+
+def _fold(joiner: str, parts: list[str]) -> str:
+    if not parts:
+        return ""
+    text = parts[0]
+    for part in parts[1:]:
+        text = joiner % {"first": text, "next": part}
+    return text
+
+
+def said_list(parts: Sequence[Value]) -> Value:
+    """Parts as a list in words: "a, b and c"."""
+    if not parts:
+        return ""
+    told = parts[0]
+    for part in parts[1:-1]:
+        told = said("%(list)s, %(next)s", list=told, next=part)
+    return said("%(list)s and %(last)s", list=told, last=parts[-1]) if len(parts) > 1 else told
+
+
+def said_duration(seconds: float) -> Said:
+    """A duration as a person says it, in its two largest units: "2 h 5 min", "3 d 4 h"; in
+    seconds only under a minute ("45 s")."""
+    left, told = max(0, int(seconds)), list[Said]()
+    for size, unit in UNITS:
+        if size == 1 and told:
+            break  # seconds only when there is nothing larger to say
+        if left >= size or size == 1:
+            count, left = divmod(left, size)
+            told.append(said(unit, n=count))
+        elif told:
+            break  # "2 h", not "2 h 0 min"
+        if len(told) == 2 or (told and not left):
+            break
+    return Said.joined(SENTENCES, told)
+
+
+def said(message: str, /, **values: Value) -> Said:
+    """A sentence made of a message and the values that fill its ``%(name)s`` places."""
+    return Said.made(message, values)
+
+
+def said_plural(one: str, many: str, count: int, /, **values: Value) -> Said:
+    """A sentence whose words depend on ``count`` (its plural forms: ``ngettext``)."""
+    return Said.made((one, many), values, count)
+
+
+def say(value: Value, gettext: Gettext, ngettext: Ngettext) -> str:
+    """Words in a language: a ``Said`` said in it, anything else as it is."""
+    return value.say(gettext, ngettext) if isinstance(value, Said) else str(value)
+
+
+def say_in(value: Value, tag: str) -> str:
+    """Words in the language ``tag`` (its catalog: ``translations``)."""
+    catalog = translations(tag)
+    return say(value, catalog.gettext, catalog.ngettext)
+
+
+def _english_plural(one: str, many: str, n: int) -> str:
+    return one if n == 1 else many
+
+
+def _english(
+    message: str | tuple[str, str] | None,
+    values: dict[str, Value],
+    count: int | None,
+    parts: tuple[Value, ...],
+    separator: str,
+) -> str:
+    if message is None:
+        return _fold(separator, [str(p) for p in parts])
+    text = _english_plural(*message, count or 0) if isinstance(message, tuple) else message
+    return text % values if values else text
+
+
+def _json(value: Value) -> Any:
+    return value.to_json() if isinstance(value, Said) else value
+
+
+def kept_words(words: str | None) -> str | None:
+    """Words as a text column keeps them: a ``Said`` as its JSON (so that every language can say
+    it again), other words as they are."""
+    return json.dumps(words.to_json(), ensure_ascii=False) if isinstance(words, Said) else words
+
+
+def words_of(kept: str | None) -> str | None:
+    """What ``kept_words`` wrote (words an older version kept are plain sentences)."""
+    if kept and kept.startswith("{"):
+        try:
+            words = Said.from_json(json.loads(kept))
+            return words if isinstance(words, str) else kept
+        except (ValueError, KeyError, TypeError):
+            return kept
+    return kept

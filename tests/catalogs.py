@@ -19,12 +19,14 @@ from babel.messages.catalog import Catalog, Message
 
 PYBABEL = Path(sys.executable).with_name("pybabel")
 LOCALE = "statusgen/locale"
+#: The marks of messages besides gettext's own (as the Makefile's catalogs target gives them).
+KEYWORDS = ("-k", "N_", "-k", "said", "-k", "said_plural:1,2")
 
 
 def extracted(root: Path, out: Path) -> Catalog:
     """Every message the templates and code of ``root`` use, extracted now."""
     subprocess.run(
-        [PYBABEL, "-q", "extract", "-F", "babel.cfg", "-k", "N_", "--no-wrap", "-o", str(out), "."],
+        [PYBABEL, "-q", "extract", "-F", "babel.cfg", *KEYWORDS, "--no-wrap", "-o", str(out), "."],
         cwd=root,
         check=True,
     )

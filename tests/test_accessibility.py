@@ -175,7 +175,7 @@ def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
             assert text_of(word) == status_word(status), path
         for bar in page.xpath("//div[@class='bar']"):  # the colours of a bar are told in words beside it
             (foot,) = bar.xpath("following-sibling::p[@class='bar-foot']")
-            words = r"([\d.]+% available|No checks counted) over 90 days, \d+ min of incidents"
+            words = r"([\d.]+% available|No checks counted) over 90 days, [\d,]+ min of incidents"
             assert re.fullmatch(words, text_of(foot)), path
         for cell in page.xpath("//table[@id='days']//td[@class]"):
             assert re.fullmatch(r"[\d.]+%|no data|maintenance only", text_of(cell)), path

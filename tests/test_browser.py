@@ -160,8 +160,8 @@ def told(point: dict[str, Any], resolution_s: int, tell: str = "availability") -
     minutes = point["incident_minutes"]
     if point["availability"] is None:
         what = "maintenance only" if point["maintenance"] else "no data"
-        return f"{when}: {what}" + (f", {minutes} min of incidents" if minutes else "")
-    return f"{when}: {number(point['availability'])}% available, {minutes} min of incidents"
+        return f"{when}: {what}" + (f", {number(minutes)} min of incidents" if minutes else "")
+    return f"{when}: {number(point['availability'])}% available, {number(minutes)} min of incidents"
 
 
 def point_at(page: Page, selector: str, index: int, count: int, plot: tuple[float, float] = (0, 1)) -> None:
@@ -322,15 +322,15 @@ def test_times_read_in_the_readers_zone_and_say_for_how_long(browser: Browser, s
     page = context.new_page()
     page.goto(site.base + "/services/payments-eu/", wait_until="load")
     shown = page.locator("#status time")
-    assert shown.get_attribute("title") == f"{since:%Y-%m-%d %H:%M} UTC"  # the markup's, kept at hand
+    assert shown.get_attribute("title") == ENGLISH.moment(record["state"]["since"])  # the markup's, kept at hand
     local = since.astimezone(ZoneInfo("Asia/Tokyo"))
     assert f"{local:%H:%M}" in shown.inner_text() and "UTC" not in shown.inner_text()
-    assert re.search(r"\(for \d+ (min|h \d+ min|days)\)", page.inner_text("#status"))
+    assert re.search(r"\(for \d+ (min|hr \d+ min|days?)\)", page.inner_text("#status"))
     context.close()
     context = browser.new_context(java_script_enabled=False, timezone_id="Asia/Tokyo")
     page = context.new_page()
     page.goto(site.base + "/services/payments-eu/", wait_until="load")
-    assert page.inner_text("#status time") == f"{since:%Y-%m-%d %H:%M} UTC"  # without script: UTC, as written
+    assert page.inner_text("#status time") == ENGLISH.moment(record["state"]["since"])  # no script: UTC, as written
     context.close()
 
 

@@ -212,10 +212,10 @@ def english_left(tag: str) -> list[str]:
 
 
 def recorded_words(tri: Tri) -> set[str]:
-    """The words a page shows as they were written, not translated: the operator's and vendors'
-    (names, descriptions, titles, messages) and the records the JSON carries in the site's first
-    language (incident titles and updates, reasons), but never one that is a message of the
-    catalog: those the page must translate."""
+    """The words a page shows as they were written, not translated: the operator's (names,
+    descriptions, checks, notes and incidents of their own) and the vendors' (their views), but
+    never one that is a message of the catalog: those the page must translate. What statusgen's
+    decisions say (reasons, incident titles and updates) is not among them: it is translated."""
     with (LOCALE / "statusgen.pot").open("rb") as f:
         messages = {m.id if isinstance(m.id, str) else m.id[0] for m in pofile.read_po(f) if m.id}
     found: set[str] = set()
@@ -227,16 +227,21 @@ def recorded_words(tri: Tri) -> set[str]:
         elif isinstance(value, dict):
             for v in value.values():
                 walk(v)
-        elif isinstance(value, list):
+        elif isinstance(value, list | tuple):
             for v in value:
                 walk(v)
 
-    for rel in ("api/v1/snapshot.json", "api/v1/health.json", "api/v1/incidents.json"):
-        walk(tri.json(rel))
+    site = tri.config.site
+    walk([site.title, site.description, site.vantage_point, *tri.config.categories.values()])
     for svc in tri.config.services:
-        walk(tri.json(routes.service_file(svc.slug)))
-    walk([tri.config.site.title, tri.config.site.description, tri.config.site.vantage_point])
-    walk(list(tri.config.categories.values()))
+        record = tri.json(routes.service_file(svc.slug))["service"]
+        walk([svc.name, svc.description or "", svc.url or "", record["vendor"]])
+        walk([[c["label"], c["url"]] for c in record["checks"]])
+        walk([[m["title"], m["message"] or ""] for m in record["upcoming_maintenance"]])
+    for incident in tri.json("api/v1/incidents.json")["incidents"]:
+        if incident["source"] == "operator":
+            walk(incident)
+        walk([u["message"] for u in incident["updates"] if u["kind"] == "note"])
     return found
 
 

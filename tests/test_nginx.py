@@ -120,6 +120,8 @@ def copy_errors(site: Path, dest: Path, categories: list[str]) -> Path:
     (dest / routes.ERROR_DIR).mkdir(parents=True)
     for path in (site / routes.ERROR_DIR).glob("*.json"):
         shutil.copy(path, dest / routes.ERROR_DIR / path.name)
+    (dest / routes.API).mkdir(parents=True)  # its health document lists the languages of its pages
+    shutil.copy(site / routes.API / "health.json", dest / routes.API / "health.json")
     doc = json.loads((site / routes.error_file("400-category")).read_bytes())
     doc["error"]["allowed"] = categories
     (dest / routes.error_file("400-category")).write_text(json.dumps(doc))

@@ -213,7 +213,7 @@ def test_the_page_tells_the_same_figures_and_its_rules(site: dict[str, Any]) -> 
     api = page.get_element_by_id("svc-api").text_content()
     assert "99.884%" in api and "missed" in api and "-6.9 of 43.1 min" in api
     web = page.get_element_by_id("svc-web").text_content()
-    assert "Web <site>" in web and "1440 min" in web  # escaped in the HTML, read back as text
+    assert "Web <site>" in web and "1,440 min" in web  # escaped in the HTML, read back as text
     rules = page.get_element_by_id("h-rules").getparent().text_content()
     assert "30%" in rules and "never counted as up" in rules and "Maintenance time is not counted" in rules
     listing = lxml.html.document_fromstring(read(site, "reports/index.html"))

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from statusgen.config import ServiceConfig
+from statusgen.i18n import Said, Value, said, said_plural
 from statusgen.model import Certificate, Outcome
 from statusgen.timeutil import moment
 
@@ -49,9 +50,9 @@ class Seen(Protocol):
     def label(self) -> str: ...
 
 
-def warnings(evidence: Sequence[Seen], svc: ServiceConfig) -> list[str]:
-    """A sentence part per good result whose certificate expires within its check's warning,
-    e.g. "the certificate of api.example.com expires in 3 days (2026-11-29 18:00 UTC)"."""
+def warnings(evidence: Sequence[Seen], svc: ServiceConfig) -> list[Said]:
+    """A sentence per good result whose certificate expires within its check's warning, e.g.
+    "The certificate of api.example.com expires in 3 days (2026-11-29 18:00 UTC), ..."."""
     out = []
     for e in evidence:
         if e.check > len(svc.checks):
@@ -59,9 +60,26 @@ def warnings(evidence: Sequence[Seen], svc: ServiceConfig) -> list[str]:
         check = svc.checks[e.check - 1]
         if e.outcome == Outcome.OK.value and e.certificate and expiring(e.certificate, e.at, check.cert_expiry_days):
             left = days_left(e.certificate, e.at)
-            when = "less than a day" if left < 1 else f"{left} day" + ("s" if left != 1 else "")
-            out.append(
-                f"the certificate of {e.label or check.name} expires in {when} ({moment(e.certificate.not_after)}), "
-                f"within its {check.cert_expiry_days}-day warning"
-            )
+            told: dict[str, Value] = {"check": e.label or check.name, "at": moment(e.certificate.not_after)}
+            told["warning"] = check.cert_expiry_days
+            if left < 1:
+                out.append(
+                    said(
+                        "The certificate of %(check)s expires in less than a day (%(at)s), within its "
+                        "%(warning)s-day warning.",
+                        **told,
+                    )
+                )
+            else:
+                out.append(
+                    said_plural(
+                        "The certificate of %(check)s expires in %(days)s day (%(at)s), within its %(warning)s-day "
+                        "warning.",
+                        "The certificate of %(check)s expires in %(days)s days (%(at)s), within its %(warning)s-day "
+                        "warning.",
+                        left,
+                        days=left,
+                        **told,
+                    )
+                )
     return out

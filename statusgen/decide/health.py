@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from statusgen.i18n import N_, said, said_duration
 from statusgen.model import Status
-from statusgen.timeutil import human_duration, iso
+from statusgen.timeutil import iso
 
 SCORES: dict[Status, float] = {
     Status.OPERATIONAL: 100.0,
@@ -24,7 +25,7 @@ SCORES: dict[Status, float] = {
     Status.PARTIAL_OUTAGE: 40.0,
     Status.MAJOR_OUTAGE: 0.0,
 }
-FORMULA = (
+FORMULA = N_(
     "mean over services with a known status, maintenance excluded, of: operational 100, "
     "degraded 70, partial_outage 40, major_outage 0; null when no service counts"
 )
@@ -77,13 +78,13 @@ def collection_state(last: RunRecord | None, interval_s: float, stale_after_s: f
             "stale": True,
             "interval_s": interval_s,
             "last_run": None,
-            "reason": "No collection run has finished yet.",
+            "reason": said("No collection run has finished yet."),
         }
     state = "stale" if stale else ("degraded" if last.note else "ok")
     reason = (
-        f"No finished run for more than {human_duration(timedelta(seconds=stale_after_s))}."
+        said("No finished run for more than %(lasted)s.", lasted=said_duration(stale_after_s))
         if stale
-        else (last.note or "The last run finished normally.")
+        else (last.note or said("The last run finished normally."))
     )
     return {
         "state": state,

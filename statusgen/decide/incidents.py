@@ -24,8 +24,9 @@ from typing import Any
 
 from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState, failures
+from statusgen.i18n import Said, Value, said, said_duration, said_plural
 from statusgen.model import BAD, SEVERITIES, STATUS_WORDS, Status
-from statusgen.timeutil import human_duration, iso, parse_iso, parse_time
+from statusgen.timeutil import iso, parse_iso, parse_time
 from statusgen.vendors import VendorView
 
 SEVERITY = {Status.DEGRADED: "minor", Status.PARTIAL_OUTAGE: "major", Status.MAJOR_OUTAGE: "critical"}
@@ -45,14 +46,14 @@ class IncidentUpdate:
             "at": iso(self.at),
             "kind": self.kind,
             "status": self.status,
-            "message": self.message,
+            "message": _json(self.message),
             "link": self.link,
             "ref": self.ref,
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> IncidentUpdate:
-        return cls(parse_time(d["at"]), d["kind"], d["status"], d["message"], d.get("link"), d.get("ref"))
+        return cls(parse_time(d["at"]), d["kind"], d["status"], _words(d["message"]), d.get("link"), d.get("ref"))
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Incident:
         return {
             "id": self.id,
             "service": self.service,
-            "title": self.title,
+            "title": _json(self.title),
             "severity": self.severity,
             "started_at": iso(self.started_at),
             "ended_at": iso(self.ended_at),
@@ -93,7 +94,7 @@ class Incident:
         return cls(
             d["id"],
             d["service"],
-            d["title"],
+            _words(d["title"]),
             d["severity"],
             parse_time(d["started_at"]),
             parse_iso(d["ended_at"]),
@@ -125,8 +126,8 @@ def incident_id(service: str, started_at: datetime) -> str:
     return f"{service}-{started_at.strftime('%Y%m%dt%H%M%S')}"
 
 
-def title_for(service_name: str, status: Status) -> str:
-    return f"{service_name}: {STATUS_WORDS[status]}"
+def title_for(service_name: str, status: Status) -> Said:
+    return said("%(service)s: %(status)s", service=service_name, status=said(STATUS_WORDS[status]))
 
 
 def advance(
@@ -143,15 +144,16 @@ def advance(
         return _escalate(current, new, service.name, now)
     if basis not in BAD and basis is not Status.UNKNOWN:
         end = min(max(_own_since(new, now), current.started_at), now)  # never before it started
-        lasted = human_duration(end - current.started_at)
+        lasted = said_duration((end - current.started_at).total_seconds())
         if basis is Status.MAINTENANCE:
-            return _resolve(current, end, basis, f"Closed after {lasted}: maintenance began.")
-        return _resolve(current, end, basis, f"Recovered after {lasted}.")
+            return _resolve(current, end, basis, said("Closed after %(lasted)s: maintenance began.", lasted=lasted))
+        return _resolve(current, end, basis, said("Recovered after %(lasted)s.", lasted=lasted))
     if service.paused:
-        return _resolve(current, now, basis, "Closed: the operator paused the checks.")
+        return _resolve(current, now, basis, said("Closed: the operator paused the checks."))
     if not service.checks:
         # Opened by an older version from a vendor's status alone: we no longer follow one.
-        return _resolve(current, now, basis, "Closed: statusgen no longer opens incidents from a vendor's status.")
+        closed = said("Closed: statusgen no longer opens incidents from a vendor's status.")
+        return _resolve(current, now, basis, closed)
     return current
 
 
@@ -175,18 +177,25 @@ def _open(new: ServiceState, service: ServiceConfig, now: datetime) -> Incident:
     )
 
 
-def opening_message(new: ServiceState, service: ServiceConfig) -> str:
+def opening_message(new: ServiceState, service: ServiceConfig) -> Said:
     """ "Opened after 3 failed cycles in a row: HTTPS GET check of ... timed out (10 s)." and the like."""
     what = failures(new, service) if "checks" in new.sources else ""
     if what and new.fail_streak:
-        return f"Opened after {new.fail_streak} failed cycles in a row: {what}."
-    return f"Opened: {new.reason}"
+        return said_plural(
+            "Opened after %(streak)s failed cycle in a row: %(failing)s.",
+            "Opened after %(streak)s failed cycles in a row: %(failing)s.",
+            new.fail_streak,
+            streak=new.fail_streak,
+            failing=what,
+        )
+    return said("Opened: %(reason)s", reason=new.reason)
 
 
 def _escalate(current: Incident, new: ServiceState, service_name: str, now: datetime) -> Incident:
     at = max(_own_since(new, now), current.updated_at)
     basis = new.incident_basis
-    update = IncidentUpdate(at, "severity", basis.value, f"Now {STATUS_WORDS[basis]}: {new.reason}")
+    now_said = said("Now %(status)s: %(reason)s", status=said(STATUS_WORDS[basis]), reason=new.reason)
+    update = IncidentUpdate(at, "severity", basis.value, now_said)
     worst = max(current.severity, SEVERITY[basis], key=SEVERITIES.index)
     return replace(current, severity=worst, title=title_for(service_name, basis), updates=current.updates + (update,))
 
@@ -204,7 +213,7 @@ def link_vendor(incident: Incident, view: VendorView, at: datetime) -> Incident:
             at,
             "vendor",
             incident.updates[-1].status,
-            f"The vendor acknowledged it: {v.title} ({v.status}).",
+            said("The vendor acknowledged it: %(title)s (%(status)s).", title=v.title, status=v.status),
             v.url,
             v.id,
         )
@@ -212,3 +221,13 @@ def link_vendor(incident: Incident, view: VendorView, at: datetime) -> Incident:
         if v.id not in linked
     ]
     return replace(incident, updates=incident.updates + tuple(new)) if new else incident
+
+
+def _json(words: str) -> Any:
+    """Words as the record keeps them: a ``Said`` as how it was made, so that every language can
+    say it again; the operator's words as they are."""
+    return words.to_json() if isinstance(words, Said) else words
+
+
+def _words(kept: Value | dict[str, Any]) -> str:
+    return kept if isinstance(kept, str) else Said.from_json(kept)  # type: ignore[return-value]

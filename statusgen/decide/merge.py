@@ -32,6 +32,7 @@ from datetime import datetime
 
 from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState
+from statusgen.i18n import SENTENCES, Said, said, said_plural
 from statusgen.model import BAD, DESCRIPTIONS, STATUS_WORDS, Outcome, Status
 from statusgen.vendors import VendorView
 from statusgen.vendors.model import VendorObservation
@@ -43,28 +44,49 @@ def worse(a: Status, b: Status) -> Status:
     return max(a, b, key=ORDER.index) if a in ORDER and b in ORDER else (a if b is Status.UNKNOWN else b)
 
 
-def vendor_says(view: VendorView) -> str:
-    """'Vendor reports: Elevated error rates (partial outage, identified)' and the like."""
+def vendor_says(view: VendorView) -> Said:
+    """'Vendor reports: Elevated error rates (partial outage, identified)' and the like (the
+    vendor's own words as written)."""
     if view.maintenance_active:
-        return f"Vendor reports maintenance in progress: {view.maintenance_active[0].title}"
+        return said("Vendor reports maintenance in progress: %(title)s", title=view.maintenance_active[0].title)
     if view.incidents:
         inc = max(view.incidents, key=lambda i: ORDER.index(Status(i.impact)) if i.impact in ORDER else 0)
-        impact = STATUS_WORDS[Status(inc.impact)] if inc.impact in ORDER else "no visible impact"
-        more = f" and {len(view.incidents) - 1} more" if len(view.incidents) > 1 else ""
-        return f"Vendor reports: {inc.title} ({impact}, {inc.status}){more}"
+        impact = said(STATUS_WORDS[Status(inc.impact)] if inc.impact in ORDER else "no visible impact")
+        told = {"title": inc.title, "impact": impact, "status": inc.status}
+        if len(view.incidents) > 1:
+            more = len(view.incidents) - 1
+            return said_plural(
+                "Vendor reports: %(title)s (%(impact)s, %(status)s) and %(more)s more",
+                "Vendor reports: %(title)s (%(impact)s, %(status)s) and %(more)s more",
+                more,
+                more=more,
+                **told,
+            )
+        return said("Vendor reports: %(title)s (%(impact)s, %(status)s)", **told)
     status = Status(view.status) if view.status in Status.__members__.values() else Status.UNKNOWN
     if status is Status.OPERATIONAL:
-        return "Vendor reports all systems operational"
-    return f"Vendor reports {STATUS_WORDS[status]}" + (f": {view.description}" if view.description else "")
+        return said("Vendor reports all systems operational")
+    words = said(STATUS_WORDS[status])
+    if view.description:
+        return said("Vendor reports %(status)s: %(description)s", status=words, description=view.description)
+    return said("Vendor reports %(status)s", status=words)
 
 
-def _note(obs: VendorObservation, stale: bool) -> str:
+def _note(obs: VendorObservation, stale: bool) -> Said | None:
     if obs.outcome is not Outcome.OK:
-        what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else DESCRIPTIONS[obs.outcome]
-        return f" The vendor status page could not be read ({what})" + (
-            "; its last view is too old and is set aside." if stale or obs.view is None else "; its last view is used."
-        )
-    return " The vendor's view is too old and is set aside." if stale else ""
+        what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else said(DESCRIPTIONS[obs.outcome])
+        if stale or obs.view is None:
+            return said(
+                "The vendor status page could not be read (%(what)s); its last view is too old and is set aside.",
+                what=what,
+            )
+        return said("The vendor status page could not be read (%(what)s); its last view is used.", what=what)
+    return said("The vendor's view is too old and is set aside.") if stale else None
+
+
+def _then(*parts: Said | str | None) -> Said:
+    """Sentences one after another, those there are."""
+    return Said.joined(SENTENCES, [p for p in parts if p is not None])
 
 
 def _since(prev: ServiceState, status: Status, candidate: datetime | None, now: datetime) -> datetime:
@@ -93,46 +115,51 @@ def merge(
     note = _note(obs, obs.stale(now, svc.vendor.stale_after))
     view = usable_view(obs, svc, now)
     if view is None:
-        return replace(own, reason=own.reason + note)
+        return replace(own, reason=_then(own.reason, note))
     vstatus = view_status(view)
-    said = vendor_says(view)
+    says = vendor_says(view)
     if not svc.checks or svc.paused:
         return replace(
             own,
             status=vstatus,
             since=_since(prev, vstatus, _vendor_start(view), now),
-            reason=f"{said}.{note}",
+            reason=_then(said("%(vendor)s.", vendor=says), note),
             sources=("vendor",),
         )
     sources = ("checks", "vendor")
     if vstatus is Status.MAINTENANCE:
         failing = any(e.outcome != Outcome.OK.value for e in own.evidence)
-        reason = f"{said}." + (" Our checks fail, as expected during maintenance." if failing else "")
+        expected = said("Our checks fail, as expected during maintenance.") if failing else None
         return replace(
             own,
             status=Status.MAINTENANCE,
             since=_since(prev, Status.MAINTENANCE, _vendor_start(view), now),
-            reason=reason + note,
+            reason=_then(said("%(vendor)s.", vendor=says), expected, note),
             sources=sources,
         )
     if own.status in BAD and vstatus is Status.OPERATIONAL:
-        return replace(own, reason=f"{own.reason} The vendor has not acknowledged a problem.{note}", sources=sources)
+        unacknowledged = said("The vendor has not acknowledged a problem.")
+        return replace(own, reason=_then(own.reason, unacknowledged, note), sources=sources)
     if vstatus in BAD and own.status not in BAD:
         if own.status is Status.MAINTENANCE:
-            return replace(own, reason=f"{own.reason} {said}.{note}", sources=sources)
+            return replace(own, reason=_then(own.reason, said("%(vendor)s.", vendor=says), note), sources=sources)
         passing = own.status is Status.OPERATIONAL and all(e.counted for e in own.evidence)
-        ours = "; our checks pass." if passing else f". {own.reason}"
+        told = (
+            said("%(vendor)s; our checks pass.", vendor=says)
+            if passing
+            else _then(said("%(vendor)s.", vendor=says), own.reason)
+        )
         return replace(
             own,
             status=vstatus,
             since=_since(prev, vstatus, _vendor_start(view), now),
-            reason=f"{said}{ours}{note}",
+            reason=_then(told, note),
             sources=sources,
         )
     status = worse(own.status, vstatus)
-    reason = own.reason if vstatus is Status.OPERATIONAL else f"{own.reason} {said}."
+    vendor = None if vstatus is Status.OPERATIONAL else said("%(vendor)s.", vendor=says)
     since = own.since if status is own.status else _since(prev, status, _vendor_start(view), now)
-    return replace(own, status=status, since=since, reason=reason + note, sources=sources)
+    return replace(own, status=status, since=since, reason=_then(own.reason, vendor, note), sources=sources)
 
 
 def _vendor_start(view: VendorView) -> datetime | None:

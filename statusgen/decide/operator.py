@@ -22,6 +22,7 @@ from datetime import datetime
 from statusgen.config.operatorfiles import ManualIncident, OperatorNote
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
 from statusgen.decide.state import ServiceState
+from statusgen.i18n import said
 from statusgen.model import BAD, Status
 
 RESOLVED_MESSAGE = "Resolved."
@@ -84,6 +85,6 @@ def operator_state(state: ServiceState, incidents: Iterable[ManualIncident], now
         state,
         status=status,
         since=worst.started if state.status is not status else state.since,
-        reason=f"Reported by the operator: {worst.title}.",
+        reason=said("Reported by the operator: %(title)s.", title=worst.title),
         sources=(*[s for s in state.sources if s != "operator"], "operator"),
     )

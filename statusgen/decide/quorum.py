@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from statusgen.decide.state import ServiceState
+from statusgen.i18n import SENTENCES, Said, Value, said
 from statusgen.model import CheckResult, Status
 
 
@@ -37,11 +38,12 @@ class Seen:
         """Some location sees it failing, fewer than the quorum."""
         return bool(self.failing) and not self.outage
 
-    def words(self) -> str:
-        where = ", ".join(self.failing)
+    def words(self) -> Said:
+        told: dict[str, Value] = {"where": ", ".join(self.failing), "failing": len(self.failing)}
+        told["fresh"] = len(self.fresh)
         if self.outage:
-            return f"Failing from {where} ({len(self.failing)} of {len(self.fresh)} locations)."
-        return f"Failing from {where} only ({len(self.failing)} of {len(self.fresh)} locations); the others see it up."
+            return said("Failing from %(where)s (%(failing)s of %(fresh)s locations).", **told)
+        return said("Failing from %(where)s only (%(failing)s of %(fresh)s locations); the others see it up.", **told)
 
 
 def _latest(results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
@@ -84,8 +86,8 @@ def labelled(state: ServiceState, prev: ServiceState, seen: Seen, degrade: bool,
     (``incident_basis``): it never opens one."""
     if not seen.failing:
         return state
-    said = replace(state, reason=f"{state.reason} {seen.words()}")
+    told = replace(state, reason=Said.joined(SENTENCES, [state.reason, seen.words()]))
     if seen.minority and degrade and state.status is Status.OPERATIONAL:
         since = prev.since if prev.status is Status.DEGRADED and prev.since else now
-        return replace(said, status=Status.DEGRADED, since=since)
-    return said
+        return replace(told, status=Status.DEGRADED, since=since)
+    return told

@@ -21,6 +21,7 @@ from statusgen.decide.operator import operator_state, with_notes
 from statusgen.decide.quorum import counted_from_elsewhere, labelled, seen_by
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
+from statusgen.i18n import said
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
 from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
@@ -129,11 +130,13 @@ def own_state(
         return paused(prev, now)
     window = svc.maintenance_at(now)
     if window is not None:
-        reason = f"Scheduled maintenance: {window.title} (until {moment(window.end) if window.end else 'its end'})."
+        until = moment(window.end) if window.end else said("its end")
+        reason = said("Scheduled maintenance: %(title)s (until %(until)s).", title=window.title, until=until)
         return under_maintenance(prev, svc, results, window.start or now, reason, "schedule")
     if vendor_maintenance is not None:
         # Our own view enters maintenance when we first read it (the vendor's start is the merge's).
-        return under_maintenance(prev, svc, results, now, f"{vendor_says(vendor_maintenance)}.", "vendor")
+        reason = said("%(vendor)s.", vendor=vendor_says(vendor_maintenance))
+        return under_maintenance(prev, svc, results, now, reason, "vendor")
     counted = [r for r, f in zip(results, flags, strict=True) if f is None]
     set_aside = [(r, f) for r, f in zip(results, flags, strict=True) if f is not None]
     return decide(prev, svc, counted, now, set_aside)

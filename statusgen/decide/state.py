@@ -19,7 +19,7 @@ and one cycle's observation and returns the next state:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from statusgen.config import CheckConfig, ServiceConfig
 from statusgen.decide import certs
+from statusgen.i18n import CLAUSES, N_, SENTENCES, Said, said, said_list, said_plural
 from statusgen.model import (
     DESCRIPTIONS,
     FLAG_WORDS,
@@ -125,7 +126,7 @@ def _certificate(d: dict[str, Any] | None) -> Certificate | None:
 class ServiceState:
     status: Status = Status.UNKNOWN
     since: datetime | None = None
-    reason: str = "Not measured yet."
+    reason: str = said("Not measured yet.")
     sources: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     observed_at: datetime | None = None
@@ -144,7 +145,7 @@ class ServiceState:
         return {
             "status": self.status.value,
             "since": iso(self.since),
-            "reason": self.reason,
+            "reason": self.reason.to_json() if isinstance(self.reason, Said) else self.reason,
             "sources": list(self.sources),
             "evidence": [e.to_json() for e in self.evidence],
             "observed_at": iso(self.observed_at),
@@ -164,7 +165,7 @@ class ServiceState:
         return cls(
             status=Status(d["status"]),
             since=parse_iso(d["since"]),
-            reason=d["reason"],
+            reason=str(d["reason"]) if isinstance(d["reason"], str) else Said.from_json(d["reason"]),  # type: ignore[arg-type]
             sources=tuple(d["sources"]),
             evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
             observed_at=parse_iso(d["observed_at"]),
@@ -364,50 +365,52 @@ def _since(prev: ServiceState, own: Status, streaks: dict[str, Any], at: datetim
 
 #: What a failing check did, after its name, where the outcome's description does not read so.
 CHECK_WORDS = {
-    Outcome.DNS: "could not be found (its name did not resolve)",
-    Outcome.CONNECT: "could not be reached (the connection failed)",
-    Outcome.TLS: "failed the TLS handshake",
-    Outcome.TOO_LARGE: "answered more than the size cap",
-    Outcome.REDIRECTS: "redirected too many times",
-    Outcome.CERT_EXPIRED: "has an expired certificate (or one not valid yet)",
-    Outcome.CERT_NAME: "has a certificate for other names than its own",
-    Outcome.NO_SUCH_NAME: "does not exist in the DNS",
-}
-
-#: What a failing TCP or DNS check did, in words that need its configuration.
-KIND_WORDS: dict[Outcome, Callable[[CheckConfig], str]] = {
-    Outcome.NO_RECORDS: lambda check: f"has no {check.dns_type} record",
-    Outcome.WRONG_ANSWER: lambda check: (
-        f"resolved, but not to {check.expect}" if check.kind == "dns" else f'answered without the text "{check.expect}"'
-    ),
+    Outcome.DNS: N_("%(check)s could not be found (its name did not resolve)"),
+    Outcome.CONNECT: N_("%(check)s could not be reached (the connection failed)"),
+    Outcome.TLS: N_("%(check)s failed the TLS handshake"),
+    Outcome.TOO_LARGE: N_("%(check)s answered more than the size cap"),
+    Outcome.REDIRECTS: N_("%(check)s redirected too many times"),
+    Outcome.CERT_EXPIRED: N_("%(check)s has an expired certificate (or one not valid yet)"),
+    Outcome.CERT_NAME: N_("%(check)s has a certificate for other names than its own"),
+    Outcome.NO_SUCH_NAME: N_("%(check)s does not exist in the DNS"),
 }
 
 
-def _describe(e: Evidence, check: CheckConfig) -> str:
+def _describe(e: Evidence, check: CheckConfig) -> Said:
     """What one failing check did, in a reader's words: "api.example.com timed out after 10 s"."""
-    outcome = Outcome(e.outcome)
+    outcome, name = Outcome(e.outcome), e.label or check.name
     if outcome is Outcome.TIMEOUT:
-        what = f"timed out after {check.timeout:g} s"
-    elif outcome is Outcome.HTTP_STATUS and e.http_status:
-        what = f"answered HTTP {e.http_status} (expected {', '.join(map(str, check.expect_status))})"
-    elif outcome is Outcome.KEYWORD:
-        what = f'answered without the text "{check.keyword}"'
-    elif outcome is Outcome.CONDITION and e.condition:
-        what = f"answered, but failed the condition {e.condition}"
-    elif outcome in KIND_WORDS:
-        what = KIND_WORDS[outcome](check)
-    else:
-        what = CHECK_WORDS.get(outcome, DESCRIPTIONS[outcome])
-    return f"{e.label or check.name} {what}"
+        seconds = format(check.timeout, "g")
+        return said("%(check)s timed out after %(seconds)s s", check=name, seconds=seconds)
+    if outcome is Outcome.HTTP_STATUS and e.http_status:
+        expected = ", ".join(map(str, check.expect_status))
+        return said(
+            "%(check)s answered HTTP %(code)s (expected %(expected)s)",
+            check=name,
+            code=e.http_status,
+            expected=expected,
+        )
+    if outcome is Outcome.KEYWORD or (outcome is Outcome.WRONG_ANSWER and check.kind != "dns"):
+        text = check.keyword if outcome is Outcome.KEYWORD else check.expect
+        return said('%(check)s answered without the text "%(text)s"', check=name, text=text or "")
+    if outcome is Outcome.CONDITION and e.condition:
+        return said("%(check)s answered, but failed the condition %(condition)s", check=name, condition=e.condition)
+    if outcome is Outcome.NO_RECORDS:
+        return said("%(check)s has no %(type)s record", check=name, type=check.dns_type)
+    if outcome is Outcome.WRONG_ANSWER:
+        return said("%(check)s resolved, but not to %(value)s", check=name, value=check.expect or "")
+    if outcome in CHECK_WORDS:
+        return said(CHECK_WORDS[outcome], check=name)
+    return said("%(check)s %(what)s", check=name, what=said(DESCRIPTIONS[outcome]))
 
 
-def failures(state: ServiceState, svc: ServiceConfig) -> str:
+def failures(state: ServiceState, svc: ServiceConfig) -> Said:
     """What the failing checks did, e.g. "api.example.com timed out after 10 s"; "" if none."""
     failing = [e for e in state.evidence if e.counted and e.outcome != Outcome.OK.value]
-    return "; ".join(_describe(e, svc.checks[e.check - 1]) for e in failing)
+    return Said.joined(CLAUSES, [_describe(e, svc.checks[e.check - 1]) for e in failing])
 
 
-def explain(state: ServiceState, svc: ServiceConfig) -> str:
+def explain(state: ServiceState, svc: ServiceConfig) -> Said:
     """A human reason for the state, worded to stay the same while nothing changes.
 
     e.g. "api.example.com timed out after 10 s, 2 of 3 failed cycles needed to declare an
@@ -416,63 +419,89 @@ def explain(state: ServiceState, svc: ServiceConfig) -> str:
     """
     counted = [e for e in state.evidence if e.counted]
     if not counted and state.evidence:
-        return f"{_set_aside(state.evidence)} {_held(state)}"
+        return Said.joined(SENTENCES, [_set_aside(state.evidence), _held(state)])
     reason = _explain_counted(state, svc, counted)
     if len(counted) < len(state.evidence):
-        reason += " " + _set_aside([e for e in state.evidence if not e.counted])
+        return Said.joined(SENTENCES, [reason, _set_aside([e for e in state.evidence if not e.counted])])
     return reason
 
 
-def _set_aside(evidence: Sequence[Evidence]) -> str:
+def _set_aside(evidence: Sequence[Evidence]) -> Said:
     """ "Not counted: the latest result of check 2, set aside because ..." and the like."""
     flags = sorted({e.flag for e in evidence if e.flag})
-    why = " and ".join(FLAG_WORDS.get(f, f) for f in flags)
+    why = said_list([said(FLAG_WORDS[f]) if f in FLAG_WORDS else f for f in flags])
     checks = ", ".join(str(e.check) for e in evidence)
-    noun = "check" if len(evidence) == 1 else "checks"
-    return f"Not counted: the latest result of {noun} {checks}, {why}."
+    return said_plural(
+        "Not counted: the latest result of check %(checks)s, %(why)s.",
+        "Not counted: the latest result of checks %(checks)s, %(why)s.",
+        len(evidence),
+        checks=checks,
+        why=why,
+    )
 
 
-def _held(state: ServiceState) -> str:
+def _since_words(state: ServiceState) -> Said | str:
+    return moment(state.since) if state.since else said("the start")
+
+
+def _held(state: ServiceState) -> Said:
     if state.own_status is Status.UNKNOWN:
-        return "Our own checks say nothing yet: the status stays unknown until a result counts."
-    since = moment(state.since) if state.since else "the start"
-    return f"Our own checks still say {STATUS_WORDS[state.own_status]} (since {since})."
+        return said("Our own checks say nothing yet: the status stays unknown until a result counts.")
+    status = said(STATUS_WORDS[state.own_status])
+    return said("Our own checks still say %(status)s (since %(since)s).", status=status, since=_since_words(state))
 
 
-def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[Evidence]) -> str:
+def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[Evidence]) -> Said:
     failing = failures(state, svc)
     slow = [e for e in counted if e.slow]
-    since = moment(state.since) if state.since else "the start"
+    since = _since_words(state)
     if state.flapping and state.own_status not in OUTAGES:
-        return f"Flapping: its checks keep failing and recovering, since {since}."
+        return said("Flapping: its checks keep failing and recovering, since %(since)s.", since=since)
     if failing:
-        what = failing
         if state.own_status in OUTAGES:
-            return f"{what}; failing since {since}."
-        return f"{what}, {state.fail_streak} of {svc.failures_to_open} failed cycles needed to declare an outage."
+            return said("%(failing)s; failing since %(since)s.", failing=failing, since=since)
+        return said(
+            "%(failing)s, %(streak)s of %(needed)s failed cycles needed to declare an outage.",
+            failing=failing,
+            streak=state.fail_streak,
+            needed=svc.failures_to_open,
+        )
     if state.own_status in OUTAGES:
-        return (
-            f"Recovering: checks answer again, {state.good_streak} of {svc.successes_to_resolve} "
-            f"good cycles needed to resolve."
+        return said(
+            "Recovering: checks answer again, %(streak)s of %(needed)s good cycles needed to resolve.",
+            streak=state.good_streak,
+            needed=svc.successes_to_resolve,
         )
     warned = certs.warnings(counted, svc)
     if warned and state.own_status is Status.DEGRADED and not state.slow_streak:
-        told = "; ".join(warned)
-        return f"{told[:1].upper()}{told[1:]}."
+        return Said.joined(SENTENCES, warned)
     if slow:
         e = slow[0]
         check = svc.checks[e.check - 1]
-        what = f"{e.label or check.name} answers slower than its {check.degraded_ms:.0f} ms threshold"
+        name, threshold = e.label or check.name, f"{check.degraded_ms:.0f}"
         if state.own_status is Status.DEGRADED:
-            return f"{what}, since {since}."
-        return f"{what}, {state.slow_streak} of {svc.failures_to_open} slow cycles needed to declare it degraded."
+            return said(
+                "%(check)s answers slower than its %(ms)s ms threshold, since %(since)s.",
+                check=name,
+                ms=threshold,
+                since=since,
+            )
+        return said(
+            "%(check)s answers slower than its %(ms)s ms threshold, %(streak)s of %(needed)s slow cycles needed "
+            "to declare it degraded.",
+            check=name,
+            ms=threshold,
+            streak=state.slow_streak,
+            needed=svc.failures_to_open,
+        )
     if state.own_status is Status.DEGRADED:
-        return (
-            f"Latency back under the threshold, {state.good_streak} of {svc.successes_to_resolve} "
-            f"fast cycles needed to clear."
+        return said(
+            "Latency back under the threshold, %(streak)s of %(needed)s fast cycles needed to clear.",
+            streak=state.good_streak,
+            needed=svc.successes_to_resolve,
         )
     n = len(counted)
-    return f"All {n} checks answer as expected." if n > 1 else "The check answers as expected."
+    return said("All %(n)s checks answer as expected.", n=n) if n > 1 else said("The check answers as expected.")
 
 
 # -- states set by the operator -------------------------------------------------
@@ -483,7 +512,7 @@ def under_maintenance(
     svc: ServiceConfig,
     results: Sequence[CheckResult],
     start: datetime,
-    reason: str,
+    reason: Said,
     source: str,
 ) -> ServiceState:
     """A maintenance window is open (configured: ``source`` "schedule"; announced by the vendor:
@@ -509,7 +538,7 @@ def paused(prev: ServiceState, now: datetime) -> ServiceState:
     return ServiceState(
         status=Status.UNKNOWN,
         since=since,
-        reason="Checks are paused by the operator.",
+        reason=said("Checks are paused by the operator."),
         evidence=prev.evidence,
         observed_at=prev.observed_at,
     )

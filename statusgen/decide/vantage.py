@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from statusgen.config import SiteConfig
+from statusgen.i18n import said, said_list
 from statusgen.model import CheckResult
 
 
@@ -35,11 +36,13 @@ def judge_vantage(results: Sequence[CheckResult], canaries: Sequence[CheckResult
         return Vantage(False, None, len(canaries), canaries_failed)
     why = []
     if mass:
-        why.append(f"{failed} of {len(results)} checks failed at once")
+        why.append(said("%(failed)s of %(checks)s checks failed at once", failed=failed, checks=len(results)))
     if all_canaries:
-        why.append(f"all {len(canaries)} canary checks failed")
-    reason = (
-        f"Our own vantage point looks at fault: {' and '.join(why)}. "
-        f"{failed} failed results were set aside and no incident was opened for them."
+        why.append(said("all %(canaries)s canary checks failed", canaries=len(canaries)))
+    reason = said(
+        "Our own vantage point looks at fault: %(why)s. %(failed)s failed results were set aside and no incident "
+        "was opened for them.",
+        why=said_list(why),
+        failed=failed,
     )
     return Vantage(True, reason, len(canaries), canaries_failed)

@@ -50,11 +50,12 @@ from statusgen import jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
-from statusgen.i18n import site_languages
+from statusgen.i18n import say_in, site_languages
 from statusgen.model import SLUG_RE
 from statusgen.render import calendar, keys, pages
 from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
 from statusgen.render.documents import (
+    collection_of,
     ended_notices,
     incident_document,
     incident_lists,
@@ -136,16 +137,25 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
                 tree.main.put(path, content if isinstance(content, bytes) else jsonout.dump(content))
             made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
-        open_list = {"incidents": [incident_document(data.config, i) for i in data.incidents if i.ended is None]}
         for lang in site_languages(config.site.languages):
             bars = {slug: r.bar[lang.tag] for slug, r in made.items()}
-            front = pages.front_page(config.site, lang, snapshot, health, open_list, bars)
+            front = pages.front_page(config.site, lang, *front_words(data, snapshot, health, lang.tag), bars)
             tree.main.put(lang.file("index.html"), front)
         days, months = {slug: r.day for slug, r in made.items()}, {slug: r.month for slug, r in made.items()}
         tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))
     fragments.save()
     assert tree.stats is not None
     return BuildResult(tree.stats, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
+
+
+def front_words(data: SiteData, snapshot: Document, health: Document, tag: str) -> tuple[Document, Document, Document]:
+    """What the front page shows in a language: the snapshot and health documents with the
+    decisions' words (reasons, the state of collection) said in it, and its open incidents."""
+    if tag != data.config.site.languages[0]:
+        said = [s | {"reason": say_in(data.state(s["slug"]).reason, tag)} for s in snapshot["services"]]
+        snapshot, health = snapshot | {"services": said}, health | {"collection": collection_of(data, tag)}
+    opened = [incident_document(data.config, i, tag) for i in data.incidents if i.ended is None]
+    return snapshot, health, {"incidents": opened}
 
 
 class _Services:
@@ -306,7 +316,8 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
             placer.put(path, jsonout.dump(doc), key)
         placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries, None, told), key)
         for lang in langs:
-            for path, page in pages.incidents_pages(config.site, lang, lists, today).items():
+            in_words = lists if lang.first else incident_lists(every.documents(lang.tag))
+            for path, page in pages.incidents_pages(config.site, lang, in_words, today).items():
                 placer.put(lang.file(path), page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
@@ -323,7 +334,8 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
             continue
         own = every.of(slug)
         for lang, path in zip(langs, own_pages, strict=True):
-            placer.put(path, pages.service_incidents_page(config.site, lang, slug, name, own), key)
+            own_words = own if lang.first else every.of(slug, lang.tag)
+            placer.put(path, pages.service_incidents_page(config.site, lang, slug, name, own_words), key)
         for path, doc in service_incident_lists(slug, own).items():
             placer.put(path, jsonout.dump(doc), key)
         if svc is not None:
@@ -355,19 +367,20 @@ class _Incidents:
 
     def __init__(self, data: SiteData, notices: list[Notice]):
         self.data, self.notices = data, notices
-        self.made: list[Document] | None = None
-        self.by_service: dict[str, list[Document]] = {}
+        self.made: dict[str | None, list[Document]] = {}
+        self.by_service: dict[str | None, dict[str, list[Document]]] = {}
 
-    def documents(self) -> list[Document]:
-        if self.made is None:
-            self.made = [incident_document(self.data.config, row) for row in self.data.incidents]
-            for doc in self.made:
-                self.by_service.setdefault(doc["service"], []).append(doc)
-        return self.made
+    def documents(self, tag: str | None = None) -> list[Document]:
+        """Every incident's document, in the site's first language (or a page's, ``tag``)."""
+        if tag not in self.made:
+            self.made[tag] = [incident_document(self.data.config, row, tag) for row in self.data.incidents]
+            for doc in self.made[tag]:
+                self.by_service.setdefault(tag, {}).setdefault(doc["service"], []).append(doc)
+        return self.made[tag]
 
-    def of(self, slug: str) -> list[Document]:
-        self.documents()
-        return self.by_service.get(slug, [])
+    def of(self, slug: str, tag: str | None = None) -> list[Document]:
+        self.documents(tag)
+        return self.by_service.get(tag, {}).get(slug, [])
 
     @cached_property
     def entries(self) -> dict[str, Markup]:

@@ -21,7 +21,7 @@ from statusgen.decide.incidents import current_record
 from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
 from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState, evidence_for
-from statusgen.i18n import translations
+from statusgen.i18n import Said, say_in, translations
 from statusgen.model import STATUSES, Status
 from statusgen.render.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
@@ -54,7 +54,7 @@ def service_summary(data: SiteData, svc: ServiceConfig) -> dict[str, Any]:
         "url": svc.url,
         "status": st.status.value,
         "since": iso(st.since),
-        "reason": st.reason,
+        "reason": say_in(st.reason, data.config.site.languages[0]),
         "sources": list(st.sources),
         "links": _links(svc.slug),
     }
@@ -155,7 +155,7 @@ def service_document(
             "state": {
                 "status": st.status.value,
                 "since": iso(st.since),
-                "reason": st.reason,
+                "reason": say_in(st.reason, data.config.site.languages[0]),
                 "sources": list(st.sources),
                 "own_checks": st.own_status.value,
                 "evidence": [e.to_json() for e in st.evidence],
@@ -164,7 +164,7 @@ def service_document(
             "maintenance": [_window_doc(w) for w in svc.maintenance if w.source == "schedule"],
             "checks": checks,
             "vendor": vendor,
-            "open_incident": _incident_ref(open_inc),
+            "open_incident": _incident_ref(open_inc, data.config.site.languages[0]),
             "upcoming_maintenance": maintenance_document(data, notices_of(data, svc, vendor)),
             "last_day": _last_day(last_day, period, day_summary),
             "in_progress": progress,
@@ -217,13 +217,13 @@ def _by_location(data: SiteData, svc: ServiceConfig, st: ServiceState, index: in
     return out
 
 
-def _incident_ref(row: IncidentRow | None) -> dict[str, Any] | None:
+def _incident_ref(row: IncidentRow | None, data_language: str) -> dict[str, Any] | None:
     if row is None:
         return None
     record = orjson.loads(row.record)
     return {
         "id": record["id"],
-        "title": record["title"],
+        "title": say_in(Said.from_json(record["title"]), data_language),
         "severity": record["severity"],
         "started_at": record["started_at"],
         "page": routes.incident_page_url(row.service, record["id"]),
@@ -306,9 +306,11 @@ def overall_of(data: SiteData) -> dict[str, str]:
     return {"status": found.status.value, "summary": found.summary}
 
 
-def _collection(data: SiteData) -> dict[str, Any]:
+def collection_of(data: SiteData, tag: str | None = None) -> dict[str, Any]:
+    """The state of our own collection, its reason in the site's first language (or ``tag``'s)."""
     site = data.config.site
-    return collection_state(data.last_run, site.interval, site.stale_after_s, data.now)
+    found = collection_state(data.last_run, site.interval, site.stale_after_s, data.now)
+    return found | {"reason": say_in(found["reason"], tag or site.languages[0])}
 
 
 def stale_after(data: SiteData, as_of: datetime) -> str | None:
@@ -323,7 +325,7 @@ def snapshot_document(data: SiteData, summaries: dict[str, dict[str, Any]], noti
         "stale_after": stale_after(data, data.time),
         "title": data.config.site.title,
         **overall_of(data),
-        "last_collection": _collection(data)["last_run"],
+        "last_collection": collection_of(data)["last_run"],
         "health_index": index_of(data),
         "counts": {"by_status": counts_by_status(data), "by_category": counts_by_category(data)},
         "open_incidents": sum(1 for i in data.incidents if i.ended is None),
@@ -345,11 +347,11 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "stale_after": stale_after(data, data.time),
         **overall_of(data),
         "health_index": index_of(data),
-        "formula": FORMULA,
+        "formula": translations(data.config.site.languages[0]).gettext(FORMULA),
         "services_counted": len(counted),
         "services_total": len(data.config.services),
         "languages": list(data.config.site.languages),  # of the pages; the JSON speaks the first
-        "collection": _collection(data),
+        "collection": collection_of(data),
         "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
         **({"locations": _locations(data)} if data.config.locations else {}),
     }
@@ -384,11 +386,12 @@ def _location(
     }
 
 
-def incident_document(config: Config, row: IncidentRow) -> dict[str, Any]:
-    """An incident as the API tells it: its record and what follows from it. Its times are the
-    record's texts (the last update's is when it was updated)."""
+def incident_document(config: Config, row: IncidentRow, tag: str | None = None) -> dict[str, Any]:
+    """An incident as the API tells it (in the site's first language; a page's in ``tag``): its
+    record and what follows from it. Its times are the record's texts (the last update's is when
+    it was updated)."""
     try:
-        record = current_record(orjson.loads(row.record))
+        record = said_record(current_record(orjson.loads(row.record)), tag or config.site.languages[0])
     except DECODING:
         raise damaged(None, "incident", row.service, row.started) from None
     service, updates = row.service, record["updates"]
@@ -401,6 +404,13 @@ def incident_document(config: Config, row: IncidentRow) -> dict[str, Any]:
         "source": row.source,
         "links": {"page": routes.incident_page_url(service, record["id"]), "service": routes.service_url(service)},
     }
+
+
+def said_record(record: dict[str, Any], tag: str) -> dict[str, Any]:
+    """A stored incident record's words in a language: its title and its updates' messages, as
+    the decisions made them (said again), the operator's and vendors' as they were written."""
+    updates = [u | {"message": say_in(Said.from_json(u["message"]), tag)} for u in record["updates"]]
+    return record | {"title": say_in(Said.from_json(record["title"]), tag), "updates": updates}
 
 
 def incidents_document(made: list[dict[str, Any]], active: str | None, service: str | None = None) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from markupsafe import Markup
 
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
+from statusgen.decide.health import FORMULA
 from statusgen.decide.history import History
 from statusgen.decide.overall import summary
 from statusgen.i18n import Language
@@ -116,13 +117,21 @@ def _without(doc: Document, fields: tuple[str, ...]) -> Document:
     return {k: v for k, v in doc.items() if k not in fields}
 
 
-def service_page_view(config: Config, record: Document, incidents: list[Document]) -> Document:
+def service_page_view(
+    config: Config, record: Document, incidents: list[Document], reason: str | None = None
+) -> Document:
     """Everything a service's page shows but its charts: its record without what moves with every
     result (``LIVE_FIELDS``), and its incidents. The page is made again only when this changes (or
-    a history it draws does)."""
+    a history it draws does). ``reason`` and ``incidents``: in the page's language, when it is not
+    the record's (the site's first)."""
     s = record["service"]
     service = _without(s, LIVE_FIELDS["service"])
     service["state"] = _without(s["state"], LIVE_FIELDS["state"])
+    if reason is not None:
+        service["state"]["reason"] = reason
+        opened = next((i for i in incidents if i["open"]), None)
+        if service["open_incident"] and opened:
+            service["open_incident"] = service["open_incident"] | {"title": opened["title"]}
     # A certificate's figures (days left, issuer, names) change by the day at most: on the page.
     service["checks"] = [
         _without(c, LIVE_FIELDS["check"]) | {"certificate": (c["last_result"] or {}).get("certificate")}
@@ -266,7 +275,7 @@ def method_page(config: Config, lang: Language, health: Document) -> bytes:
         site=config.site,
         here="/method/",
         nav="method",
-        health=health,
+        health=health | {"formula": words(lang).gettext(FORMULA)},
         services=services,
         ranges=ranges,
         outcomes=[(code, words(lang).gettext(said)) for code, said in CHECK_FAILURES],

@@ -43,7 +43,7 @@ from statusgen.decide.history import (
     in_progress,
     window,
 )
-from statusgen.i18n import Language, site_languages
+from statusgen.i18n import Language, say_in, site_languages
 from statusgen.model import RANGES, Range
 from statusgen.render import keys, pages
 from statusgen.render.documents import (
@@ -134,11 +134,16 @@ class ServiceRenderer:
         paths = service_paths(slug)
         histories = Histories(self, svc, as_of)
         record = self.record(svc, as_of, histories, paths[0])
-        incidents = [incident_document(self.data.config, row) for row in self.data.incidents_of(slug)]
-        shown = pages.service_page_view(self.data.config, record, incidents)
-        page_key = keys.key(keys.PageInputs(self.job.site_key, shown, histories.keys))
+        config, rows = self.data.config, self.data.incidents_of(slug)
         bars = {}
-        for lang in site_languages(self.data.config.site.languages):
+        for lang in site_languages(config.site.languages):
+            if lang.first:  # the record's own words
+                shown = pages.service_page_view(config, record, [incident_document(config, row) for row in rows])
+            else:
+                incidents = [incident_document(config, row, lang.tag) for row in rows]
+                reason = say_in(self.data.state(slug).reason, lang.tag)
+                shown = pages.service_page_view(config, record, incidents, reason)
+            page_key = keys.key(keys.PageInputs(self.job.site_key, shown, histories.keys))
             parts = drawings(slug, histories, lang)
             self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
             page_path = lang.file(paths[-1])
@@ -146,7 +151,7 @@ class ServiceRenderer:
             drawn = self.draw({name: parts[name] for name in (["bar"] if page_kept else parts)})
             if not page_kept:
                 panels = {name: drawn[name] for name in RANGES}
-                page = pages.service_page(self.data.config.site, lang, shown, panels, drawn["days"])
+                page = pages.service_page(config.site, lang, shown, panels, drawn["days"])
                 self.placer.put(page_path, page, page_key)
             bars[lang.tag] = drawn["bar"]
         return Rendered(bars, record["service"]["last_day"]["summary"], record["service"]["this_month"])

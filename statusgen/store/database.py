@@ -42,6 +42,7 @@ from statusgen.decide.reports import Credits, Tally, month_of, months_before
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
 from statusgen.errors import StoreError
+from statusgen.i18n import kept_words, words_of
 from statusgen.model import CheckResult, Outcome
 from statusgen.store.failures import (
     DECODING,
@@ -482,7 +483,7 @@ def _insert_run(db: sqlite3.Connection, run: RunRecord) -> int:
             run.vendors_attempted,
             run.vendors_failed,
             run.probe_ms,
-            run.note,
+            kept_words(run.note),
             run.canaries_attempted,
             run.canaries_failed,
             run.results_excluded,
@@ -493,9 +494,8 @@ def _insert_run(db: sqlite3.Connection, run: RunRecord) -> int:
 
 def _run_from_row(row: tuple[Any, ...]) -> RunRecord:
     rid, started, finished, ca, cf, va, vf, probe_ms, note, kn, kf, ex = row
-    return RunRecord(
-        rid, from_epoch(started), from_epoch(finished) if finished else None, ca, cf, va, vf, probe_ms, note, kn, kf, ex
-    )
+    finished_at, note = from_epoch(finished) if finished else None, words_of(note)
+    return RunRecord(rid, from_epoch(started), finished_at, ca, cf, va, vf, probe_ms, note, kn, kf, ex)
 
 
 def _result_row(r: StoredResult, run_id: int) -> tuple[Any, ...]:

@@ -206,7 +206,8 @@
   // Times are written in UTC ("2026-11-22 20:02 UTC"); where this script runs they read in the
   // reader's own time zone, the UTC one kept as the title, and a "since" says for how long.
   const LOCAL = new Intl.DateTimeFormat(LANG, {
-    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short",
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+    timeZoneName: "short",
   });
   const unit = (name, display) => new Intl.NumberFormat(LANG, { style: "unit", unit: name, unitDisplay: display });
   const MINUTES = unit("minute", "short");
