@@ -33,6 +33,7 @@ from pathlib import Path
 
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
+from statusgen.i18n import SHIPPED
 from statusgen.locations.agent import agent_run
 from statusgen.simulate import Simulated, fill
 from statusgen.timeutil import iso, utcnow
@@ -118,7 +119,13 @@ KEY_VARIABLE = "STATUSGEN_DEMO_INBOX_KEY"
 
 
 def demo_config(
-    targets_port: int, serve_port: int, workdir: Path, output: Path, interval: int, locations: bool = False
+    targets_port: int,
+    serve_port: int,
+    workdir: Path,
+    output: Path,
+    interval: int,
+    locations: bool = False,
+    languages: tuple[str, ...] = ("en",),
 ) -> str:
     base = f"http://127.0.0.1:{targets_port}"
     now = utcnow()
@@ -143,6 +150,7 @@ def demo_config(
             f'store = "{(workdir / "statusgen.db").resolve()}"',
             f'output = "{output.resolve()}"',
             'vantage_point = "this machine (loopback demo targets)"',
+            f"languages = [{', '.join(f'{tag!r}' for tag in languages)}]".replace("'", '"'),
             *(
                 [f'inbox = "{(workdir / "inbox").resolve()}"', f'inbox_key = "${{{KEY_VARIABLE}}}"']
                 if locations
@@ -196,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     args.workdir.mkdir(parents=True)
     cfg_path = args.workdir / "demo.toml"
     port = targets.server_address[1]
-    cfg_path.write_text(demo_config(port, args.port, args.workdir, args.output, args.interval, args.locations))
+    every = demo_config(port, args.port, args.workdir, args.output, args.interval, args.locations, SHIPPED)
+    cfg_path.write_text(every)  # the demo speaks every language shipped: / and /de/, /fr/...
     if args.locations:
         os.environ.setdefault(KEY_VARIABLE, secrets.token_hex(32))  # the agents' and the builder's key
     config = load_config(cfg_path)

@@ -330,8 +330,9 @@ def resolve(path: str, query: Mapping[str, Sequence[str]], exists: Callable[[str
     return _static(path, exists)
 
 
-#: A language tag as the tree's pages name their folders by (``de``, ``pt-BR``).
+#: A language tag as the tree's pages name their folders by (``de``, ``pt-BR``), and its folder.
 LANGUAGE_RE = re.compile(r"[a-z]{2,3}(-[A-Z]{2})?")
+LANGUAGE_FOLDER = "[a-z]{2,3}(-[a-z]{2})?"
 
 
 def language_of(rel: str, languages: Sequence[str]) -> str:
@@ -340,3 +341,12 @@ def language_of(rel: str, languages: Sequence[str]) -> str:
     the JSON, the feeds) the site's first."""
     head = rel.lstrip("/").split("/", 1)[0]
     return next((tag for tag in languages[1:] if head == tag.lower()), languages[0])
+
+
+def error_page_in(rel: str, path: str, languages: Sequence[str]) -> str:
+    """An error page for people (``_errors/404.html``) in the language of the page asked for
+    (``path``): one under a language's folder gets that language's copy of it."""
+    tag = language_of(path, languages)
+    if tag == languages[0] or not (rel.startswith(f"{ERROR_DIR}/") and rel.endswith(".html")):
+        return rel
+    return f"{tag.lower()}/{rel}"

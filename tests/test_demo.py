@@ -162,10 +162,23 @@ def test_the_front_page_in_a_browser_and_the_readmes_screenshot(running_demo: Ru
             assert len(widths) == len(SERVICES) and min(widths) > 100  # drawn, not collapsed
             ARTIFACTS.mkdir(exist_ok=True)
             shot = page.screenshot(path=str(ARTIFACTS / "front-page.png"))
+            # the same page in German and Japanese (docs/translating.md shows them)
+            shots = {}
+            for tag, words in (("de", "Vorfälle"), ("ja", "インシデント")):
+                assert page.goto(f"{running_demo.base}/{tag}/", wait_until="load").status == 200
+                assert page.evaluate("document.documentElement.lang") == tag and words in page.inner_text("main")
+                shots[tag] = page.screenshot(path=str(ARTIFACTS / f"front-page-{tag}.png"))
+            assert errors == []
         finally:
             browser.close()
     if os.environ.get(REFRESH) == "1":
         SCREENSHOT.write_bytes(shot)
+        for tag, png in shots.items():
+            SCREENSHOT.with_name(f"front-page-{tag}.png").write_bytes(png)
+    for tag in shots:
+        png = SCREENSHOT.with_name(f"front-page-{tag}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 1280
+        assert f"front-page-{tag}.png" in (SCREENSHOT.parent / "translating.md").read_text()
     committed = SCREENSHOT.read_bytes()
     assert committed[:8] == b"\x89PNG\r\n\x1a\n"
     assert int.from_bytes(committed[16:20], "big") == 1280  # the width this test shoots at

@@ -169,7 +169,11 @@ def test_both_servers_serve_each_language_and_say_which(server: str, request: py
             assert answer.headers["content-language"] == tag, (server, url)
             again = client.get(url, headers={"If-None-Match": answer.headers["etag"]})
             assert again.status_code == 304 and again.headers["content-language"] == tag, (server, url)
-        assert client.get("/de/services/nope/").status_code == 404
+        for url, tag in (("/de/services/nope/", "de"), ("/ja/nope", "ja"), ("/nope/", "en"), ("/fr/", "en")):
+            missing = client.get(url)  # the page that is not there, told in the language asked for
+            assert missing.status_code == 404 and missing.headers["content-language"] == tag, (server, url)
+            assert f'<html lang="{tag}">' in missing.text, (server, url)
+        assert client.get("/api/v1/nope").headers["content-type"].startswith("application/json")
         moved = client.get("/ja/incidents")
         assert moved.status_code == 301 and moved.headers["location"].endswith("/ja/incidents/")
 
@@ -254,9 +258,17 @@ def browser(tri: Tri) -> Iterator[Browser]:
 
 
 def pages_to_read(tri: Tri) -> list[str]:
+    """The front, service, incidents and report pages (the ones read in every variant), then one
+    page of every other kind."""
     slug = tri.config.services[0].slug
     month = tri.json(f"{routes.API}/reports.json")["months"][-1]["month"]
-    return ["", f"services/{slug}/", "incidents/", f"reports/{month}/"]
+    day = tri.json("api/v1/incidents.json")["incidents"][-1]["started_at"][:10]
+    main = ["", f"services/{slug}/", "incidents/", f"reports/{month}/"]
+    others = [f"services/{slug}/incidents/", f"incidents/{day[:7]}/", f"incidents/{day}/", "reports/", "method/"]
+    return main + others + ["api/", "embed/", f"embed/{slug}/"]
+
+
+MAIN_PAGES = 4  # the first of pages_to_read: every theme at every width
 
 
 def open_page(browser: Browser, url: str, scheme: str = "light", width: int = 1280) -> Page:
@@ -267,14 +279,18 @@ def open_page(browser: Browser, url: str, scheme: str = "light", width: int = 12
     )
     page = context.new_page()
     answer = page.goto(url, wait_until="load")
-    assert answer is not None and answer.status == 200, url
+    assert answer is not None and answer.status == (404 if url.endswith("/nope/") else 200), url
     page.wait_for_timeout(300)  # the script's first answers (the record, the snapshot) are told
     return page
 
 
 SHOWN_TEXT = """() => {
-  const copy = document.documentElement.cloneNode(true);
-  const parts = [document.title, document.body.innerText];
+  // every word shown, but code: samples (<pre>, the JSON in its own language) and machine values (<code>)
+  const body = document.body.cloneNode(true);
+  body.querySelectorAll("pre, code").forEach((el) => el.remove());
+  document.body.after(body);
+  const parts = [document.title, body.innerText];
+  body.remove();
   for (const el of document.querySelectorAll("[aria-label], [title], [aria-valuetext]")) {
     for (const name of ["aria-label", "title", "aria-valuetext"]) parts.push(el.getAttribute(name) || "");
   }
@@ -297,16 +313,18 @@ def test_chromium_shows_each_page_in_its_language_with_its_forms(
 ) -> None:
     english, recorded = english_left(tag), sorted(recorded_words(tri), key=len, reverse=True)
     day_form, percent_form = LOCALE_FORMS[tag]
-    for rel in pages_to_read(tri):
+    for rel in [*pages_to_read(tri), "nope/"]:
         page = open_page(browser, f"{preview}/{tag}/{rel}")
         text = page.evaluate(SHOWN_TEXT)
         assert page.evaluate("document.documentElement.lang") == tag
         for words in recorded:
             text = text.replace(words, " ")
-        left = [run for run in english if re.search(rf"(?<![A-Za-z_]){re.escape(run)}(?![A-Za-z_])", text)]
+        text = re.sub(r"/[\w/{}.?=-]+", " ", text)  # URL paths (/api/v1/incidents): machine values
+        left = [run for run in english if re.search(rf"(?<![\w-]){re.escape(run)}(?![\w-])", text, re.ASCII)]
         assert left == [], (tag, rel, left[:10])
-        assert day_form.search(text), (tag, rel)
-        if rel in ("", f"reports/{pages_to_read(tri)[-1].split('/')[1]}/"):
+        if rel in pages_to_read(tri)[:MAIN_PAGES]:  # pages that show dates whatever the data
+            assert day_form.search(text), (tag, rel)
+        if rel in ("", pages_to_read(tri)[3]):  # the front page's bars, the report's figures
             assert percent_form.search(text), (tag, rel)
         page.context.close()
 
@@ -326,8 +344,9 @@ def test_every_shipped_language_is_axe_clean_and_fits_a_phone(
     base = f"http://127.0.0.1:{server.server_address[1]}/{tag.lower()}/"
     found: dict[str, object] = {}
     try:
-        for rel in pages_to_read(tri):
-            for scheme, width in (("light", 1280), ("dark", 360), ("light", 360), ("dark", 1280)):
+        for i, rel in enumerate([*pages_to_read(tri), "nope/"]):
+            variants = [("light", 1280), ("dark", 360), ("light", 360), ("dark", 1280)][: 4 if i < MAIN_PAGES else 2]
+            for scheme, width in variants:
                 page = open_page(browser, base + rel, scheme, width)
                 violations = AXE.run(page).response["violations"]
                 if violations:

@@ -71,6 +71,8 @@ def test_the_wheel_carries_the_templates_and_files_inside_the_package(wheel: Pat
         "statusgen/templates/init/services.toml",
         "statusgen/templates/init/statusgen.yml",
         "statusgen/py.typed",
+        "statusgen/locale/statusgen.pot",
+        *(f"statusgen/locale/{locale}/LC_MESSAGES/statusgen.mo" for locale in ("de", "fr", "es", "pt_BR", "ja")),
     ):
         assert name in names, name
     shipped = {n.removeprefix("statusgen/templates/") for n in names if n.startswith("statusgen/templates/")}
@@ -92,6 +94,15 @@ def test_an_installed_wheel_builds_a_site(fresh: Path, tmp_path: Path) -> None:
     for rel in ("index.html", "static/site.css", "favicon.ico", "_errors/404.html", "api/v1/snapshot.json"):
         assert (site / rel).is_file(), rel
     assert "Service 0000" in (site / "index.html").read_text()
+
+
+def test_an_installed_wheel_speaks_its_languages(fresh: Path, tmp_path: Path) -> None:
+    run(fresh / "statusgen", "simulate", "--services", "2", "--days", "1", cwd=tmp_path)
+    config = tmp_path / "simulated.toml"
+    config.write_text(config.read_text().replace("[site]\n", '[site]\nlanguages = ["en", "ja"]\n', 1))
+    run(fresh / "statusgen", "build", "--config", config, cwd=tmp_path)
+    page = (tmp_path / "site" / "ja" / "index.html").read_text()
+    assert '<html lang="ja">' in page and "インシデント" in page  # the wheel's compiled catalog
 
 
 def test_an_installed_wheel_writes_a_new_site_with_init(fresh: Path, tmp_path: Path) -> None:

@@ -25,9 +25,11 @@ SCORES: dict[Status, float] = {
     Status.PARTIAL_OUTAGE: 40.0,
     Status.MAJOR_OUTAGE: 0.0,
 }
+#: How the index is made, its statuses' places filled with their codes (the health document) or
+#: their words (the method page).
 FORMULA = N_(
-    "mean over services with a known status, maintenance excluded, of: operational 100, "
-    "degraded 70, partial_outage 40, major_outage 0; null when no service counts"
+    "mean over services with a known status, maintenance excluded, of: %(operational)s 100, "
+    "%(degraded)s 70, %(partial_outage)s 40, %(major_outage)s 0; null when no service counts"
 )
 
 

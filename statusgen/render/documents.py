@@ -16,7 +16,7 @@ import orjson
 from statusgen import routes
 from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, VendorConfig
 from statusgen.config.secrets import public_url
-from statusgen.decide.health import FORMULA, collection_state, health_index
+from statusgen.decide.health import FORMULA, SCORES, collection_state, health_index
 from statusgen.decide.incidents import current_record
 from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled, told
 from statusgen.decide.overall import overall
@@ -347,7 +347,7 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "stale_after": stale_after(data, data.time),
         **overall_of(data),
         "health_index": index_of(data),
-        "formula": translations(data.config.site.languages[0]).gettext(FORMULA),
+        "formula": translations(data.config.site.languages[0]).gettext(FORMULA) % {s.value: s.value for s in SCORES},
         "services_counted": len(counted),
         "services_total": len(data.config.services),
         "languages": list(data.config.site.languages),  # of the pages; the JSON speaks the first

@@ -9,17 +9,22 @@ from typing import Any
 
 from statusgen import __version__, routes
 from statusgen.config import Config
+from statusgen.i18n import N_
 from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, STATUSES
 from statusgen.policy import ATOM, CONTENT_TYPES, MAX_AGE, PAGES_PER_MINUTE, PROMETHEUS, RATE_PER_MINUTE
 from statusgen.render import statuspage_shapes
 from statusgen.render.shapes import SCHEMAS, Schema, ref
 
 HEADERS = {
-    "ETag": {"description": "Changes exactly when the bytes of the answer change.", "schema": {"type": "string"}},
+    "ETag": {"description": N_("Changes exactly when the bytes of the answer change."), "schema": {"type": "string"}},
     "Cache-Control": {"description": f"max-age={MAX_AGE}", "schema": {"type": "string"}},
     "Access-Control-Allow-Origin": {"description": "*", "schema": {"type": "string"}},
 }
 JSON = "application/json"
+#: Said of every query parameter, after its own description (the API page says them apart).
+EMPTY = N_("An empty value counts as absent.")
+#: The 429 answer's description, with the limit of its endpoint (the API page says it in its language).
+TOO_MANY = N_("More than %(n)s requests in a minute from one client.")
 
 
 def _json(schema: str, description: str) -> dict[str, Any]:
@@ -28,15 +33,15 @@ def _json(schema: str, description: str) -> dict[str, Any]:
 
 def _errors(*codes: int, per_minute: int = RATE_PER_MINUTE) -> dict[str, Any]:
     texts = {
-        400: "Invalid value of a known parameter; the body lists the allowed values.",
-        404: "Unknown slug or path.",
-        405: "Method other than GET or HEAD; see the Allow header.",
+        400: N_("Invalid value of a known parameter; the body lists the allowed values."),
+        404: N_("Unknown slug or path."),
+        405: N_("Method other than GET or HEAD; see the Allow header."),
     }
     out: dict[str, Any] = {str(c): _json("Error", texts[c]) for c in codes}
-    out["304"] = {"description": "Not modified: If-None-Match matched the current ETag. No body."}
+    out["304"] = {"description": N_("Not modified: If-None-Match matched the current ETag. No body.")}
     out["429"] = {
-        "description": f"More than {per_minute} requests in a minute from one client.",
-        "headers": {"Retry-After": {"description": "Whole seconds to wait.", "schema": {"type": "integer"}}},
+        "description": TOO_MANY % {"n": per_minute},
+        "headers": {"Retry-After": {"description": N_("Whole seconds to wait."), "schema": {"type": "integer"}}},
         "content": {JSON: {"schema": ref("Error")}},
     }
     return out
@@ -52,7 +57,7 @@ def _query(name: str, values: list[str], description: str, default: str | None =
         "required": False,
         "schema": schema,
         "allowEmptyValue": True,
-        "description": description + " An empty value counts as absent.",
+        "description": f"{description} {EMPTY}",
     }
 
 
@@ -60,7 +65,7 @@ SLUG_PARAMETER = {
     "name": "slug",
     "in": "path",
     "required": True,
-    "description": "The service's slug.",
+    "description": N_("The service's slug."),
     "schema": {"type": "string", "pattern": f"^{SLUG}$"},
 }
 
@@ -122,79 +127,83 @@ def openapi_document(config: Config) -> dict[str, Any]:
     paths = {
         "/api/v1/snapshot": _get(
             "getSnapshot",
-            "All services, the health index, counts by status and by category.",
-            _json("Snapshot", "The snapshot."),
+            N_("All services, the health index, counts by status and by category."),
+            _json("Snapshot", N_("The snapshot.")),
             [],
             (),
         ),
         "/api/v1/services": _get(
             "listServices",
-            "The list of services, optionally filtered.",
-            _json("ServiceList", "Services."),
+            N_("The list of services, optionally filtered."),
+            _json("ServiceList", N_("Services.")),
             [
-                _query("category", cats, "Only services of this category."),
-                _query("status", list(STATUSES), "Only services with this status."),
+                _query("category", cats, N_("Only services of this category.")),
+                _query("status", list(STATUSES), N_("Only services with this status.")),
             ],
             (400,),
         ),
         "/api/v1/services/{slug}": _get(
             "getService",
-            "One service: current state, reason, checks, the last day of measurements.",
-            _json("ServiceDetail", "The service."),
+            N_("One service: current state, reason, checks, the last day of measurements."),
+            _json("ServiceDetail", N_("The service.")),
             [SLUG_PARAMETER],
             (404,),
         ),
         "/api/v1/services/{slug}/history": _get(
             "getServiceHistory",
-            "Availability and latency over time for one service.",
-            _json("History", "The history."),
-            [SLUG_PARAMETER, _query("range", list(RANGES), "The range; 24h when absent.", DEFAULT_RANGE)],
+            N_("Availability and latency over time for one service."),
+            _json("History", N_("The history.")),
+            [SLUG_PARAMETER, _query("range", list(RANGES), N_("The range; 24h when absent."), DEFAULT_RANGE)],
             (400, 404),
         ),
         "/api/v1/incidents": _get(
             "listIncidents",
-            "statusgen's own incidents, newest first.",
-            _json("IncidentList", "Incidents."),
+            N_("statusgen's own incidents, newest first."),
+            _json("IncidentList", N_("Incidents.")),
             [
-                _query("active", ["1", "0"], "1: open incidents only; 0: closed only."),
+                _query("active", ["1", "0"], N_("1: open incidents only; 0: closed only.")),
                 _query(
                     "service",
                     [svc.slug for svc in config.services],
-                    "One service's incidents only (its slug); an unknown one is 404.",
+                    N_("One service's incidents only (its slug); an unknown one is 404."),
                 ),
             ],
             (400, 404),
         ),
         "/api/v1/health": _get(
-            "getHealth", "The health index and the state of our own collection.", _json("Health", "Health."), [], ()
+            "getHealth",
+            N_("The health index and the state of our own collection."),
+            _json("Health", N_("Health.")),
+            [],
+            (),
         ),
         "/feed/incidents.xml": _get(
-            "getIncidentsFeed", "Atom feed of every incident, newest first.", _text(ATOM, "Atom 1.0"), [], ()
+            "getIncidentsFeed", N_("Atom feed of every incident, newest first."), _text(ATOM, "Atom 1.0"), [], ()
         ),
         "/feed/services/{slug}.xml": _get(
             "getServiceFeed",
-            "Atom feed of one service's incidents.",
+            N_("Atom feed of one service's incidents."),
             _text(ATOM, "Atom 1.0"),
             [SLUG_PARAMETER],
             (404,),
         ),
         f"/{routes.CALENDAR}": _get(
             "getMaintenanceCalendar",
-            "Every configured, planned and vendor maintenance, as a calendar to subscribe to.",
+            N_("Every configured, planned and vendor maintenance, as a calendar to subscribe to."),
             _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
             [],
             (),
         ),
         "/" + routes.service_calendar_file("{slug}"): _get(
             "getServiceMaintenanceCalendar",
-            "One service's maintenance, as a calendar to subscribe to.",
+            N_("One service's maintenance, as a calendar to subscribe to."),
             _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
             [SLUG_PARAMETER],
             (404,),
         ),
         f"/{routes.METRICS}": _get(
             "getMetrics",
-            "The site's and each service's state for Prometheus to scrape; counted as a page, not the API.",
+            N_("The site's and each service's state for Prometheus to scrape; counted as a page, not the API."),
             _text(PROMETHEUS, "Prometheus text exposition format 0.0.4"),
             [],
             (),
@@ -206,21 +215,24 @@ def openapi_document(config: Config) -> dict[str, Any]:
 
 #: The Statuspage v2 documents: (operationId, summary), by their name in ``routes.STATUSPAGE_FILES``.
 STATUSPAGE_OPERATIONS = {
-    "summary": ("getSummary", "The page, its components, unresolved incidents and maintenance, and its status."),
-    "status": ("getStatus", "The page's status indicator and description."),
-    "components": ("listComponents", "Every component: each group (a category), then its components (services)."),
-    "incidents": ("listIncidents", "The most recent incidents, resolved ones included, newest first."),
-    "unresolved": ("listUnresolvedIncidents", "The incidents not yet resolved."),
-    "maintenances": ("listScheduledMaintenances", "Scheduled maintenance: upcoming, in progress, lately completed."),
-    "upcoming": ("listUpcomingScheduledMaintenances", "Scheduled maintenance not yet started."),
-    "active": ("listActiveScheduledMaintenances", "Scheduled maintenance in progress."),
+    "summary": ("getSummary", N_("The page, its components, unresolved incidents and maintenance, and its status.")),
+    "status": ("getStatus", N_("The page's status indicator and description.")),
+    "components": ("listComponents", N_("Every component: each group (a category), then its components (services).")),
+    "incidents": ("listIncidents", N_("The most recent incidents, resolved ones included, newest first.")),
+    "unresolved": ("listUnresolvedIncidents", N_("The incidents not yet resolved.")),
+    "maintenances": (
+        "listScheduledMaintenances",
+        N_("Scheduled maintenance: upcoming, in progress, lately completed."),
+    ),
+    "upcoming": ("listUpcomingScheduledMaintenances", N_("Scheduled maintenance not yet started.")),
+    "active": ("listActiveScheduledMaintenances", N_("Scheduled maintenance in progress.")),
 }
 
 
 def statuspage_openapi_document(config: Config) -> dict[str, Any]:
     paths = {
         f"/{routes.STATUSPAGE_FILES[name]}": _get(
-            operation, summary, _json(statuspage_shapes.DOCUMENTS[name], "The document."), [], ()
+            operation, summary, _json(statuspage_shapes.DOCUMENTS[name], N_("The document.")), [], ()
         )
         for name, (operation, summary) in STATUSPAGE_OPERATIONS.items()
     }

@@ -37,16 +37,16 @@ from markupsafe import Markup
 
 from statusgen import policy, routes
 from statusgen.config import Config, SiteConfig
-from statusgen.decide.health import FORMULA
+from statusgen.decide.health import FORMULA, SCORES
 from statusgen.decide.history import History
 from statusgen.decide.overall import summary
-from statusgen.i18n import Language
-from statusgen.model import DESCRIPTIONS, RANGES, STATUSES, Outcome, Status
+from statusgen.i18n import N_, SENTENCES, Language
+from statusgen.model import DESCRIPTIONS, RANGES, STATUS_WORDS, STATUSES, Outcome, Status
 from statusgen.render import charts
 from statusgen.render.documents import configured_record
-from statusgen.render.openapi import openapi_document, statuspage_openapi_document
+from statusgen.render.openapi import EMPTY, TOO_MANY, openapi_document, statuspage_openapi_document
 from statusgen.render.templating import render, render_text
-from statusgen.render.words import LEGEND, words
+from statusgen.render.words import LEGEND, Words, words
 
 RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
 DAY_ROWS = 10  # the incidents and month pages list a day's newest incidents; the day's own page all
@@ -275,7 +275,8 @@ def method_page(config: Config, lang: Language, health: Document) -> bytes:
         site=config.site,
         here="/method/",
         nav="method",
-        health=health | {"formula": words(lang).gettext(FORMULA)},
+        health=health
+        | {"formula": words(lang).gettext(FORMULA) % {s.value: words(lang).gettext(STATUS_WORDS[s]) for s in SCORES}},
         services=services,
         ranges=ranges,
         outcomes=[(code, words(lang).gettext(said)) for code, said in CHECK_FAILURES],
@@ -336,13 +337,34 @@ def _example_url(path: str, operation: Document, slug: str) -> str:
     return url + ("?" + "&".join(query) if query else "")
 
 
-def _endpoints(document: Document, slug: str) -> list[Document]:
+#: Where an API parameter goes, in words.
+PARAMETER_PLACES = {"query": N_("query"), "path": N_("path")}
+
+
+def _in_words(text: str, w: Words) -> str:
+    """A text of the OpenAPI documents in a page's language: each is a message of the catalog,
+    but a query parameter's (its own and ``EMPTY``) and a 429's (``TOO_MANY`` and its limit)."""
+    for limit in (policy.RATE_PER_MINUTE, policy.PAGES_PER_MINUTE):
+        if text == TOO_MANY % {"n": limit}:
+            return w.gettext(TOO_MANY) % {"n": w.number(limit)}
+    if text.endswith(f" {EMPTY}"):
+        return w.gettext(SENTENCES) % {"first": w.gettext(text.removesuffix(f" {EMPTY}")), "next": w.gettext(EMPTY)}
+    return w.gettext(text)
+
+
+def _endpoints(document: Document, slug: str, w: Words) -> list[Document]:
     return [
         {
             "path": path,
-            "summary": item["get"]["summary"],
-            "parameters": item["get"]["parameters"],
-            "responses": sorted(item["get"]["responses"].items()),
+            "summary": _in_words(item["get"]["summary"], w),
+            "parameters": [
+                p | {"description": _in_words(p["description"], w), "where": w.gettext(PARAMETER_PLACES[p["in"]])}
+                for p in item["get"]["parameters"]
+            ],
+            "responses": [
+                (code, r | {"description": _in_words(r["description"], w)})
+                for code, r in sorted(item["get"]["responses"].items())
+            ],
             "example": _example_url(path, item["get"], slug),
         }
         for path, item in document["paths"].items()
@@ -352,8 +374,8 @@ def _endpoints(document: Document, slug: str) -> list[Document]:
 def api_page(config: Config, lang: Language, health: Document, error: Document) -> bytes:
     """Every endpoint of the OpenAPI documents, with caching, limits and examples of this build."""
     slug = config.services[0].slug if config.services else "example"
-    endpoints = _endpoints(openapi_document(config), slug)
-    statuspage = _endpoints(statuspage_openapi_document(config), slug)
+    endpoints = _endpoints(openapi_document(config), slug, words(lang))
+    statuspage = _endpoints(statuspage_openapi_document(config), slug, words(lang))
     return render(
         "api.html",
         lang,

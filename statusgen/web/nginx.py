@@ -101,19 +101,23 @@ def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) ->
 PEOPLE = ("404", "429", "400", "403")  # what a page tells people in HTML; 405 is always the JSON body
 
 
-def _error_pages(special: dict[str, str] | None = None, html: tuple[str, ...] = ()) -> list[str]:
+def _error_pages(
+    special: dict[str, str] | None = None, html: tuple[str, ...] = (), languages: bool = False
+) -> list[str]:
     """The error_page lines of one level: each status to its error file, the interface's JSON
-    body, or the HTML page for the statuses in ``html``.
+    body, or the HTML page for the statuses in ``html`` (``languages``: in the language of the
+    page asked for, ``$statusgen_pages`` being its folder).
 
     A level with any error_page line inherits none from above, so every
     location that changes one repeats them all.
     """
     pages = {"404": "404", "405": "405", "429": "429", "400": "=404 404", "403": "=404 404", **(special or {})}
+    folder = "$statusgen_pages" if languages else ""
     lines = []
     for code, target in pages.items():
         status, _, name = target.rpartition(" ")
-        file = routes.error_page_file(name) if code in html else routes.error_file(name)
-        lines.append(f"error_page {code} {status + ' ' if status else ''}/{file};")
+        file = f"{folder}/{routes.error_page_file(name)}" if code in html else f"/{routes.error_file(name)}"
+        lines.append(f"error_page {code} {status + ' ' if status else ''}{file};")
     return lines
 
 
@@ -236,7 +240,7 @@ def _common(options: NginxOptions) -> list[str]:
         "# a path climbing above the root with ..) gets the 404 page, like any path outside the tree,",
         "# and so does a file nginx may not read (403).",
         "recursive_error_pages on;",
-        *_error_pages(html=PEOPLE),
+        *_error_pages(html=PEOPLE, languages=True),
         "",
         "# A CORS preflight (OPTIONS asking for GET or HEAD) is 204, with the headers its maps give;",
         "# GET and HEAD only otherwise; anything else is 405 (with Allow, see the 405 location).",
@@ -263,6 +267,11 @@ def _error_locations(options: NginxOptions) -> list[str]:
         ),
         *block(f"location = /{routes.error_file('429')}", ["internal;", *interface, *retry]),
         *block(f"location = /{routes.error_page_file('429')}", ["internal;", *retry]),
+        "# The other languages' error pages for people, in their folders.",
+        *block(
+            rf'location ~ "^/{routes.LANGUAGE_FOLDER}/{routes.ERROR_DIR}/"',
+            ["internal;", *block(r"location ~ /429\.html$", ["internal;", *retry])],
+        ),
         "",
     ]
 

@@ -182,6 +182,11 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
         "map $uri $statusgen_language",
         [f'"~^/{tag.lower()}/"  {tag};' for tag in vocab.languages[1:]] + [f"default  {vocab.languages[0]};"],
     )
+    out += ["# The folder of the page asked for: its error pages for people are that language's."]
+    out += block(
+        "map $uri $statusgen_pages",
+        [f'"~^/{tag.lower()}/"  /{tag.lower()};' for tag in vocab.languages[1:]] + ['default  "";'],
+    )
     return out + [""]
 
 

@@ -333,7 +333,7 @@ class Handler(BaseHTTPRequestHandler):
         if found.status == 301:
             self._redirect("/" + found.file, head)
         else:
-            self._send_file(found.status, found.file, head)
+            self._send_file(found.status, routes.error_page_in(found.file, path, self.server.languages()), head)
 
     # -- helpers ---------------------------------------------------------------
 
@@ -359,7 +359,12 @@ class Handler(BaseHTTPRequestHandler):
         wait = limiter.take(self.client_address[0])
         if wait <= 0:
             return False
-        body = routes.error_file("429") if interface else routes.error_page_file("429")
+        asked = unquote(urlsplit(self.path).path)
+        body = (
+            routes.error_file("429")
+            if interface
+            else routes.error_page_in(routes.error_page_file("429"), asked, self.server.languages())
+        )
         retry = str(max(1, math.ceil(wait)))
         self._send_file(429, body, head=self.command == "HEAD", extra={"Retry-After": retry}, cache="no-store")
         return True
