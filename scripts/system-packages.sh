@@ -4,7 +4,8 @@
 #   chromium + chromium-driver (the website tests in a real headless browser),
 #   libxml2-utils (xmllint: Atom feeds against the RELAX NG schema of RFC 4287),
 #   rclone (statusgen publish, tested against a local target and S3), wrk and rsync (benchmarks),
-#   systemd (systemd-analyze verify checks the units in contrib/).
+#   systemd (systemd-analyze verify checks the units in contrib/),
+#   fonts-ipafont-gothic (a Japanese font: the pages in Japanese are read and shot in Chromium).
 # Needs root (as on CI and the development machines); does nothing when all are there.
 set -euo pipefail
 want=(nginx:nginx chromium:chromium chromedriver:chromium-driver xmllint:libxml2-utils rclone:rclone wrk:wrk
@@ -14,6 +15,7 @@ for pair in "${want[@]}"; do
   cmd=${pair%%:*}; pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("$pkg")
 done
+fc-list :lang=ja 2>/dev/null | grep -q . || missing+=(fonts-ipafont-gothic)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing Debian packages: ${missing[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -162,7 +162,10 @@ def test_the_front_page_in_a_browser_and_the_readmes_screenshot(running_demo: Ru
             assert len(widths) == len(SERVICES) and min(widths) > 100  # drawn, not collapsed
             ARTIFACTS.mkdir(exist_ok=True)
             shot = page.screenshot(path=str(ARTIFACTS / "front-page.png"))
-            # the same page in German and Japanese (docs/translating.md shows them)
+            # the same page in German and Japanese (docs/translating.md shows them), in a font that
+            # has the Japanese glyphs (scripts/system-packages.sh installs one)
+            fonts = subprocess.run(["fc-list", ":lang=ja"], capture_output=True, text=True, check=False).stdout
+            assert fonts.strip(), "no Japanese font: make system installs fonts-ipafont-gothic"
             shots = {}
             for tag, words in (("de", "Vorfälle"), ("ja", "インシデント")):
                 assert page.goto(f"{running_demo.base}/{tag}/", wait_until="load").status == 200

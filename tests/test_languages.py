@@ -13,6 +13,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -344,8 +345,13 @@ def test_every_shipped_language_is_axe_clean_and_fits_a_phone(
     base = f"http://127.0.0.1:{server.server_address[1]}/{tag.lower()}/"
     found: dict[str, object] = {}
     try:
+        # The main pages in every theme at every width (German and Japanese, the longest words and the
+        # other script) or in each theme and each width once; every other kind once, at a phone's width.
+        every = 4 if tag in LANGUAGES else 2
         for i, rel in enumerate([*pages_to_read(tri), "nope/"]):
-            variants = [("light", 1280), ("dark", 360), ("light", 360), ("dark", 1280)][: 4 if i < MAIN_PAGES else 2]
+            variants = [("dark", 360), ("light", 1280), ("light", 360), ("dark", 1280)][
+                : every if i < MAIN_PAGES else 1
+            ]
             for scheme, width in variants:
                 page = open_page(browser, base + rel, scheme, width)
                 violations = AXE.run(page).response["violations"]
@@ -385,3 +391,28 @@ def test_japanese_lines_break_between_phrases_not_inside_words(browser: Browser,
     assert "break-all" not in breaks and set(breaks) == {"auto-phrase"}
     assert page.evaluate("getComputedStyle(document.body).lineBreak") == "strict"
     page.context.close()
+
+
+def test_past_stale_after_a_page_warns_in_its_own_language(browser: Browser, preview: str, tri: Tri) -> None:
+    """The stale warning is said in the page's language, and tells the site's sentence as of then
+    only in it: the snapshot's (the JSON's language) on a page in that language, the page's own on
+    the front page in another, none on other pages in another."""
+    snapshot = tri.json(f"{routes.API}/snapshot.json")
+    late = datetime.fromisoformat(snapshot["stale_after"]) + timedelta(hours=2)
+    german = tri.page("de/index.html").get_element_by_id("overall").xpath("strong")[0].text_content()
+    with (LOCALE / "de" / "LC_MESSAGES" / "statusgen.po").open("rb") as f:
+        catalog = pofile.read_po(f, locale="de")
+    stale = catalog.get("This page has not been updated since %(time)s (%(duration)s ago).").string
+    opening = stale.split("%(")[0]
+    for url, said in (("/de/", german), ("/de/incidents/", None), ("/incidents/", snapshot["summary"])):
+        context = browser.new_context(timezone_id="UTC")
+        page = context.new_page()
+        page.clock.set_fixed_time(late)
+        with page.expect_response(lambda r: "/api/v1/" in r.url):
+            page.goto(preview + url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        text = page.locator(".banner-stale:visible").inner_text()
+        if url.startswith("/de/"):
+            assert text.startswith(opening), (url, text)
+        assert (said in text) if said else (snapshot["summary"] not in text and german not in text), (url, text)
+        context.close()

@@ -25,7 +25,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.i18n import said
 from statusgen.model import BAD, Status
 
-RESOLVED_MESSAGE = "Resolved."
+RESOLVED_MESSAGE = said("Resolved.")
 WORSE = (Status.DEGRADED, Status.PARTIAL_OUTAGE, Status.MAJOR_OUTAGE)  # least bad first
 
 

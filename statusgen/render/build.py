@@ -50,7 +50,7 @@ from statusgen import jsonout, routes
 from statusgen.config import Config
 from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
-from statusgen.i18n import say_in, site_languages
+from statusgen.i18n import say_in, site_languages, translations
 from statusgen.model import SLUG_RE
 from statusgen.render import calendar, keys, pages
 from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
@@ -283,10 +283,12 @@ def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
     site = data.config.site
     host = urlsplit(site.base_url).hostname or "statusgen"
     told = calendar.events(notices, site.base_url, host)
-    wanted = {routes.CALENDAR: (f"{site.title}: maintenance", told)}
+    said = translations(site.languages[0])  # the calendars speak the site's first language, as the feeds
+    named = said.gettext("%(name)s: maintenance")
+    wanted = {routes.CALENDAR: (named % {"name": site.title}, told)}
     for svc in data.config.services:
         mine = [e for e in told if e.service == svc.slug]
-        wanted[routes.service_calendar_file(svc.slug)] = (f"{svc.name}: maintenance", mine)
+        wanted[routes.service_calendar_file(svc.slug)] = (named % {"name": svc.name}, mine)
     for path, (name, evts) in wanted.items():
         remembered = calendar.remembered(placer.read_served(path))
         placer.put(path, calendar.calendar(name, calendar.with_memory(evts, remembered, data.now)))

@@ -293,6 +293,7 @@ def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[st
         routes.embed_file(): render(
             "embed.html",
             lang,
+            json_language=site.languages[0],
             site_title=site.title,
             name=site.title,
             state=snapshot["status"],
@@ -305,6 +306,7 @@ def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[st
         out[routes.embed_file(s["slug"])] = render(
             "embed.html",
             lang,
+            json_language=site.languages[0],
             site_title=site.title,
             name=s["name"],
             state=s["status"],

@@ -29,6 +29,8 @@
 "use strict";
 (() => {
   const LANG = document.documentElement.lang || "en";
+  // The language of the JSON (the site's first): its sentences are shown only on pages in it.
+  const JSON_LANGUAGE = document.body.dataset.jsonLanguage || LANG;
   const WORDS_OF = JSON.parse(document.getElementById("words")?.textContent || "{}");
   const SAID = WORDS_OF.say || {};
   // A sentence of the page's language with its places filled: say("as_of", { time: "..." }).
@@ -256,7 +258,8 @@
     const since = Date.parse(doc.as_of);
     const said = document.createElement("strong");
     said.textContent = say("stale", { time: LOCAL.format(new Date(since)), duration: lasted(Date.now() - since) });
-    const rest = ` ${doc.summary ? say("stale_summary", { summary: doc.summary }) : say("stale_rest")}`;
+    const summary = doc.summary && (LANG === JSON_LANGUAGE || doc.own) ? doc.summary : null;
+    const rest = ` ${summary ? say("stale_summary", { summary }) : say("stale_rest")}`;
     banner.className = "banner banner-stale";
     banner.replaceChildren(said, rest);
     banner.hidden = false;
@@ -332,14 +335,14 @@
     const words = WORDS_OF.statuses || {};
     let asOf = null;
     let last = { as_of: overall.dataset.asOf, stale_after: overall.dataset.staleAfter,
-                 summary: overall.querySelector("strong").textContent };
+                 summary: overall.querySelector("strong").textContent, own: true };   // the page's own words
     const made = [...overall.childNodes].map((n) => n.cloneNode(true));   // the banner as the page came
     // The snapshot's sentence is in the site's first language: a page in another keeps its own.
-    const ownWords = LANG === overall.dataset.jsonLanguage ? null : last.summary;
+    const ownWords = LANG === JSON_LANGUAGE ? null : last.summary;
     stale(last);                            // before any answer: the page's own time tells
     const fill = (snap) => {
       asOf = snap.as_of;
-      last = ownWords ? { ...snap, summary: ownWords } : snap;
+      last = ownWords ? { ...snap, summary: ownWords, own: true } : snap;
       if (overall.classList.contains("banner-stale")) overall.replaceChildren(...made.map((n) => n.cloneNode(true)));
       const shown = overall.querySelector(".as-of time");
       if (shown) {
