@@ -661,8 +661,8 @@ def test_method_page_comes_from_the_configuration(demo: DemoBuild) -> None:
     # the health document's formula names statuses by their codes; the page by their words
     assert health["formula"].startswith("mean over services") and "operational 100" in health["formula"]
     told = health["formula"]
-    for code, words in (("degraded", "degraded performance"), ("partial_outage", "partial outage")):
-        told = told.replace(code, words)
+    for code, said in (("degraded", "degraded performance"), ("partial_outage", "partial outage")):
+        told = told.replace(code, said)
     assert told.replace("major_outage", "major outage") in body
     rows = page.xpath("//section[@aria-labelledby='services']//tbody/tr")
     assert len(rows) == sum(len(s.checks) for s in demo.config.services)
