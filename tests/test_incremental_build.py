@@ -383,3 +383,25 @@ def test_badges_are_kept_until_their_services_name_or_status_changes(site, tmp_p
     assert not set(badge_paths("service-0003")) & kept and set(badge_paths("service-0001")) <= kept
     assert b"Renamed" in (renamed.site.output / "badges/service-0003.svg").read_bytes()
     assert_tree_is_a_build_from_scratch(renamed, store, NOW)
+
+
+def test_a_finished_months_report_is_kept_and_the_current_one_made_again(tmp_path):
+    """A month over does not change: its JSON, CSV and pages are kept, not made again; the month
+    in progress is made again with its new figures (40 days before NOW: the month before too)."""
+    simulate(2, 40, tmp_path / "sim.db", NOW)
+    (tmp_path / "sim.toml").write_text(config_text(2, tmp_path / "sim.db", tmp_path / "site"), encoding="utf-8")
+    config = load_config(tmp_path / "sim.toml")
+    store = Store(config.site.store)
+    build(store, config, NOW)
+
+    def files(month: str) -> set[str]:
+        return {f"api/v1/reports/{month}.json", f"reports/{month}.csv", f"reports/{month}/index.html"}
+
+    at = NOW + timedelta(minutes=1)
+    results = [CheckResult("service-0001", 0, at, Outcome.TIMEOUT, None, None, False)]
+    d = decide_cycle(config, store.states(), store.open_incidents(), results, at)
+    store.save_cycle(Cycle(RunRecord(0, at, at + timedelta(seconds=2), 1, 1), d.results, d.states, d.incidents))
+    kept = kept_by_next_build(config, store, at + timedelta(minutes=1))
+    assert files("2026-10") <= kept
+    assert not files("2026-11") & kept
+    assert_tree_is_a_build_from_scratch(config, store, at + timedelta(minutes=1))

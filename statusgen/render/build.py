@@ -133,8 +133,10 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
             _site_files(tree.main, job, docs)
             _incident_files(tree.main, job, notices + ended)  # the feeds tell its end too
             _calendar_files(tree.main, job, notices + ended)
-            for path, content in report_files(data).items():
-                tree.main.put(path, content if isinstance(content, bytes) else jsonout.dump(content))
+            for path, content, key in report_files(
+                data, job.site_key, lambda paths, key: _kept(tree.main, job, paths, key)
+            ):
+                tree.main.put(path, content if isinstance(content, bytes) else jsonout.dump(content), key)
             made = services.rendered()
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         for lang in site_languages(config.site.languages):

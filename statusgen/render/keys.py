@@ -103,6 +103,13 @@ class PageInputs(NamedTuple):
     histories: dict[str, str]  # range -> its history's key
 
 
+class ReportInputs(NamedTuple):
+    """A month's report, its CSV and its pages: its document (a finished month's never changes)."""
+
+    site: str
+    report: dict[str, Any]
+
+
 RECIPES: tuple[type[NamedTuple], ...] = (
     SiteInputs,
     BadgeInputs,
@@ -111,6 +118,7 @@ RECIPES: tuple[type[NamedTuple], ...] = (
     RecordInputs,
     HistoryInputs,
     PageInputs,
+    ReportInputs,
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from statusgen.decide.history import Span
 from statusgen.decide.reports import MonthFigures, Tally, figures, month_of, months_before, summed
 from statusgen.i18n import N_, Language, site_languages, translations
 from statusgen.model import STATUSES
+from statusgen.render import keys
 from statusgen.render.gather import SiteData, as_of_service
 from statusgen.render.templating import render
 from statusgen.timeutil import iso_epoch
@@ -204,26 +206,36 @@ def report_csv(data: SiteData, report: Report) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def report_files(data: SiteData) -> dict[str, bytes | Document]:
-    """Every file of the reports: JSON documents (as documents), the CSV and the pages (as bytes),
-    a page in each language of the site."""
+#: Keeps a month's files when they were made from inputs of this key (``build._kept``): whether it did.
+Keep = Callable[[list[str], str], bool]
+
+
+Made = list[tuple[str, bytes | Document, str | None]]  # each file: its path, its content, its key
+
+
+def report_files(data: SiteData, site_key: str = "", kept: Keep | None = None) -> Made:
+    """Every file of the reports, each with its key: JSON documents (as documents), the CSV and
+    the pages (as bytes), a page in each language of the site. A month whose document is the
+    served one's (every finished month's) keeps its files (``kept``): none is made again."""
     site = data.config.site
+    langs = site_languages(site.languages)
     reports = [month_report(data, m) for m in kept_months(data)]
     listing = reports_list(data, reports)
-    files: dict[str, bytes | Document] = {routes.REPORTS: listing}
-    docs = {r.month: report_document(data, r) for r in reports}
+    files: Made = [(routes.REPORTS, listing, None)]
+    said = {lang.tag: rules(lang.tag) for lang in langs}
+    for lang in langs:
+        page = _page("reports.html", lang, routes.report_page_url(), site=site, listing=listing, rules=said[lang.tag])
+        files.append((lang.file(routes.report_page_file()), page, None))
     for r in reports:
-        files[routes.report_file(r.month)] = docs[r.month]
-        files[routes.report_csv_file(r.month)] = report_csv(data, r)
-    for lang in site_languages(site.languages):
-        said = rules(lang.tag)
-        files[lang.file(routes.report_page_file())] = _page(
-            "reports.html", lang, routes.report_page_url(), site=site, listing=listing, rules=said
-        )
-        for month, doc in docs.items():
-            files[lang.file(routes.report_page_file(month))] = _page(
-                "report.html", lang, routes.report_page_url(month), site=site, report=doc, statuses=STATUSES, rules=said
-            )
+        doc = report_document(data, r)
+        pages = [lang.file(routes.report_page_file(r.month)) for lang in langs]
+        key = keys.key(keys.ReportInputs(site_key, doc))
+        if kept is not None and kept([routes.report_file(r.month), routes.report_csv_file(r.month), *pages], key):
+            continue
+        files += [(routes.report_file(r.month), doc, key), (routes.report_csv_file(r.month), report_csv(data, r), key)]
+        for lang, path in zip(langs, pages, strict=True):
+            told = {"site": site, "report": doc, "statuses": STATUSES, "rules": said[lang.tag]}
+            files.append((path, _page("report.html", lang, routes.report_page_url(r.month), **told), key))
     return files
 
 

@@ -11,7 +11,7 @@ service of a build shows the same ones.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
 from urllib.parse import urlsplit
@@ -121,6 +121,7 @@ class Words:
     def __init__(self, language: Language):
         self.language = language
         self.locale = Locale.parse(language.locale)
+        self.datetime_pattern = str(self.locale.datetime_formats["medium"])  # "{1}, {0}": the date, then the time
         catalog = translations(language.tag)
         self.gettext, self.ngettext = catalog.gettext, catalog.ngettext
         # the same figures recur on every page and row (counts, minutes, latencies): said once each
@@ -129,6 +130,7 @@ class Words:
         self.moment = lru_cache(maxsize=65536)(self._moment)
         self.day = lru_cache(maxsize=4096)(self._day)
         self.bucket_time = lru_cache(maxsize=4096)(self._bucket_time)
+        self.unit = lru_cache(maxsize=4096)(self._unit)  # a few hundred counts of a few units
 
     def _number(self, value: object) -> str:
         """A number as the locale writes it, as precise as the JSON gives it; an em dash for null."""
@@ -177,12 +179,15 @@ class Words:
         for size, unit in UNITS:
             if left >= size or (size == 1 and not said):
                 count, left = divmod(left, size)
-                said.append(format_unit(count, unit, length="short", locale=self.locale))
+                said.append(self.unit(count, unit))
             elif said:
                 break  # the unit after the largest is said even when zero is not: "2 h", not "2 h 0 min"
             if len(said) == 2:
                 break
         return " ".join(said)
+
+    def _unit(self, count: int, unit: str) -> str:
+        return format_unit(count, unit, length="short", locale=self.locale)
 
     def byte_size(self, count: int) -> str:
         """A byte cap as a person reads it (``1 MiB``, ``512 KiB``, ``1500 bytes``)."""
@@ -200,16 +205,23 @@ class Words:
         """``2026-11-22T20:21:31Z`` as ``Nov 22, 2026, 20:21 UTC`` (in the locale's form)."""
         if not stamp or parse_iso(stamp) is None:
             return ""
-        return self._joined(self._when(stamp), "yMMMd")
+        when = self._when(stamp)
+        return self._joined(self._date(when.date(), "yMMMd"), self._time(when.hour, when.minute))
 
-    def _joined(self, when: datetime, date_skeleton: str) -> str:
-        time = format_skeleton("Hm", when, tzinfo=UTC, locale=self.locale)
-        date = format_skeleton(date_skeleton, when, tzinfo=UTC, locale=self.locale)
-        return str(self.locale.datetime_formats["medium"]).format(time, date) + " UTC"
+    @lru_cache(maxsize=4096)  # noqa: B019 - a Words lives as long as the process (``words``)
+    def _date(self, day: date, skeleton: str) -> str:
+        return format_skeleton(skeleton, day, locale=self.locale)
+
+    @lru_cache(maxsize=2048)  # noqa: B019 - a Words lives as long as the process (``words``)
+    def _time(self, hour: int, minute: int) -> str:
+        return format_skeleton("Hm", datetime(2000, 1, 1, hour, minute, tzinfo=UTC), tzinfo=UTC, locale=self.locale)
+
+    def _joined(self, date_words: str, time_words: str) -> str:
+        return self.datetime_pattern.format(time_words, date_words) + " UTC"
 
     def _day(self, stamp: str) -> str:
         """``2026-11-22T00:00:00Z`` as ``Nov 22, 2026`` (in the locale's form)."""
-        return format_skeleton("yMMMd", self._when(stamp), tzinfo=UTC, locale=self.locale)
+        return self._date(self._when(stamp).date(), "yMMMd")
 
     def day_word(self, day: str) -> str:
         """A UTC day as its pages name it, ``2026-11-22``, in words."""
@@ -222,7 +234,10 @@ class Words:
 
     def _bucket_time(self, stamp: str, resolution_s: int) -> str:
         """A bucket's start, as precise as its resolution needs."""
-        return self.day(stamp) if resolution_s >= 86400 else self._joined(self._when(stamp), "MMMd")
+        if resolution_s >= 86400:
+            return self.day(stamp)
+        when = self._when(stamp)
+        return self._joined(self._date(when.date(), "MMMd"), self._time(when.hour, when.minute))
 
     def script(self) -> dict[str, dict[str, str]]:
         """What the site's script says, in this language: its sentences, and the words of
