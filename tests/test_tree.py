@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import zlib
 
@@ -273,10 +274,12 @@ def test_a_build_renders_only_the_incident_pages_and_feeds_whose_inputs_changed(
     assert (os.stat(pages[0]).st_ino, os.stat(pages[0]).st_ctime_ns) == (made.st_ino, made.st_ctime_ns)
     # keyed: the three lists of incidents, the incidents page, its pages of each day and month and
     # each service's, each service's three lists, the feeds (site and one per service), each
-    # service's record, histories and page, each service's two badges
+    # service's record, histories and page, each service's two badges, and each month's report
+    # (its JSON, CSV and page)
     days = {i.started_at.date() for i in store.incidents() if i.ended_at is not None}
     periods = len(days) + len({d.strftime("%Y-%m") for d in days})
-    expected = 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6 + 4 * 2
+    months = len(json.loads((config.site.output / "api/v1/reports.json").read_bytes())["months"])
+    expected = 3 + 1 + periods + len(pages) + 3 * len(pages) + 1 + 4 + 4 * 6 + 4 * 2 + 3 * months
     assert len(previous_keys(config.site.output)) == expected
     page = pages[1].read_bytes()
     for gen in generations(tmp_path / "site"):  # a file to keep has gone: built again in full
