@@ -85,7 +85,7 @@ def check_config(config_path: Path) -> None:
         f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories{operator}"
     )
     if cfg.locations:  # the agents' key is set here too, and the inbox answers (a listing of it)
-        from statusgen.locations.inbox import config_inbox, inbox_key
+        from statusgen.inbox import config_inbox, inbox_key
 
         inbox_key(cfg)
         waiting = len(config_inbox(cfg).names())
@@ -130,9 +130,9 @@ def config_docs() -> None:
 def probe(config_path: Path, location: str, loop: bool, max_runs: int | None, bind: str | None) -> None:
     """A probe agent's run: check every service from this location, and deliver the results as
     one signed batch to the inbox (docs/locations.md). Needs the configuration and the key only."""
-    from statusgen.locations.agent import agent_run
-    from statusgen.locations.agentloop import agent_loop
-    from statusgen.locations.inbox import InboxError
+    from statusgen.agent.loop import agent_loop
+    from statusgen.agent.run import agent_run
+    from statusgen.inbox import InboxError
     from statusgen.logs import event
 
     cfg = load_config(config_path)

@@ -31,10 +31,10 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from statusgen.agent.run import agent_run
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
 from statusgen.i18n import SHIPPED
-from statusgen.locations.agent import agent_run
 from statusgen.simulate import Simulated, fill
 from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer

@@ -44,7 +44,7 @@ ALL = "_all"
 VALUE_RE = re.compile(r"^[a-z0-9_-]{1,63}$")
 ACTIVE_VALUES = ("0", "1")
 ERROR_DIR = "_errors"
-#: The maintenance calendars (iCalendar, ``render.calendar``): the site's, and one per service.
+#: The maintenance calendars (iCalendar, ``render.formats.calendar``): the site's, and one per service.
 CALENDAR = "feed/maintenance.ics"
 
 
@@ -57,9 +57,9 @@ def embed_file(slug: str | None = None) -> str:
     return "embed/index.html" if slug is None else f"embed/{slug}/index.html"
 
 
-#: The site in Prometheus' text exposition format (``render.metrics``).
+#: The site in Prometheus' text exposition format (``render.formats.metrics``).
 METRICS = "metrics"
-#: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.statuspage``),
+#: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.formats.statuspage``),
 #: served as they are, with the interface's rules.
 STATUSPAGE = "api/v2"
 STATUSPAGE_FILES = {

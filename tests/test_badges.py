@@ -7,7 +7,7 @@ import json
 import lxml.etree as et
 
 from statusgen.demo import main as demo
-from statusgen.render.badges import endpoint_badge, svg_badge
+from statusgen.render.formats.badges import endpoint_badge, svg_badge
 
 
 def test_badges_in_the_tree_follow_the_snapshot(tmp_path):

@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_playwright
 
 from statusgen.model import RANGES, STATUSES
-from statusgen.render import charts
+from statusgen.render.pages import charts
 from statusgen.render.words import ENGLISH
 from statusgen.web.serve import PreviewServer
 from tests.test_accessibility import contrast

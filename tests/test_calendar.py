@@ -12,7 +12,7 @@ import pytest
 
 from statusgen import routes
 from statusgen.decide.maintenance import Notice
-from statusgen.render import calendar
+from statusgen.render.formats import calendar
 from tests.pinned import build_pinned_site
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

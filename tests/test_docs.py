@@ -18,7 +18,7 @@ def test_every_command_is_in_the_readme():
 
 def test_every_endpoint_and_status_is_in_the_api_doc():
     from statusgen.config import parse_config
-    from statusgen.render.openapi import openapi_document
+    from statusgen.render.api.openapi import openapi_document
 
     cfg = parse_config(
         '[categories]\nc = "C"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "c"\n'
@@ -51,7 +51,7 @@ def field_names(schema: object) -> set[str]:
 
 
 def test_every_field_of_the_json_is_named_in_the_api_doc():
-    from statusgen.render.shapes import SCHEMAS
+    from statusgen.render.api.shapes import SCHEMAS
 
     doc = (ROOT / "docs" / "api.md").read_text()
     missing = sorted(name for name in field_names(list(SCHEMAS.values())) if f"`{name}`" not in doc)

@@ -21,7 +21,7 @@ from statusgen.cli import main
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
 from statusgen.model import RANGES, STATUSES
-from statusgen.render.shapes import SCHEMAS, schema_for
+from statusgen.render.api.shapes import SCHEMAS, schema_for
 from tests.conftest import Clock, Targets, start_preview, write_config
 
 SERVICES = """
@@ -438,7 +438,7 @@ def test_a_client_generated_from_the_statuspage_document_reads_every_v2_document
     document into Statuspage's types, with the same values the files hold."""
     import importlib
 
-    from statusgen.render.openapi import STATUSPAGE_OPERATIONS
+    from statusgen.render.api.openapi import STATUSPAGE_OPERATIONS
 
     client, unread = generated_client(scenario, tmp_path, "/api/v2/openapi.json", "statuspageclient")
     assert unread == []

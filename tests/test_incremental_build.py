@@ -19,10 +19,10 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.run import decide_cycle
 from statusgen.errors import StoreError
 from statusgen.model import CheckResult, Outcome
-from statusgen.render import pages
-from statusgen.render.badges import badge_paths
 from statusgen.render.build import build
-from statusgen.render.fragments import FILE
+from statusgen.render.formats.badges import badge_paths
+from statusgen.render.pages import views
+from statusgen.render.pages.fragments import FILE
 from statusgen.render.tree import MANIFEST, current_generation, gens_dir
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Cycle, Store
@@ -265,7 +265,7 @@ def test_services_trading_names_remake_every_feed_and_incidents_page_that_names_
 
 
 def fragments(config) -> dict[str, str]:
-    """What the one cache (``render.fragments``) holds after a build."""
+    """What the one cache (``render.pages.fragments``) holds after a build."""
     with closing(sqlite3.connect(gens_dir(config.site.output) / FILE)) as db:
         return dict(db.execute("SELECT key, html FROM fragments"))
 
@@ -294,7 +294,7 @@ def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site, 
     drawn: list[tuple[str, ...]] = []  # each drawing: its function (and a panel's range)
 
     def spy(name: str):
-        real = getattr(pages, name)
+        real = getattr(views, name)
 
         def drawing(*args):
             drawn.append((name, *args[1:2]))
@@ -303,7 +303,7 @@ def test_as_a_5_minute_bucket_closes_a_page_draws_its_24_hour_panel_alone(site, 
         return drawing
 
     for name in ("service_panel", "service_days", "front_bar"):
-        monkeypatch.setattr(pages, name, spy(name))
+        monkeypatch.setattr(views, name, spy(name))
     at = NOW + timedelta(minutes=5)
     for svc in config.services:
         one_result_for(config, store, svc.slug, at)

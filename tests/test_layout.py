@@ -7,10 +7,13 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "statusgen"
 
-#: The stages, in the order data flows through them: a module may import from its own stage and
-#: from the stages before it, never from one after it.
+#: The floors, in the order data flows through them, each a list of rooms (a top-level module or
+#: folder of the package): a module may import from its own floor and the floors before it,
+#: never from one after it. A folder sits on one floor whole: none holds two sides.
 LAYERS: list[set[str]] = [
     {
         "statusgen",
@@ -25,17 +28,12 @@ LAYERS: list[set[str]] = [
         "statusgen.jsonout",
         "statusgen.neterrors",
         "statusgen.rclonecmd",
+        "statusgen.batches",  # the format both sides of a location speak
+        "statusgen.inbox",  # where they meet
     },
-    {
-        "statusgen.probe",
-        "statusgen.vendors",
-        # the probe agents' side: a batch, the inbox, an agent's run (docs/locations.md)
-        "statusgen.locations.batch",
-        "statusgen.locations.inbox",
-        "statusgen.locations.agent",
-    },
+    {"statusgen.probe", "statusgen.vendors"},
     {"statusgen.decide"},
-    {"statusgen.store", "statusgen.locations.ingest", "statusgen.locations.report"},  # the builder's side
+    {"statusgen.store", "statusgen.locations"},  # the builder's side of the agents
     {"statusgen.render"},
     {"statusgen.notify"},
     {"statusgen.web"},
@@ -49,9 +47,26 @@ LAYERS: list[set[str]] = [
         "statusgen.scaffold",
         "statusgen.cli",
         "statusgen.__main__",
-        "statusgen.locations.agentloop",
-        "statusgen.locations",  # the package alone: each module of it is placed above
+        "statusgen.agent",  # the agent's side: it runs the probes on the loop
     },
+]
+
+#: The rooms of ``render``, in the same way: the shared modules, then each audience's room, then
+#: what puts them together (``statusgen/render/__init__.py`` says why).
+RENDER_LAYERS: list[set[str]] = [
+    {
+        "statusgen.render",
+        "statusgen.render.gather",
+        "statusgen.render.tree",
+        "statusgen.render.keys",
+        "statusgen.render.templating",
+        "statusgen.render.words",
+        "statusgen.render.markdown",
+    },
+    {"statusgen.render.api"},
+    {"statusgen.render.formats"},
+    {"statusgen.render.pages"},
+    {"statusgen.render.build", "statusgen.render.service", "statusgen.render.reports"},
 ]
 
 
@@ -83,11 +98,21 @@ def imported(tree: ast.Module) -> set[str]:
 modules_cache = modules()
 
 
-def layer(module: str) -> int:
-    for n, members in enumerate(LAYERS):
-        if module in members or any(module.startswith(m + ".") for m in members if m != "statusgen"):
+def room(module: str, depth: int = 2) -> str:
+    """The room a module lives in: ``statusgen.render.api.shapes`` is in ``statusgen.render``
+    (depth 2) and in ``statusgen.render.api`` (depth 3)."""
+    return ".".join(module.split(".")[:depth])
+
+
+def floor(module: str, layers: list[set[str]] = LAYERS, depth: int = 2) -> int:
+    for n, members in enumerate(layers):
+        if room(module, depth) in members:
             return n
-    raise AssertionError(f"{module} is in no stage of LAYERS: place it")
+    raise AssertionError(f"{room(module, depth)} is in no floor of the layers: place it")
+
+
+def layer(module: str) -> int:
+    return floor(module)
 
 
 def test_every_module_is_in_a_stage_and_imports_none_after_its_own() -> None:
@@ -114,7 +139,13 @@ def test_no_import_circle() -> None:
 
 def test_the_checks_can_fail() -> None:
     tree = ast.parse("from statusgen.cli import main\nimport markupsafe._speedups\nfrom jinja2 import _identifier\n")
-    assert layer("statusgen.render.pages") < layer("statusgen.cli")
+    assert layer("statusgen.render.pages.views") < layer("statusgen.cli")
+    assert layer("statusgen.locations.ingest") < layer("statusgen.agent.run")  # a folder is one room
+    assert floor("statusgen.render.api.openapi", RENDER_LAYERS, 3) < floor(
+        "statusgen.render.formats.x", RENDER_LAYERS, 3
+    )
+    with pytest.raises(AssertionError, match="statusgen.nowhere is in no floor"):
+        layer("statusgen.nowhere.module")
     assert imported(tree) == {"statusgen.cli"}
     assert private_uses(tree) == ["markupsafe._speedups", "jinja2._identifier"]
     assert markup_in(ast.parse("x = f'<p>{y}</p>'\n")) == ["<p>{y}</p>"]

@@ -18,13 +18,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from statusgen.agent.run import agent_run
+from statusgen.batches import MAX_BYTES, Batch, batch_name, encode
 from statusgen.cli import main
 from statusgen.config import Config, load_config
 from statusgen.config.load import is_remote
 from statusgen.cycle import run_cycle
-from statusgen.locations.agent import agent_run
-from statusgen.locations.batch import MAX_BYTES, Batch, batch_name, encode
-from statusgen.locations.inbox import FolderInbox
+from statusgen.inbox import FolderInbox
 from statusgen.locations.ingest import ingest
 from statusgen.model import CheckResult, Outcome
 from statusgen.store import Store

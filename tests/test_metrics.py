@@ -78,7 +78,7 @@ def test_incidents_vendors_health_and_the_last_run(site: Path) -> None:
 
 def test_a_label_value_is_escaped(site: Path) -> None:
     """A category slug cannot hold a quote, but the writer escapes what the format asks all the same."""
-    from statusgen.render.metrics import _sample
+    from statusgen.render.formats.metrics import _sample
 
     line = _sample("x", {"service": 'a"b\\c\nd'}, 1)
     (family,) = text_string_to_metric_families(line + "\n")

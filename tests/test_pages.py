@@ -36,12 +36,12 @@ from statusgen.demo import DemoServer, demo_config
 from statusgen.errors import RenderError
 from statusgen.i18n import SHIPPED, Language
 from statusgen.model import RANGES, STATUSES
-from statusgen.render import charts, pages
+from statusgen.render.api.documents import site_documents, site_notices
+from statusgen.render.api.openapi import openapi_document
 from statusgen.render.build import build
-from statusgen.render.documents import site_documents, site_notices
 from statusgen.render.gather import SiteData, gather
-from statusgen.render.openapi import openapi_document
-from statusgen.render.pages import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
+from statusgen.render.pages import charts, views
+from statusgen.render.pages.views import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
 from statusgen.render.templating import environment
 from statusgen.render.words import ENGLISH, band, outside_link, words
 from statusgen.simulate import config_text, simulate
@@ -511,9 +511,9 @@ def test_a_service_page_lists_its_newest_past_incidents_and_links_them_all(demo:
         )
         for n in range(PAST_ON_SERVICE_PAGE + 3)
     ]
-    view = pages.service_page_view(demo.config, record, past)
-    panels = {name: pages.service_panel(svc, name, h, EN) for name, h in histories.items()}
-    made = pages.service_page(demo.config.site, EN, view, panels, pages.service_days(histories["90d"], EN))
+    view = views.service_page_view(demo.config, record, past)
+    panels = {name: views.service_panel(svc, name, h, EN) for name, h in histories.items()}
+    made = views.service_page(demo.config.site, EN, view, panels, views.service_days(histories["90d"], EN))
     page = lxml.html.document_fromstring(made)
     section = page.xpath("//section[@aria-labelledby='h-incidents']")[0]
     rows = section.xpath(".//table[@id='past']/tbody/tr")
@@ -585,7 +585,7 @@ def test_incidents_pages_go_by_day_and_by_month_and_stay_small(demo: DemoBuild) 
     which lists them all; a page per month; every past incident on its day's page; no page
     over 200 KB."""
     lists = many_past_incidents(demo, 90, 80)
-    made = pages.incidents_pages(demo.config.site, EN, lists, date(2026, 11, 20))
+    made = views.incidents_pages(demo.config.site, EN, lists, date(2026, 11, 20))
     past = lists[routes.incidents_file("0")]["incidents"]
     days = sorted({i["started_at"][:10] for i in past}, reverse=True)
     months = sorted({d[:7] for d in days}, reverse=True)
@@ -683,7 +683,7 @@ CONFIGURED_VENDOR_FIELDS = ("source", "format", "components", "timeout_s", "stal
 
 def test_the_method_page_is_made_of_what_the_records_hold(demo: DemoBuild) -> None:
     """The method page is made before any record (``configured_record``): the same fields, the same values."""
-    from statusgen.render.documents import configured_record
+    from statusgen.render.api.documents import configured_record
 
     for svc in demo.config.services:
         record = demo.json(routes.service_file(svc.slug))["service"]
@@ -758,9 +758,9 @@ def test_pages_show_the_documents_not_the_store(demo: DemoBuild) -> None:
     snapshot["counts"]["by_status"]["unknown"] = 417
     ninety = {s["slug"]: demo.json(routes.history_file(s["slug"], "90d")) for s in snapshot["services"]}
     ninety["acme-api"]["summary"]["availability"] = 12.345
-    bars = {slug: pages.front_bar(History.of(doc), EN) for slug, doc in ninety.items()}
+    bars = {slug: views.front_bar(History.of(doc), EN) for slug, doc in ninety.items()}
     page = lxml.html.document_fromstring(
-        pages.front_page(data.config.site, EN, snapshot, health, {"incidents": []}, bars)
+        views.front_page(data.config.site, EN, snapshot, health, {"incidents": []}, bars)
     )
     assert text_of(page.get_element_by_id("health-index")) == "12.5"
     assert text_of(page.xpath("//li[@data-status='unknown']")[0]).startswith("417 ")
@@ -985,7 +985,7 @@ def test_a_services_incidents_page_escapes_every_word(demo: DemoBuild) -> None:
         "updates": [{"at": "2026-11-22T20:00:00Z", "kind": "vendor", "status": "partial_outage", "message": HOSTILE}],
     }
     site = dataclasses.replace(demo.config.site, title=HOSTILE)
-    text = pages.service_incidents_page(site, EN, "x", HOSTILE, [incident]).decode("utf-8")
+    text = views.service_incidents_page(site, EN, "x", HOSTILE, [incident]).decode("utf-8")
     assert "<script" not in our_scripts_out(text) and "<img" not in text and '"><b>' not in text
     page = lxml.html.document_fromstring(text)
     assert page.findtext(".//title") == f"Incidents of {HOSTILE} \u00b7 {HOSTILE}"

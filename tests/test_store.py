@@ -96,7 +96,7 @@ def test_a_builds_incidents_are_the_store_records_by_service(tmp_path):
     """What a build gathers of the incidents agrees with ``Store.incidents``: newest first, each
     service's own, their spans; a record an older version wrote is told as the current form."""
     from statusgen.config import parse_config
-    from statusgen.render.documents import incident_document
+    from statusgen.render.api.documents import incident_document
     from statusgen.render.gather import gather
 
     store = Store(tmp_path / "s.db")

@@ -1,8 +1,7 @@
-"""Probe agents in other locations, and what the builder takes from them (docs/locations.md).
+"""The builder's side of the probe agents (docs/locations.md): what it takes from them, and what
+it says of them. The batch format is ``statusgen.batches``, the inbox ``statusgen.inbox``, the
+agent ``statusgen.agent``.
 
-batch    a run's results as one signed file, and the checks the builder makes of it
-inbox    where batches meet: a folder, or any rclone remote (S3, R2, GCS...)
-agent    ``statusgen probe --location NAME``: run the checks, deliver the batch, keep what
-         could not be sent
-ingest   the batches that arrived, verified, for the store
+ingest   the batches that arrived, verified, for the store (each ``statusgen run``)
+report   ``statusgen locations``: each location's last batch, taken or refused
 """

@@ -1,5 +1,5 @@
 """What each ``statusgen run`` takes from the inbox: the batches that arrived since, each verified
-(``batch.decode``), stored, and removed from the inbox, in time order. A refused batch is
+(``batches.decode``), stored, and removed from the inbox, in time order. A refused batch is
 logged in one line naming its location and the reason, remembered for health and
 ``statusgen locations``, and removed: it never stops the run. A batch taken before (a replay,
 or one a run stored but could not remove) changes nothing and is removed."""
@@ -10,10 +10,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from statusgen.batches import NAME, BatchRefused, Expect, decode
 from statusgen.config import Config
 from statusgen.decide.vantage import judge_vantage
-from statusgen.locations.batch import NAME, BatchRefused, Expect, decode
-from statusgen.locations.inbox import Inbox, InboxError, config_inbox, inbox_key
+from statusgen.inbox import Inbox, InboxError, config_inbox, inbox_key
 from statusgen.store import RAW_RETENTION_S, Store
 
 log = logging.getLogger("statusgen.locations")

@@ -21,7 +21,7 @@ from statusgen.config import Config
 from statusgen.decide.incidents import Incident
 from statusgen.model import STATUS_WORDS, Status
 from statusgen.notify.events import Event
-from statusgen.render.documents import incident_document
+from statusgen.render.api.documents import incident_document
 from statusgen.render.gather import IncidentRow
 from statusgen.timeutil import iso, moment, to_epoch
 

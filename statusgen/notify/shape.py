@@ -1,6 +1,6 @@
 """The generic webhook's body, as JSON Schema: docs/notify-webhook.schema.json is this, written by
 ``python -m statusgen.notify.shape`` (a test keeps the file current). The incident inside an event
-is the API's incident document, described once in ``render.shapes``."""
+is the API's incident document, described once in ``render.api.shapes``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import orjson
 from statusgen.config import NOTIFY_EVENTS
 from statusgen.model import SEVERITIES, STATUSES
 from statusgen.notify.messages import WEBHOOK_VERSION
-from statusgen.render.shapes import INCIDENT, obj
+from statusgen.render.api.shapes import INCIDENT, obj
 
 TEXT = {"type": "string"}
 OPTIONAL_TEXT = {"type": ["string", "null"]}

@@ -8,9 +8,9 @@
         the front page, with every service's bar
     # the new generation is swapped in
 
-Every file is made from JSON documents (``documents``) through a template
-(``pages``, ``feeds``); the parts of service pages drawn from histories are
-kept between builds in the one cache (``fragments``). A file whose inputs
+Every file is made from JSON documents (``api.documents``) through a template
+(``pages.views``, ``formats.feeds``); the parts of service pages drawn from histories are
+kept between builds in the one cache (``pages.fragments``). A file whose inputs
 have the key of the served file is not made again: a service's six files
 and badges, the incident lists, the feeds and the incidents pages carry such
 keys, each made from the inputs its recipe declares (``keys``; the documents
@@ -52,9 +52,8 @@ from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
 from statusgen.i18n import say_in, site_languages, translations
 from statusgen.model import SLUG_RE
-from statusgen.render import calendar, keys, pages
-from statusgen.render.badges import badge_paths, endpoint_badge, svg_badge
-from statusgen.render.documents import (
+from statusgen.render import keys
+from statusgen.render.api.documents import (
     collection_of,
     ended_notices,
     incident_document,
@@ -63,14 +62,17 @@ from statusgen.render.documents import (
     site_documents,
     site_notices,
 )
-from statusgen.render.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
-from statusgen.render.fragments import Drawn, Fragments
+from statusgen.render.api.openapi import openapi_document, statuspage_openapi_document
+from statusgen.render.formats import calendar
+from statusgen.render.formats.badges import badge_paths, endpoint_badge, svg_badge
+from statusgen.render.formats.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
+from statusgen.render.formats.metrics import metrics_text
+from statusgen.render.formats.statuspage import statuspage_documents
 from statusgen.render.gather import SiteData, gather
-from statusgen.render.metrics import metrics_text
-from statusgen.render.openapi import openapi_document, statuspage_openapi_document
+from statusgen.render.pages import views
+from statusgen.render.pages.fragments import Drawn, Fragments
 from statusgen.render.reports import report_files
 from statusgen.render.service import Rendered, ServiceJob, render_services
-from statusgen.render.statuspage import statuspage_documents
 from statusgen.render.templating import environment, static_files
 from statusgen.render.tree import (
     Placed,
@@ -141,7 +143,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         for lang in site_languages(config.site.languages):
             bars = {slug: r.bar[lang.tag] for slug, r in made.items()}
-            front = pages.front_page(config.site, lang, *front_words(data, snapshot, health, lang.tag), bars)
+            front = views.front_page(config.site, lang, *front_words(data, snapshot, health, lang.tag), bars)
             tree.main.put(lang.file("index.html"), front)
         days, months = {slug: r.day for slug, r in made.items()}, {slug: r.month for slug, r in made.items()}
         tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))
@@ -269,12 +271,12 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
     health, snapshot = docs[f"{routes.API}/health.json"], docs[f"{routes.API}/snapshot.json"]
     for lang in site_languages(config.site.languages):
         placer.put(
-            lang.file("api/index.html"), pages.api_page(config, lang, health, docs[routes.error_file("400-range")])
+            lang.file("api/index.html"), views.api_page(config, lang, health, docs[routes.error_file("400-range")])
         )
-        placer.put(lang.file("method/index.html"), pages.method_page(config, lang, health))
-        for path, page in pages.error_pages(config.site, lang).items():
+        placer.put(lang.file("method/index.html"), views.method_page(config, lang, health))
+        for path, page in views.error_pages(config.site, lang).items():
             placer.put(lang.file(path), page)
-        for path, page in pages.embed_pages(config.site, lang, snapshot).items():
+        for path, page in views.embed_pages(config.site, lang, snapshot).items():
             placer.put(lang.file(path), page)
 
 
@@ -321,7 +323,7 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
         placer.put(SITE_FEED, feed(config, data.epoch, every.documents(), every.entries, None, told), key)
         for lang in langs:
             in_words = lists if lang.first else incident_lists(every.documents(lang.tag))
-            for path, page in pages.incidents_pages(config.site, lang, in_words, today).items():
+            for path, page in views.incidents_pages(config.site, lang, in_words, today).items():
                 placer.put(lang.file(path), page, key)
     for slug, name in _services_with_incidents(data, names):
         rows = data.incidents_of(slug)
@@ -339,7 +341,7 @@ def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
         own = every.of(slug)
         for lang, path in zip(langs, own_pages, strict=True):
             own_words = own if lang.first else every.of(slug, lang.tag)
-            placer.put(path, pages.service_incidents_page(config.site, lang, slug, name, own_words), key)
+            placer.put(path, views.service_incidents_page(config.site, lang, slug, name, own_words), key)
         for path, doc in service_incident_lists(slug, own).items():
             placer.put(path, jsonout.dump(doc), key)
         if svc is not None:

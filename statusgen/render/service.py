@@ -13,7 +13,7 @@ publishes little:
   view, closed histories); what moves every minute reaches it, where
   JavaScript runs, from the record (``static/site.js``). Its panels (but the
   24-hour one), its day table and its bar on the front page are drawn again
-  only when their history changes (``fragments``).
+  only when their history changes (``pages.fragments``).
 
 ``ServiceRenderer`` reads the store through a connection of its own, so that
 it works alike in the building process and in a worker process
@@ -45,17 +45,18 @@ from statusgen.decide.history import (
 )
 from statusgen.i18n import Language, say_in, site_languages
 from statusgen.model import RANGES, Range
-from statusgen.render import keys, pages
-from statusgen.render.documents import (
+from statusgen.render import keys
+from statusgen.render.api.documents import (
     incident_document,
     maintenance_document,
     notices_of,
     service_document,
     vendor_record,
 )
-from statusgen.render.fragments import Fragments
 from statusgen.render.gather import SiteData, as_of_service
 from statusgen.render.keys import RecordInputs
+from statusgen.render.pages import views
+from statusgen.render.pages.fragments import Fragments
 from statusgen.render.reports import current_month
 from statusgen.render.tree import Placer
 from statusgen.store import Store
@@ -64,7 +65,7 @@ from statusgen.timeutil import from_epoch, iso
 
 Document = dict[str, Any]
 
-#: What a page draws from a history: its key in the cache (``fragments``; None: not kept) and how
+#: What a page draws from a history: its key in the cache (``pages.fragments``; None: not kept) and how
 #: to draw it.
 Part = tuple[str | None, Callable[[], Markup]]
 
@@ -128,7 +129,7 @@ class ServiceRenderer:
         self.store.close()
 
     def render(self, svc: ServiceConfig) -> Rendered:
-        """Place the service's files; its bar on the front page (``pages.front_bar``), its last
+        """Place the service's files; its bar on the front page (``views.front_bar``), its last
         day's summary and its current month (``/metrics`` tells them)."""
         slug, as_of = svc.slug, as_of_service(self.data, svc)
         paths = service_paths(slug)
@@ -138,11 +139,11 @@ class ServiceRenderer:
         bars = {}
         for lang in site_languages(config.site.languages):
             if lang.first:  # the record's own words
-                shown = pages.service_page_view(config, record, [incident_document(config, row) for row in rows])
+                shown = views.service_page_view(config, record, [incident_document(config, row) for row in rows])
             else:
                 incidents = [incident_document(config, row, lang.tag) for row in rows]
                 reason = say_in(self.data.state(slug).reason, lang.tag)
-                shown = pages.service_page_view(config, record, incidents, reason)
+                shown = views.service_page_view(config, record, incidents, reason)
             page_key = keys.key(keys.PageInputs(self.job.site_key, shown, histories.keys))
             parts = drawings(slug, histories, lang)
             self.fragments.live(key for key, _ in parts.values() if key)  # a kept page's stay too
@@ -151,7 +152,7 @@ class ServiceRenderer:
             drawn = self.draw({name: parts[name] for name in (["bar"] if page_kept else parts)})
             if not page_kept:
                 panels = {name: drawn[name] for name in RANGES}
-                page = pages.service_page(config.site, lang, shown, panels, drawn["days"])
+                page = views.service_page(config.site, lang, shown, panels, drawn["days"])
                 self.placer.put(page_path, page, page_key)
             bars[lang.tag] = drawn["bar"]
         return Rendered(bars, record["service"]["last_day"]["summary"], record["service"]["this_month"])
@@ -199,13 +200,13 @@ def drawings(slug: str, histories: Histories, lang: Language) -> dict[str, Part]
     keys, get, tag = histories.keys, histories.get, lang.tag
 
     def panel(name: str) -> Callable[[], Markup]:
-        return lambda: pages.service_panel(slug, name, get(name), lang)
+        return lambda: views.service_panel(slug, name, get(name), lang)
 
     parts: dict[str, Part] = {
         name: (None if name == "24h" else f"{tag} panel {keys[name]}", panel(name)) for name in RANGES
     }
-    parts["days"] = (f"{tag} days {keys['90d']}", lambda: pages.service_days(get("90d"), lang))
-    parts["bar"] = (f"{tag} bar {keys['90d']}", lambda: pages.front_bar(get("90d"), lang))
+    parts["days"] = (f"{tag} days {keys['90d']}", lambda: views.service_days(get("90d"), lang))
+    parts["bar"] = (f"{tag} bar {keys['90d']}", lambda: views.front_bar(get("90d"), lang))
     return parts
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from statusgen import latency
-from statusgen.locations.batch import Batch
+from statusgen.batches import Batch
 from statusgen.model import EXCLUDED_FLAG, CheckResult, Outcome
 from statusgen.store.failures import guarded_method
 from statusgen.timeutil import from_epoch, to_epoch

@@ -54,7 +54,7 @@ from statusgen.policy import (
     content_type,
     security_headers,
 )
-from statusgen.render.errorbodies import error_body
+from statusgen.render.api.errorbodies import error_body
 from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 #: Connections the preview server holds at once (a thread each).

@@ -23,7 +23,7 @@ from statusgen.decide.overall import overall
 from statusgen.decide.state import ServiceState, evidence_for
 from statusgen.i18n import Said, say_in, translations
 from statusgen.model import STATUSES, Status
-from statusgen.render.errorbodies import error_documents
+from statusgen.render.api.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
 from statusgen.store.failures import DECODING, damaged
 from statusgen.store.locations import BatchRecord

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
-from statusgen.render.location_shapes import DAY_BY_LOCATION, LOCATIONS, by_location
-from statusgen.render.report_shapes import REPORT, REPORTS, THIS_MONTH
-from statusgen.render.schema_base import (
+from statusgen.render.api.location_shapes import DAY_BY_LOCATION, LOCATIONS, by_location
+from statusgen.render.api.report_shapes import REPORT, REPORTS, THIS_MONTH
+from statusgen.render.api.schema_base import (
     INT,
     OPT_NUM,
     OPT_STR,

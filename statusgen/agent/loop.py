@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from statusgen.agent.run import agent_run
 from statusgen.config import Config
 from statusgen.errors import StatusgenError
-from statusgen.locations.agent import agent_run
 from statusgen.logs import event
 from statusgen.loop import Loop
 

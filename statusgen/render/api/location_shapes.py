@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from statusgen.render.schema_base import INT, OPT_TIME, TIME, Schema, obj
+from statusgen.render.api.schema_base import INT, OPT_TIME, TIME, Schema, obj
 
 LOCATION = obj(
     {

@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
+from statusgen.batches import MAX_BYTES
 from statusgen.config import Config
 from statusgen.config.load import is_remote
 from statusgen.config.secrets import expand
 from statusgen.errors import ConfigError, StatusgenError
-from statusgen.locations.batch import MAX_BYTES
 from statusgen.rclonecmd import LISTING_NOT_FOUND, rclone_error
 
 RCLONE_TIMEOUT_S = 120.0  # one rclone call; an inbox that does not answer in this is down

@@ -33,7 +33,7 @@ from statusgen import routes
 from statusgen.decide.maintenance import Notice
 from statusgen.decide.overall import overall
 from statusgen.model import Status
-from statusgen.render.documents import incident_document, stale_after
+from statusgen.render.api.documents import incident_document, stale_after
 from statusgen.render.gather import IncidentRow, SiteData
 from statusgen.timeutil import iso
 

@@ -12,8 +12,8 @@ from statusgen.config import Config
 from statusgen.i18n import N_
 from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, STATUSES
 from statusgen.policy import ATOM, CONTENT_TYPES, MAX_AGE, PAGES_PER_MINUTE, PROMETHEUS, RATE_PER_MINUTE
-from statusgen.render import statuspage_shapes
-from statusgen.render.shapes import SCHEMAS, Schema, ref
+from statusgen.render.api.shapes import SCHEMAS, Schema, ref
+from statusgen.render.formats import statuspage_shapes
 
 HEADERS = {
     "ETag": {"description": N_("Changes exactly when the bytes of the answer change."), "schema": {"type": "string"}},

@@ -7,7 +7,7 @@ Statuspage's; where we have nothing to say, the value is null, as on real pages.
 
 from __future__ import annotations
 
-from statusgen.render.shapes import ERROR, INT, OPT_STR, OPT_TIME, STALE_AFTER, TIME, Schema, obj
+from statusgen.render.api.shapes import ERROR, INT, OPT_STR, OPT_TIME, STALE_AFTER, TIME, Schema, obj
 
 COMPONENT_STATUSES = ["operational", "degraded_performance", "partial_outage", "major_outage", "under_maintenance"]
 INDICATORS = ["none", "minor", "major", "critical", "maintenance"]

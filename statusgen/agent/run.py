@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from statusgen.batches import Batch, batch_name, encode
 from statusgen.config import Config
 from statusgen.errors import ConfigError
-from statusgen.locations.batch import Batch, batch_name, encode
-from statusgen.locations.inbox import FolderInbox, InboxError, config_inbox, inbox_key
+from statusgen.inbox import FolderInbox, InboxError, config_inbox, inbox_key
 from statusgen.probe import probe_all, targets
 from statusgen.probe.check import CheckTarget
 from statusgen.timeutil import utcnow

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from statusgen.model import STATUSES
-from statusgen.render.schema_base import INT, OPT_NUM, OPT_TIME, TIME, Schema, obj
+from statusgen.render.api.schema_base import INT, OPT_NUM, OPT_TIME, TIME, Schema, obj
 
 MINUTES: Schema = {"type": "number", "minimum": 0}
 FIGURES: Schema = {
