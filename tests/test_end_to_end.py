@@ -438,7 +438,7 @@ def test_a_client_generated_from_the_statuspage_document_reads_every_v2_document
     document into Statuspage's types, with the same values the files hold."""
     import importlib
 
-    from statusgen.render.api.openapi import STATUSPAGE_OPERATIONS
+    from statusgen.render.formats.statuspage_openapi import STATUSPAGE_OPERATIONS
 
     client, unread = generated_client(scenario, tmp_path, "/api/v2/openapi.json", "statuspageclient")
     assert unread == []

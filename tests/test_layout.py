@@ -120,6 +120,21 @@ def test_every_module_is_in_a_stage_and_imports_none_after_its_own() -> None:
     assert upward == []
 
 
+def test_render_rooms_import_only_the_rooms_below_them() -> None:
+    rendering = {m: tree for m, tree in modules_cache.items() if m.startswith("statusgen.render")}
+
+    def render_floor(module: str) -> int:
+        return floor(module, RENDER_LAYERS, 3)
+
+    upward = [
+        (m, i)
+        for m, tree in rendering.items()
+        for i in imported(tree)
+        if i.startswith("statusgen.render") and render_floor(i) > render_floor(m)
+    ]
+    assert upward == []
+
+
 def test_no_import_circle() -> None:
     graph = {m: imported(tree) - {m} for m, tree in modules_cache.items()}
     done: set[str] = set()

@@ -62,12 +62,13 @@ from statusgen.render.api.documents import (
     site_documents,
     site_notices,
 )
-from statusgen.render.api.openapi import openapi_document, statuspage_openapi_document
+from statusgen.render.api.openapi import openapi_document
 from statusgen.render.formats import calendar
 from statusgen.render.formats.badges import badge_paths, endpoint_badge, svg_badge
 from statusgen.render.formats.feeds import SITE_FEED, MaintenanceEntry, feed, feed_entries, maintenance_entries
 from statusgen.render.formats.metrics import metrics_text
 from statusgen.render.formats.statuspage import statuspage_documents
+from statusgen.render.formats.statuspage_openapi import statuspage_openapi_document
 from statusgen.render.gather import SiteData, gather
 from statusgen.render.pages import views
 from statusgen.render.pages.fragments import Drawn, Fragments

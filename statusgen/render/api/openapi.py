@@ -1,7 +1,6 @@
-"""Render: the OpenAPI 3.1 documents of the interface: the API's (``shapes.py``), with the
-feeds, the calendars and /metrics; and the Statuspage v2 documents' (``statuspage_shapes.py``),
-a second document since its shapes are Atlassian's and a client of one needs none of the other's
-types."""
+"""Render: the OpenAPI 3.1 document of the interface: the API's (``shapes.py``), with the
+feeds, the calendars and /metrics; and the parts every OpenAPI document of ours is made of (the
+Statuspage v2 documents' own is ``formats.statuspage_openapi``)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from statusgen.i18n import N_
 from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, STATUSES
 from statusgen.policy import ATOM, CONTENT_TYPES, MAX_AGE, PAGES_PER_MINUTE, PROMETHEUS, RATE_PER_MINUTE
 from statusgen.render.api.shapes import SCHEMAS, Schema, ref
-from statusgen.render.formats import statuspage_shapes
 
 HEADERS = {
     "ETag": {"description": N_("Changes exactly when the bytes of the answer change."), "schema": {"type": "string"}},
@@ -27,7 +25,7 @@ EMPTY = N_("An empty value counts as absent.")
 TOO_MANY = N_("More than %(n)s requests in a minute from one client.")
 
 
-def _json(schema: str, description: str) -> dict[str, Any]:
+def json_answer(schema: str, description: str) -> dict[str, Any]:
     return {"description": description, "headers": HEADERS, "content": {JSON: {"schema": ref(schema)}}}
 
 
@@ -37,7 +35,7 @@ def _errors(*codes: int, per_minute: int = RATE_PER_MINUTE) -> dict[str, Any]:
         404: N_("Unknown slug or path."),
         405: N_("Method other than GET or HEAD; see the Allow header."),
     }
-    out: dict[str, Any] = {str(c): _json("Error", texts[c]) for c in codes}
+    out: dict[str, Any] = {str(c): json_answer("Error", texts[c]) for c in codes}
     out["304"] = {"description": N_("Not modified: If-None-Match matched the current ETag. No body.")}
     out["429"] = {
         "description": TOO_MANY % {"n": per_minute},
@@ -70,7 +68,7 @@ SLUG_PARAMETER = {
 }
 
 
-def _get(
+def get_operation(
     operation: str,
     summary: str,
     ok: dict[str, Any],
@@ -101,7 +99,7 @@ def _text(content_type: str, description: str) -> dict[str, Any]:
     return {"description": description, "headers": HEADERS, "content": {media: {"schema": {"type": "string"}}}}
 
 
-def _document(
+def document(
     config: Config, title: str, description: str, paths: dict[str, Any], schemas: dict[str, Schema]
 ) -> dict[str, Any]:
     names = {id(schema): name for name, schema in schemas.items()}
@@ -125,41 +123,41 @@ def _document(
 def openapi_document(config: Config) -> dict[str, Any]:
     cats = list(config.categories)
     paths = {
-        "/api/v1/snapshot": _get(
+        "/api/v1/snapshot": get_operation(
             "getSnapshot",
             N_("All services, the health index, counts by status and by category."),
-            _json("Snapshot", N_("The snapshot.")),
+            json_answer("Snapshot", N_("The snapshot.")),
             [],
             (),
         ),
-        "/api/v1/services": _get(
+        "/api/v1/services": get_operation(
             "listServices",
             N_("The list of services, optionally filtered."),
-            _json("ServiceList", N_("Services.")),
+            json_answer("ServiceList", N_("Services.")),
             [
                 _query("category", cats, N_("Only services of this category.")),
                 _query("status", list(STATUSES), N_("Only services with this status.")),
             ],
             (400,),
         ),
-        "/api/v1/services/{slug}": _get(
+        "/api/v1/services/{slug}": get_operation(
             "getService",
             N_("One service: current state, reason, checks, the last day of measurements."),
-            _json("ServiceDetail", N_("The service.")),
+            json_answer("ServiceDetail", N_("The service.")),
             [SLUG_PARAMETER],
             (404,),
         ),
-        "/api/v1/services/{slug}/history": _get(
+        "/api/v1/services/{slug}/history": get_operation(
             "getServiceHistory",
             N_("Availability and latency over time for one service."),
-            _json("History", N_("The history.")),
+            json_answer("History", N_("The history.")),
             [SLUG_PARAMETER, _query("range", list(RANGES), N_("The range; 24h when absent."), DEFAULT_RANGE)],
             (400, 404),
         ),
-        "/api/v1/incidents": _get(
+        "/api/v1/incidents": get_operation(
             "listIncidents",
             N_("statusgen's own incidents, newest first."),
-            _json("IncidentList", N_("Incidents.")),
+            json_answer("IncidentList", N_("Incidents.")),
             [
                 _query("active", ["1", "0"], N_("1: open incidents only; 0: closed only.")),
                 _query(
@@ -170,38 +168,38 @@ def openapi_document(config: Config) -> dict[str, Any]:
             ],
             (400, 404),
         ),
-        "/api/v1/health": _get(
+        "/api/v1/health": get_operation(
             "getHealth",
             N_("The health index and the state of our own collection."),
-            _json("Health", N_("Health.")),
+            json_answer("Health", N_("Health.")),
             [],
             (),
         ),
-        "/feed/incidents.xml": _get(
+        "/feed/incidents.xml": get_operation(
             "getIncidentsFeed", N_("Atom feed of every incident, newest first."), _text(ATOM, "Atom 1.0"), [], ()
         ),
-        "/feed/services/{slug}.xml": _get(
+        "/feed/services/{slug}.xml": get_operation(
             "getServiceFeed",
             N_("Atom feed of one service's incidents."),
             _text(ATOM, "Atom 1.0"),
             [SLUG_PARAMETER],
             (404,),
         ),
-        f"/{routes.CALENDAR}": _get(
+        f"/{routes.CALENDAR}": get_operation(
             "getMaintenanceCalendar",
             N_("Every configured, planned and vendor maintenance, as a calendar to subscribe to."),
             _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
             [],
             (),
         ),
-        "/" + routes.service_calendar_file("{slug}"): _get(
+        "/" + routes.service_calendar_file("{slug}"): get_operation(
             "getServiceMaintenanceCalendar",
             N_("One service's maintenance, as a calendar to subscribe to."),
             _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
             [SLUG_PARAMETER],
             (404,),
         ),
-        f"/{routes.METRICS}": _get(
+        f"/{routes.METRICS}": get_operation(
             "getMetrics",
             N_("The site's and each service's state for Prometheus to scrape; counted as a page, not the API."),
             _text(PROMETHEUS, "Prometheus text exposition format 0.0.4"),
@@ -210,36 +208,4 @@ def openapi_document(config: Config) -> dict[str, Any]:
             PAGES_PER_MINUTE,
         ),
     }
-    return _document(config, "API", "Public read-only API of a service-status monitor.", paths, SCHEMAS)
-
-
-#: The Statuspage v2 documents: (operationId, summary), by their name in ``routes.STATUSPAGE_FILES``.
-STATUSPAGE_OPERATIONS = {
-    "summary": ("getSummary", N_("The page, its components, unresolved incidents and maintenance, and its status.")),
-    "status": ("getStatus", N_("The page's status indicator and description.")),
-    "components": ("listComponents", N_("Every component: each group (a category), then its components (services).")),
-    "incidents": ("listIncidents", N_("The most recent incidents, resolved ones included, newest first.")),
-    "unresolved": ("listUnresolvedIncidents", N_("The incidents not yet resolved.")),
-    "maintenances": (
-        "listScheduledMaintenances",
-        N_("Scheduled maintenance: upcoming, in progress, lately completed."),
-    ),
-    "upcoming": ("listUpcomingScheduledMaintenances", N_("Scheduled maintenance not yet started.")),
-    "active": ("listActiveScheduledMaintenances", N_("Scheduled maintenance in progress.")),
-}
-
-
-def statuspage_openapi_document(config: Config) -> dict[str, Any]:
-    paths = {
-        f"/{routes.STATUSPAGE_FILES[name]}": _get(
-            operation, summary, _json(statuspage_shapes.DOCUMENTS[name], N_("The document.")), [], ()
-        )
-        for name, (operation, summary) in STATUSPAGE_OPERATIONS.items()
-    }
-    return _document(
-        config,
-        "Statuspage v2 API",
-        "Atlassian Statuspage's public v2 API, read side, for the tools that read it.",
-        paths,
-        statuspage_shapes.SCHEMAS,
-    )
+    return document(config, "API", "Public read-only API of a service-status monitor.", paths, SCHEMAS)

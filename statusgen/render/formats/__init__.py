@@ -2,6 +2,7 @@
 
 statuspage         Atlassian Statuspage's public v2 API, as documents
 statuspage_shapes  their shapes (JSON Schema)
+statuspage_openapi their OpenAPI document
 metrics            ``/metrics``: Prometheus' text exposition format
 calendar           the maintenance calendars (iCalendar, RFC 5545)
 feeds              the Atom feeds of incidents (RFC 4287)

@@ -1,6 +1,6 @@
 """The one definition of the Statuspage v2 documents' shapes (``statuspage.py``), as JSON Schema.
 
-Used by their OpenAPI document (``openapi.statuspage_openapi_document``) and by the tests, which
+Used by their OpenAPI document (``statuspage_openapi``) and by the tests, which
 validate every v2 file of a build against these. The names, types and enumerations are
 Statuspage's; where we have nothing to say, the value is null, as on real pages.
 """

@@ -43,7 +43,8 @@ from statusgen.decide.overall import summary
 from statusgen.i18n import N_, SENTENCES, Language
 from statusgen.model import DESCRIPTIONS, RANGES, STATUS_WORDS, STATUSES, Outcome, Status
 from statusgen.render.api.documents import configured_record
-from statusgen.render.api.openapi import EMPTY, TOO_MANY, openapi_document, statuspage_openapi_document
+from statusgen.render.api.openapi import EMPTY, TOO_MANY, openapi_document
+from statusgen.render.formats.statuspage_openapi import statuspage_openapi_document
 from statusgen.render.pages import charts
 from statusgen.render.templating import render, render_text
 from statusgen.render.words import LEGEND, Words, words
