@@ -188,8 +188,14 @@ class Said(str):
 #: clauses of one sentence ("a timed out; b answered HTTP 503").
 SENTENCES = N_("%(first)s %(next)s")
 CLAUSES = N_("%(first)s; %(next)s")
-#: A duration's units, largest first (``said_duration``).
-UNITS = ((86400, N_("%(n)s d")), (3600, N_("%(n)s h")), (60, N_("%(n)s min")), (1, N_("%(n)s s")))
+#: A duration's units, largest first: by their size in seconds, the name Babel formats each
+#: with on the pages (``render.words``), and the message the decisions' sentences say it with.
+UNITS = (
+    (86400, "duration-day", N_("%(n)s d")),
+    (3600, "duration-hour", N_("%(n)s h")),
+    (60, "duration-minute", N_("%(n)s min")),
+    (1, "duration-second", N_("%(n)s s")),
+)
 
 
 def _fold(joiner: str, parts: list[str]) -> str:
@@ -211,21 +217,25 @@ def said_list(parts: Sequence[Value]) -> Value:
     return said("%(list)s and %(last)s", list=told, last=parts[-1]) if len(parts) > 1 else told
 
 
-def said_duration(seconds: float) -> Said:
-    """A duration as a person says it, in its two largest units: "2 h 5 min", "3 d 4 h"; in
-    seconds only under a minute ("45 s")."""
-    left, told = max(0, int(seconds)), list[Said]()
-    for size, unit in UNITS:
-        if size == 1 and told:
-            break  # seconds only when there is nothing larger to say
-        if left >= size or size == 1:
+def duration_parts(seconds: float) -> list[tuple[int, str, str]]:
+    """A duration as a person says it, in its two largest units: (count, Babel's unit, message)
+    of each, as in "2 h 5 min", "3 d 4 h", "1 min 5 s", "45 s". A zero after the largest is
+    not said ("2 h", not "2 h 0 min"); nothing at all is "0 s"."""
+    left, parts = max(0, int(seconds)), list[tuple[int, str, str]]()
+    for size, unit, message in UNITS:
+        if left >= size or (size == 1 and not parts):
             count, left = divmod(left, size)
-            told.append(said(unit, n=count))
-        elif told:
-            break  # "2 h", not "2 h 0 min"
-        if len(told) == 2 or (told and not left):
+            parts.append((count, unit, message))
+        elif parts:
             break
-    return Said.joined(SENTENCES, told)
+        if len(parts) == 2:
+            break
+    return parts
+
+
+def said_duration(seconds: float) -> Said:
+    """A duration in a sentence of the decisions (``duration_parts``), as the pages say it."""
+    return Said.joined(SENTENCES, [said(message, n=count) for count, _, message in duration_parts(seconds)])
 
 
 def said(message: str, /, **values: Value) -> Said:

@@ -283,6 +283,17 @@ def test_good_configuration_defaults(tmp_path):
     assert svc.failures_to_open == 3 and svc.successes_to_resolve == 2
     assert svc.checks[0].expect_status == (200,) and svc.checks[0].timeout == 10.0
     assert cfg.site.store == (tmp_path / "data/statusgen.db").resolve()
+    assert cfg.site.languages == ("en",)  # a tuple, as when the file names them
+
+
+def test_languages_are_a_tuple_given_or_not(tmp_path):
+    path = tmp_path / "services.toml"
+    path.write_text('[site]\nlanguages = ["en", "de"]\n' + CATS + GOOD_SERVICE, encoding="utf-8")
+    given = load_config(path).site.languages
+    path.write_text(CATS + GOOD_SERVICE, encoding="utf-8")
+    absent = load_config(path).site.languages
+    assert (type(given), type(absent)) == (tuple, tuple)
+    assert (given, absent) == (("en", "de"), ("en",))
 
 
 def test_check_config_and_run_report_every_problem_and_change_nothing(tmp_path):

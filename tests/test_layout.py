@@ -258,3 +258,13 @@ def test_the_servers_share_the_policy_not_each_other() -> None:
     server does: neither server's module is the other's source."""
     assert "statusgen.web.serve" not in imported(modules_cache["statusgen.web.nginx"])
     assert "statusgen.web.nginx" not in imported(modules_cache["statusgen.web.serve"])
+
+
+def test_every_package_ships_in_the_wheel() -> None:
+    """setuptools ships the packages pyproject.toml lists: a folder left out is missing from every
+    installed copy, though the tests from the source tree would not see it."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set()

@@ -113,7 +113,7 @@ SITE_KEYS = (
     Key(
         "languages",
         languages,
-        ["en"],
+        ("en",),
         'The languages of the pages: the first at /, each other at /{tag}/ (e.g. ["en", "de", "ja"]; shipped: '
         "en, de, fr, es, pt-BR, ja). The JSON API, the Statuspage documents and the feeds speak the first.",
     ),

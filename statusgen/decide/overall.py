@@ -9,16 +9,14 @@ have which problem, worst first.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from statusgen.i18n import Gettext, Ngettext, said_list, say
 from statusgen.model import Status
 
 # Worst first: the order the sentence names problems in, and the overall status is the first found.
 PROBLEMS = (Status.MAJOR_OUTAGE, Status.PARTIAL_OUTAGE, Status.DEGRADED, Status.MAINTENANCE)
-
-Gettext = Callable[[str], str]
-Ngettext = Callable[[str, str, int], str]
 
 
 def _count(n: int, status: Status, ngettext: Ngettext) -> str:
@@ -67,7 +65,7 @@ def summary(counts: Mapping[Status, int], gettext: Gettext = str, ngettext: Nget
                 "unmeasured": _count(unknown, Status.UNKNOWN, ngettext)
             }
         return gettext("All services are operating normally.")
-    said = _join(problems, gettext)
+    said = say(said_list(problems), gettext, ngettext)
     if fine:
         said = ngettext(
             "%(problems)s; the other one is operating normally",
@@ -90,13 +88,3 @@ def overall(statuses: Iterable[Status], gettext: Gettext = str, ngettext: Ngette
 
 def _english(one: str, many: str, n: int) -> str:
     return one if n == 1 else many
-
-
-def _join(parts: list[str], gettext: Gettext) -> str:
-    """A list in words: "a, b and c", each joint a message (languages join lists their own way)."""
-    said = parts[0]
-    for part in parts[1:-1]:
-        said = gettext("%(list)s, %(next)s") % {"list": said, "next": part}
-    if len(parts) > 1:
-        said = gettext("%(list)s and %(last)s") % {"list": said, "last": parts[-1]}
-    return said

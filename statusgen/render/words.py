@@ -22,7 +22,7 @@ from babel.numbers import format_decimal, format_percent
 from babel.units import format_unit
 
 from statusgen.decide.incidents import SEVERITY
-from statusgen.i18n import N_, Language, translations
+from statusgen.i18n import N_, Language, duration_parts, translations
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.timeutil import iso, parse_iso
 
@@ -83,8 +83,6 @@ SCRIPT = {
     "changed": N_("The status has changed since this page was made: reload it."),
     "front_changed": N_("The open incidents have changed since this page was made: reload it."),
 }
-#: A duration's units, largest first: it is said in its two largest (``2 h 5 min``).
-UNITS = ((86400, "duration-day"), (3600, "duration-hour"), (60, "duration-minute"), (1, "duration-second"))
 DASH = "\u2014"
 
 
@@ -172,19 +170,10 @@ class Words:
         return self.gettext(table[key]) if key in table else key
 
     def duration(self, seconds: float | None) -> str:
-        """A duration in seconds as a person says it, in its two largest units (``2 h 5 min``)."""
+        """A duration in seconds as a person says it (``i18n.duration_parts``: ``2 h 5 min``)."""
         if seconds is None:
             return DASH
-        left, said = max(0, int(seconds)), list[str]()
-        for size, unit in UNITS:
-            if left >= size or (size == 1 and not said):
-                count, left = divmod(left, size)
-                said.append(self.unit(count, unit))
-            elif said:
-                break  # the unit after the largest is said even when zero is not: "2 h", not "2 h 0 min"
-            if len(said) == 2:
-                break
-        return " ".join(said)
+        return " ".join(self.unit(count, unit) for count, unit, _ in duration_parts(seconds))
 
     def _unit(self, count: int, unit: str) -> str:
         return format_unit(count, unit, length="short", locale=self.locale)
