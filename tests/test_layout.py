@@ -18,6 +18,7 @@ LAYERS: list[set[str]] = [
     {
         "statusgen",
         "statusgen.errors",
+        "statusgen.text",  # text cleaned where it enters, by every edge
         "statusgen.timeutil",
         "statusgen.i18n",
         "statusgen.model",
