@@ -164,7 +164,7 @@ BROKEN = [
             'services.toml: location 2: name must be a slug matching [a-z0-9][a-z0-9-]{0,62}, got "Us"',
             'services.toml: [[locations]]: "eu" is named more than once (site.location is "eu")',
             "services.toml: [site]: [[locations]] needs inbox and inbox_key: where agents deliver, and the key "
-            "they sign with",
+            "they sign with (or an inbox_key in each [[locations]])",
         ],
     ),
     (

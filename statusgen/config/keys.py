@@ -329,6 +329,13 @@ SERVICE_KEYS = (
 LOCATION_KEYS = (
     Key("name", slug, doc="The location's name: its agent runs statusgen probe --location NAME."),
     Key("description", optional_text, None, "Where it is (a provider and a region), shown on the method page."),
+    Key(
+        "inbox_key",
+        key_reference,
+        None,
+        'The environment variable holding this location\'s own key ("${STATUSGEN_KEY_EU_WEST}"): its batches '
+        "are verified with it alone, so no other agent can sign as this one; site.inbox_key when absent.",
+    ),
 )
 
 MAINTENANCE_KEYS = (

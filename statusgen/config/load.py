@@ -129,9 +129,11 @@ def _locations(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) ->
     names = [site.location, *(loc.name for loc in found)]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.add("[[locations]]", f'"{name}" is named more than once (site.location is "{site.location}")')
-    if found and (site.inbox is None or site.inbox_key is None):
+    if found and (site.inbox is None or (site.inbox_key is None and any(loc.inbox_key is None for loc in found))):
         problems.add(
-            "[site]", "[[locations]] needs inbox and inbox_key: where agents deliver, and the key they sign with"
+            "[site]",
+            "[[locations]] needs inbox and inbox_key: where agents deliver, and the key they sign with "
+            "(or an inbox_key in each [[locations]])",
         )
     return tuple(found)
 

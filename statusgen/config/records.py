@@ -38,6 +38,10 @@ class CheckConfig:
     resolver: str | None = None
     locations: tuple[str, ...] = ()  # the agents' locations that run it; all by default (this host: always)
 
+    def runs_at(self, agent: str) -> bool:
+        """Whether the probe agent of location ``agent`` runs this check (this host runs every one)."""
+        return not self.locations or agent in self.locations
+
     @property
     def name(self) -> str:
         """What a reader sees of this check: its label, or its URL's host."""
@@ -128,6 +132,7 @@ class LocationConfig:
 
     name: str
     description: str | None = None
+    inbox_key: str | None = None  # "${VARIABLE}": its own key; the site's inbox_key when None
 
 
 @dataclass(frozen=True)
