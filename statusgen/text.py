@@ -15,25 +15,31 @@ Nothing is escaped here: escaping belongs to the writer of each format.
 from __future__ import annotations
 
 import re
+import unicodedata
 
-#: What text never holds: C0 controls but tab and newline, DEL, C1 controls, the two
-#: non-characters XML forbids, and the bidirectional controls, which reorder what a
-#: reader sees without being seen (a name that reads as another).
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffe\uffff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-#: A code point of UTF-16's surrogate range is never text on its own: a string holding one
-#: cannot be written as UTF-8.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_END = re.compile("\r\n?")
 _WHITESPACE = re.compile(r"\s+")
 _SPACES = re.compile(" {2,}")
 
 
+def _kept(char: str) -> str:
+    """What a code point becomes: itself, nothing (a code point of Unicode's category C, "other":
+    a control, a format character such as a bidirectional override, a private-use or unassigned
+    one, U+FFFE, U+FFFF), or U+FFFD for a surrogate, which is never text on its own: a string
+    holding one cannot be written as UTF-8."""
+    kind = unicodedata.category(char)
+    if not kind.startswith("C") or char in "\t\n":
+        return char
+    return "\ufffd" if kind == "Cs" else ""
+
+
 def without_controls(text: str) -> str:
     """``text`` with its line ends made newlines (CR LF and a lone CR), every control
-    character but tab and newline removed (C0, DEL, C1, the bidirectional controls, U+FFFE,
-    U+FFFF), and each lone surrogate replaced by U+FFFD."""
+    character but tab and newline removed (C0, DEL, C1, and the rest of Unicode's category C:
+    the bidirectional controls that reorder what a reader sees, U+FFFE, U+FFFF...), and each
+    lone surrogate replaced by U+FFFD."""
     text = _LINE_END.sub("\n", text)
-    return _SURROGATE.sub("\ufffd", _CONTROLS.sub("", text))
+    return text if text.isprintable() else "".join(map(_kept, text))
 
 
 def one_line(text: str) -> str:

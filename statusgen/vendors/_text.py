@@ -1,19 +1,21 @@
 """Vendor text and timestamps, made safe to carry around.
 
-Vendor text is untrusted: control characters (and the bidi controls that can
-reorder what a reader sees) are removed, whitespace is collapsed and the length
-is capped. Nothing is HTML-escaped here; escaping happens where text lands.
+Vendor text is untrusted: it is made one line by the rule every edge applies
+(``statusgen.text.one_line``: no control character, no bidirectional control,
+single spaces) and its length is capped. Nothing is HTML-escaped here; escaping
+happens where text lands.
 """
 
 from __future__ import annotations
 
 import html
 import re
-import unicodedata
 from datetime import UTC, datetime, tzinfo
 from email.utils import parsedate_to_datetime
 
 from dateutil.parser import isoparse
+
+from statusgen.text import one_line
 
 TEXT_LIMIT = 500
 ID_LIMIT = 200
@@ -22,19 +24,12 @@ WORD_LIMIT = 64
 #: Sorts before any real timestamp.
 LONG_AGO = datetime.min.replace(tzinfo=UTC)
 
-_WHITESPACE = re.compile(r"\s+")
 _TAG = re.compile(r"<[^<>]{0,2000}>")
-_BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F))
-
-
-def _printable(char: str) -> bool:
-    return not unicodedata.category(char).startswith("C") and char not in _BIDI
 
 
 def clean_text(raw: str, limit: int = TEXT_LIMIT) -> str:
     """One line of plain text: no control characters, single spaces, at most ``limit`` chars."""
-    spaced = _WHITESPACE.sub(" ", raw[: limit * 4])
-    kept = "".join(ch for ch in spaced if _printable(ch)).strip()
+    kept = one_line(raw[: limit * 4])
     if len(kept) <= limit:
         return kept
     return kept[: limit - 1].rstrip() + "\u2026"
