@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Sequence
 
 from statusgen import routes
 from statusgen.model import RANGES
@@ -111,17 +112,18 @@ PAGE_POLICY = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
-#: The embeddable status (/embed/) may be framed by any site: it is made to be.
+#: The embeddable status (/embed/, /de/embed/...) may be framed by any site: it is made to be.
 EMBED_POLICY = PAGE_POLICY.replace("frame-ancestors 'none'", "frame-ancestors *")
 #: Everything else (JSON, feeds, images, scripts) is read, never run as a document.
 DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
 REFERRER_POLICY = "no-referrer"  # the pages' links lead to vendors, who need not know who sent them
 
 
-def security_headers(rel: str) -> dict[str, str]:
-    """The security headers of the answer with the file ``rel`` (its HTML pages get theirs)."""
+def security_headers(rel: str, languages: Sequence[str]) -> dict[str, str]:
+    """The security headers of the answer with the file ``rel`` of a tree in ``languages`` (its
+    HTML pages get theirs; the embeddable status, in each language's folder too, may be framed)."""
     if rel.endswith(".html"):
-        policy = EMBED_POLICY if rel.startswith("embed/") else PAGE_POLICY
+        policy = EMBED_POLICY if routes.is_embed(rel, languages) else PAGE_POLICY
     else:
         policy = DOCUMENT_POLICY
     return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}

@@ -57,6 +57,19 @@ def embed_file(slug: str | None = None) -> str:
     return "embed/index.html" if slug is None else f"embed/{slug}/index.html"
 
 
+def embed_pattern(languages: Sequence[str]) -> str:
+    """The files of the embeddable status in every language of the site (``embed/index.html``,
+    ``de/embed/{slug}/index.html``): the only pages other sites may frame. A regular expression
+    that Python and nginx read alike."""
+    folders = "|".join(re.escape(tag.lower()) for tag in languages[1:])
+    return (rf"(?:(?:{folders})/)?" if folders else "") + rf"embed/(?:{SLUG}/)?index\.html"
+
+
+def is_embed(rel: str, languages: Sequence[str]) -> bool:
+    """Whether a file of the tree is the embeddable status, in one of the site's languages."""
+    return re.fullmatch(embed_pattern(languages), rel) is not None
+
+
 #: The site in Prometheus' text exposition format (``render.formats.metrics``).
 METRICS = "metrics"
 #: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.formats.statuspage``),

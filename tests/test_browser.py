@@ -7,6 +7,7 @@ Screenshots go to test-artifacts/ (gitignored) for a person to look at.
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import re
 import threading
@@ -24,9 +25,13 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_playwright
 
 from statusgen.model import RANGES, STATUSES
+from statusgen.policy import EMBED_POLICY, PAGE_POLICY
+from statusgen.render.build import build
 from statusgen.render.pages import charts
 from statusgen.render.words import ENGLISH
+from statusgen.store import Store
 from statusgen.web.serve import PreviewServer
+from tests.conformance import Server, served
 from tests.test_accessibility import contrast
 from tests.test_pages import DemoBuild, bar_foot, demo_build
 
@@ -507,3 +512,64 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
         element = page.query_selector("#front")
         front = element.content_frame() if element else None
         assert front is not None and front.url.startswith("chrome-error"), front  # refused: not framed
+
+
+# -- a site in two languages, on both servers --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bilingual(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's store built again as a site in English (at /) and German (at /de/)."""
+    work = tmp_path_factory.mktemp("bilingual")
+    demo = site.build.config
+    with Store(demo.site.store) as source, Store(work / "copy.db") as store:
+        source.db.backup(store.db)
+        languages = dataclasses.replace(demo.site, store=store.path, output=work / "site", languages=("en", "de"))
+        last = store.last_finished_run()
+        assert last is not None and last.finished_at is not None
+        build(store, dataclasses.replace(demo, site=languages), last.finished_at, workers=1)
+    return work / "site"
+
+
+@pytest.fixture(scope="module", params=["serve", "nginx"])
+def bilingual_server(
+    request: pytest.FixtureRequest, bilingual: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    yield from served(request.param, bilingual, tmp_path_factory.mktemp("nginx-bilingual"))
+
+
+def test_every_languages_embed_and_nothing_else_may_be_framed(bilingual_server: Server, site: Site) -> None:
+    """The embeddable status says it may be framed in each language's folder too; every other
+    page of either language, a missing embed among them, says it may not."""
+    slug = site.build.config.services[0].slug
+    framed = ["/embed/", f"/embed/{slug}/", "/de/embed/", f"/de/embed/{slug}/"]
+    refused = ["/", "/de/", f"/de/services/{slug}/", "/de/incidents/", "/de/api/", "/de/embed/nosuch/"]
+    with bilingual_server.client() as client:
+        for path in framed + refused:
+            answer = client.get(path)
+            assert answer.headers["content-type"] == "text/html; charset=utf-8", path
+            policy = EMBED_POLICY if path in framed else PAGE_POLICY
+            assert answer.headers["content-security-policy"] == policy, (bilingual_server.kind, path)
+
+
+def test_another_origin_frames_the_german_embed_and_not_the_german_pages(
+    browser: Browser, bilingual_server: Server, site: Site
+) -> None:
+    """On both servers, a page of another loopback origin frames /de/embed/ and a service's German
+    embed (each in German, linked to the German pages); the German front page and a German
+    service page refuse to be framed."""
+    slug = site.build.config.services[0].slug
+    base = bilingual_server.base
+    frames = {"site": "/de/embed/", "service": f"/de/embed/{slug}/", "front": "/de/", "page": f"/de/services/{slug}/"}
+    markup = "".join(f'<iframe id="{k}" title="{k}" src="{base}{v}"></iframe>' for k, v in frames.items())
+
+    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode()) as page:
+        for name, link in (("site", "/de/"), ("service", f"/de/services/{slug}/")):
+            shown = page.frame_locator(f"#{name}")
+            expect(shown.locator("h1.banner")).to_be_visible()
+            assert shown.locator("html").get_attribute("lang") == "de", name
+            assert shown.locator("h1.banner a").get_attribute("href") == link, name
+        for name in ("front", "page"):
+            element = page.query_selector(f"#{name}")
+            frame = element.content_frame() if element else None
+            assert frame is not None and frame.url.startswith("chrome-error"), (name, frame)  # refused

@@ -84,9 +84,10 @@ def preflight_maps() -> list[str]:
     return out
 
 
-def security_policy_maps() -> list[str]:
-    """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html)
-    or the one that runs nothing. The pages' policy is long, so it is held in parts."""
+def security_policy_maps(languages: tuple[str, ...]) -> list[str]:
+    """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html), the
+    embeddable status's in every language, or the one that runs nothing. The pages' policy is
+    long, so it is held in parts."""
     page, document = policy_parts(PAGE_POLICY), DOCUMENT_POLICY
     embed = policy_parts(EMBED_POLICY)
     embed += [""] * (len(page) - len(embed))  # never longer: it differs by one shorter word
@@ -94,11 +95,12 @@ def security_policy_maps() -> list[str]:
         "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
         "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
         "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
-        "# not be framed (but /embed/, made to be); every other file runs nothing. Held in parts",
-        "# (nginx reads a value of at most 4 KB), joined in add_header.",
+        "# not be framed (but the embeddable status, /embed/ and each language's, made to be);",
+        "# every other file runs nothing. Held in parts (nginx reads a value of at most 4 KB),",
+        "# joined in add_header.",
     ]
     for n, (variable, part) in enumerate(zip(policy_variables(), page, strict=True)):
-        rules = [f'"~^/embed/.*\\.html$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
+        rules = [f'"~^/{routes.embed_pattern(languages)}$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
         out += block(f"map $uri {variable}", [*rules, f'default  "{"" if n else document}";'])
     return out + [""]
 
@@ -119,7 +121,7 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
         ]
     else:
         out += [NO_RATE_LIMIT_NOTE, ""]
-    out += security_policy_maps()
+    out += security_policy_maps(vocab.languages)
     out += preflight_maps()
     out += [
         "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",

@@ -308,7 +308,8 @@ class Handler(BaseHTTPRequestHandler):
             self._not_allowed()
             return
         self.send_response(204)
-        for name, value in {**COMMON_HEADERS, **PREFLIGHT_HEADERS, **security_headers("preflight")}.items():
+        preflight = security_headers("preflight", self.server.languages())
+        for name, value in {**COMMON_HEADERS, **PREFLIGHT_HEADERS, **preflight}.items():
             self.send_header(name, value)
         self.end_headers()
 
@@ -371,8 +372,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _common_headers(self, cache: str, rel: str) -> None:
         self.send_header("Cache-Control", cache)
-        self.send_header("Content-Language", routes.language_of(rel, self.server.languages()))
-        for name, value in {**COMMON_HEADERS, **security_headers(rel)}.items():
+        languages = self.server.languages()
+        self.send_header("Content-Language", routes.language_of(rel, languages))
+        for name, value in {**COMMON_HEADERS, **security_headers(rel, languages)}.items():
             self.send_header(name, value)
 
     def _read(self, rel: str) -> tuple[bytes, bool] | None:
