@@ -9,6 +9,10 @@ control but tab; UTF-8 (so JSON) cannot hold a lone surrogate. A pasted ANSI col
 clean it once, with ``without_controls`` (text that may hold lines) or
 ``one_line`` (names, titles, labels), and nothing past them checks again.
 
+Links are text of their own kind: one a reader may follow is kept only when it is
+http(s) (``outside_link``), so no ``javascript:`` or ``data:`` URL a vendor or an
+operator gives reaches a page, a feed, a calendar or the JSON.
+
 Nothing is escaped here: escaping belongs to the writer of each format.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import urlsplit
 
 _LINE_END = re.compile("\r\n?")
 _WHITESPACE = re.compile(r"\s+")
@@ -47,3 +52,14 @@ def one_line(text: str) -> str:
     space, no space at either end, and no control character (``without_controls``)."""
     spaced = _WHITESPACE.sub(" ", text)  # a form feed or a vertical tab parts words as a space does
     return _SPACES.sub(" ", without_controls(spaced)).strip()
+
+
+def outside_link(url: str | None) -> str | None:
+    """An untrusted URL as one line, kept only when it is http or https with a host: never
+    ``javascript:``, ``data:`` or ``vbscript:``, however cased or spaced."""
+    link = one_line(url or "")
+    try:
+        parts = urlsplit(link)
+    except ValueError:
+        return None
+    return link if parts.scheme in ("http", "https") and parts.netloc else None

@@ -34,7 +34,9 @@ from statusgen.config.values import (
     months,
     notify_events,
     notify_url,
+    optional_matched_text,
     optional_text,
+    optional_words,
     path_value,
     ratio,
     resolver,
@@ -49,12 +51,13 @@ from statusgen.config.values import (
     timestamp,
     url_or_path,
     vendor_format,
+    words,
 )
 
 SITE_KEYS = (
-    Key("title", text, "Service status", "Title shown on every page and feed."),
+    Key("title", words, "Service status", "Title shown on every page and feed."),
     Key("base_url", base_url, "http://127.0.0.1:8080", "Public URL the site is served at; used in feeds and links."),
-    Key("description", text, "Current state of the services we depend on.", "One line under the title."),
+    Key("description", words, "Current state of the services we depend on.", "One line under the title."),
     Key(
         "interval",
         seconds_up_to(MAX_INTERVAL),
@@ -131,8 +134,8 @@ SITE_KEYS = (
     Key("successes_to_resolve", count, 2, "Default consecutive good cycles before an outage is resolved."),
     Key("max_bytes", byte_size, 1_048_576, "Default cap on the bytes read from one answer."),
     Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
-    Key("vantage_point", text, "a single host", "Where our checks run from, shown on the method page."),
-    Key("contact", text, "the operator of this site", "Who to contact for a higher rate limit."),
+    Key("vantage_point", words, "a single host", "Where our checks run from, shown on the method page."),
+    Key("contact", words, "the operator of this site", "Who to contact for a higher rate limit."),
     Key(
         "mass_failure_ratio",
         ratio,
@@ -173,14 +176,14 @@ CHECK_KEYS = (
     ),
     Key(
         "label",
-        optional_text,
+        optional_words,
         None,
         "How readers see the check in reasons and pages (its URL is published without userinfo or query); "
         "defaults to the URL's host name.",
     ),
     Key("method", method, "GET", "HTTP method."),
     Key("expect_status", status_codes, (200,), "Status code or list of codes that count as up."),
-    Key("keyword", optional_text, None, "Text the body must contain; none by default."),
+    Key("keyword", optional_matched_text, None, "Text the body must contain; none by default."),
     Key("timeout", seconds_up_to(MAX_TIMEOUT), 10.0, "Seconds before the check counts as timed out."),
     Key("degraded_ms", milliseconds, 2000.0, "Latency above which a good answer counts as slow (degraded)."),
     Key("max_bytes", byte_size, None, "Cap on bytes read; defaults to site.max_bytes."),
@@ -236,7 +239,7 @@ CHECK_KEYS = (
     ),
     Key(
         "expect",
-        optional_text,
+        optional_matched_text,
         None,
         "tcp://: text the server must send back (a banner such as SSH-2.0); dns://: a value one of the answers "
         "must be (an address, a host name, or the text of a TXT record).",
@@ -300,9 +303,9 @@ VENDOR_KEYS = (
 
 SERVICE_KEYS = (
     Key("slug", slug, doc="Identifier used in URLs."),
-    Key("name", text, doc="Display name."),
+    Key("name", words, doc="Display name."),
     Key("category", slug, doc="One of the declared categories."),
-    Key("description", optional_text, None, "One line about the service."),
+    Key("description", optional_words, None, "One line about the service."),
     Key("url", http_url, None, "Public home page of the service."),
     Key(
         "failures_to_open",
@@ -328,7 +331,7 @@ SERVICE_KEYS = (
 
 LOCATION_KEYS = (
     Key("name", slug, doc="The location's name: its agent runs statusgen probe --location NAME."),
-    Key("description", optional_text, None, "Where it is (a provider and a region), shown on the method page."),
+    Key("description", optional_words, None, "Where it is (a provider and a region), shown on the method page."),
     Key(
         "inbox_key",
         key_reference,
@@ -343,7 +346,7 @@ MAINTENANCE_KEYS = (
     Key("end", timestamp, None, "A one-off window: when it closes."),
     Key("schedule", cron, None, 'A recurring window: when it opens, in cron form in UTC ("0 2 * * sun").'),
     Key("duration", seconds_up_to(MAX_WINDOW), None, "A recurring window: how many seconds it lasts."),
-    Key("title", text, "Scheduled maintenance", "What is being done, shown in the reason."),
+    Key("title", words, "Scheduled maintenance", "What is being done, shown in the reason."),
 )
 
 NOTIFY_KEYS = (

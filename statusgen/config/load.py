@@ -44,7 +44,7 @@ from statusgen.config.records import (
 )
 from statusgen.config.secrets import references
 from statusgen.config.tomlscan import too_deep
-from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Invalid, Key, show, target
+from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Invalid, Key, show, target, words
 from statusgen.errors import ConfigError
 from statusgen.model import SLUG_RE
 
@@ -178,10 +178,11 @@ def _categories(doc: Mapping[str, Any], problems: _Problems) -> dict[str, str]:
     for key, name in table.items():
         if not SLUG_RE.fullmatch(key):
             problems.add("[categories]", f'category "{key}" must be a slug matching {SLUG_RE.pattern}')
-        elif not isinstance(name, str) or not name.strip():
+            continue
+        try:
+            out[key] = words(name)
+        except Invalid:
             problems.add("[categories]", f'category "{key}" must have a display name, e.g. {key} = "{key.title()}"')
-        else:
-            out[key] = name
     return out
 
 

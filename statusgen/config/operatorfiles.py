@@ -12,13 +12,17 @@ reviewed like code, holds one Markdown file (``*.md``) per thing: a TOML front m
 
 ``read_folder`` reads them with the configuration and returns every problem at once, each naming
 the file, the key and the fix. The texts stay Markdown source here; ``render.markdown`` turns them
-into sanitized HTML. ``write_note`` and friends write such files for ``statusgen note`` and the like.
-The configuration reads the folder through this module, which imports none of statusgen's but
-``timeutil``.
+into sanitized HTML. This is where the operator's words enter: they are cleaned of control
+characters (``statusgen.text``), and a Markdown link to anything but http(s), mailto or a path of
+the site loses its destination, so the JSON, which publishes the source, carries none either.
+``write_note`` and friends write such files for ``statusgen note`` and the like. The configuration
+reads the folder through this module, which imports none of statusgen's but ``model``,
+``timeutil`` and ``text``.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import tomllib
 from collections.abc import Callable, Collection, Mapping
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from statusgen.model import SLUG
+from statusgen.text import one_line, outside_link, without_controls
 from statusgen.timeutil import offset_time
 
 MAX_FILE_BYTES = 64 << 10  # one file: words for people, not a dump
@@ -118,9 +123,9 @@ class FrontKey:
 
 
 def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not one_line(value):
         raise Invalid(f"must be a non-empty string, got {show(value)}")
-    return value.strip()
+    return one_line(value)
 
 
 def _time(value: Any) -> datetime:
@@ -235,7 +240,7 @@ def _split(path: Path, shown: str, problems: list[str]) -> tuple[dict[str, Any],
         if size > MAX_FILE_BYTES:
             problems.append(f"{shown}: {size} bytes is larger than a file may be ({MAX_FILE_BYTES}); shorten it")
             return None
-        raw = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        raw = without_controls(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{shown}: cannot be read: {exc}")
         return None
@@ -247,13 +252,72 @@ def _split(path: Path, shown: str, problems: list[str]) -> tuple[dict[str, Any],
         problems.append(f"{shown}: must begin with a front matter between two {DELIMITER} lines, like {_EXAMPLE}")
         return None
     try:
-        return tomllib.loads(front), body.strip()
+        return tomllib.loads(front), links_to_the_web(body.strip())
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         problems.append(f"{shown}: the front matter is not valid TOML: {exc}")
         return None
 
 
 _EXAMPLE = f'"{DELIMITER}\\nincident = "api-20261125t140200"\\nat = 2026-11-25T14:30:00Z\\n{DELIMITER}"'
+
+
+#: Where a Markdown link's destination begins: after ``](`` (an inline link) or a reference
+#: definition's ``[label]:``, then spaces; and an autolink, ``<scheme:...>``.
+_DESTINATION = re.compile(r"\]\([ \t]*\n?[ \t]*|^ {0,3}\[(?:[^\]\\\n]|\\.){1,999}\]:[ \t]*\n?[ \t]*", re.MULTILINE)
+_BRACKETED = re.compile(r"<(?:[^<>\\\n]|\\.)*>")
+_AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\x00-\x20]*>")
+_ESCAPED = re.compile(r"\\(.)")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+#: What a reader's link may be besides http(s) (``outside_link``): a mail address.
+_MAIL = "mailto"
+
+
+def links_to_the_web(markdown: str) -> str:
+    """The Markdown with every link to a scheme but http(s) and mailto left without its
+    destination (``[words](javascript:...)`` becomes ``[words]()``, an autolink to one goes), read
+    as a renderer reads a destination: backslash escapes and character references decoded,
+    spaces, tabs and case ignored. A link to a path of the site (no scheme) stays."""
+    out, done = [], 0
+    for found in _DESTINATION.finditer(markdown):
+        start = found.end()
+        if start < done:
+            continue
+        end = _destination_end(markdown, start)
+        if not _followable(markdown[start:end].strip("<>")):
+            out.append(markdown[done:start])
+            done = end
+    kept = "".join(out) + markdown[done:]
+    return _AUTOLINK.sub(lambda m: m[0] if _followable(m[0][1:-1]) else "", kept)
+
+
+def _destination_end(markdown: str, start: int) -> int:
+    """Where the link destination beginning at ``start`` ends (CommonMark: ``<...>`` on one line,
+    or a run of characters without a space whose parentheses balance)."""
+    bracketed = _BRACKETED.match(markdown, start)
+    if bracketed:
+        return bracketed.end()
+    depth, at = 0, start
+    while at < len(markdown) and not markdown[at].isspace():
+        char = markdown[at]
+        if char == "\\":
+            at += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        at += 1
+    return min(at, len(markdown))
+
+
+def _followable(destination: str) -> bool:
+    read = html.unescape(_ESCAPED.sub(r"\1", destination))
+    read = "".join(read.split())  # a browser drops tabs and newlines inside a URL
+    scheme = _SCHEME.match(read)
+    if scheme is None:
+        return True
+    return scheme[1].lower() == _MAIL or outside_link(read) is not None
 
 
 def _read_kind(

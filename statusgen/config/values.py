@@ -20,6 +20,7 @@ from statusgen.config.conditions import Condition, ConditionError, parse
 from statusgen.config.cron import CronError, parse_cron
 from statusgen.i18n import SHIPPED
 from statusgen.model import SEVERITIES, SLUG_RE, VENDOR_FORMATS
+from statusgen.text import one_line, outside_link, without_controls
 from statusgen.timeutil import offset_time
 
 METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -74,6 +75,37 @@ def text(value: Any) -> str:
     return value
 
 
+def words(value: Any) -> str:
+    """Text readers see (a name, a title, a label): one line, its control characters gone
+    (``statusgen.text``). TOML holds one only as an escape, which no format could show: a form
+    feed in a name reads as the space it stands for, and a feed or a badge stays well-formed."""
+    if not isinstance(value, str) or not one_line(value):
+        raise Invalid(f"must be a non-empty string, got {show(value)}")
+    return one_line(value)
+
+
+def optional_words(value: Any) -> str | None:
+    return None if value == "" else words(value)
+
+
+def matched_text(value: Any) -> str:
+    """Text a check looks for in an answer (a keyword, an expected banner or value): it is
+    published too (the check's JSON, a failure's reason), so it may hold no control character;
+    it is refused rather than cleaned, since cleaning would change what is checked."""
+    given = text(value)
+    found = [c for c in given if without_controls(c) != c]
+    if found:
+        raise Invalid(
+            f"must hold no control character, got U+{ord(found[0]):04X}; remove it (the text is published, "
+            "where such a character breaks a feed)"
+        )
+    return given
+
+
+def optional_matched_text(value: Any) -> str | None:
+    return None if value == "" else matched_text(value)
+
+
 def slug(value: Any) -> str:
     if not isinstance(value, str) or not SLUG_RE.fullmatch(value):
         raise Invalid(f"must be a slug matching {SLUG_RE.pattern}, got {show(value)}")
@@ -122,10 +154,11 @@ def byte_size(value: Any) -> int:
 
 
 def http_url(value: Any) -> str:
-    parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+    """A URL readers may follow: http(s) with a host, by the one rule of links (``outside_link``)."""
+    link = outside_link(value) if isinstance(value, str) else None
+    if link is None or not urlsplit(link).hostname:
         raise Invalid(f"must be an http:// or https:// URL, got {show(value)}")
-    return str(value)
+    return link
 
 
 def check_url(value: Any) -> str:

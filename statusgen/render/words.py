@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
-from urllib.parse import urlsplit
 
 from babel import Locale
 from babel.dates import format_skeleton
@@ -24,6 +23,7 @@ from babel.units import format_unit
 from statusgen.decide.incidents import SEVERITY
 from statusgen.i18n import N_, Language, duration_parts, translations
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
+from statusgen.text import outside_link
 from statusgen.timeutil import iso, parse_iso
 
 RANGE_LABELS = {"24h": N_("24 hours"), "7d": N_("7 days"), "30d": N_("30 days"), "90d": N_("90 days")}
@@ -89,17 +89,6 @@ DASH = "\u2014"
 def sentence(text: str) -> str:
     """The first letter upper-case, the rest as it is (Jinja's ``capitalize`` lowers the rest)."""
     return text[:1].upper() + text[1:]
-
-
-def outside_link(url: str | None) -> str | None:
-    """An untrusted URL, kept only when it is http(s): never ``javascript:`` or ``data:``."""
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    return url if parts.scheme in ("http", "https") and parts.netloc else None
 
 
 def band(availability: float | None, maintenance: int = 0) -> str:

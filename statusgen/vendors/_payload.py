@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import orjson
 
 from statusgen.errors import VendorParseError
+from statusgen.text import outside_link
 from statusgen.vendors._text import (
     ID_LIMIT,
     TEXT_LIMIT,
@@ -139,6 +140,10 @@ class Node:
         if self.value is None:
             return None
         return clean_text(self._expect(str, "a string"), limit) or None
+
+    def link_or_none(self) -> str | None:
+        """An optional link readers may follow: kept only when it is http(s) (``outside_link``)."""
+        return outside_link(self.text_or_none())
 
     def word(self) -> str:
         """A required enum-like word, lowercased: ``Minor`` reads ``minor``."""

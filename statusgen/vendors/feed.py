@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from statusgen.text import outside_link
 from statusgen.vendors._payload import fail
 from statusgen.vendors._text import (
     ID_LIMIT,
@@ -150,7 +151,7 @@ def _entry(entry_id: str | None, title: str | None, link: str | None, updated: d
     key = entry_id or link or title
     if key is None:
         fail(FORMAT, "has an entry with no id, link or title")
-    return Entry(clean_text(key, ID_LIMIT), title or "(untitled)", link, updated, markup)
+    return Entry(clean_text(key, ID_LIMIT), title or "(untitled)", outside_link(link), updated, markup)
 
 
 def _atom_link(parent: Element) -> str | None:
@@ -184,7 +185,7 @@ def _atom(feed: Element) -> Channel:
         _entry(_text(e, f"{ATOM}id"), _atom_title(e), _atom_link(e), _atom_time(e), _atom_markup(e))
         for e in feed.findall(f"{ATOM}entry")
     )
-    return Channel(_atom_link(feed), _atom_time(feed), entries)
+    return Channel(outside_link(_atom_link(feed)), _atom_time(feed), entries)
 
 
 def _rss_time(parent: Element) -> datetime | None:
@@ -203,4 +204,4 @@ def _rss(channel: Element) -> Channel:
         _entry(_text(i, "guid"), _text(i, "title"), _text(i, "link"), _rss_time(i), _rss_markup(i))
         for i in channel.findall("item")
     )
-    return Channel(_text(channel, "link"), _rss_time(channel), entries)
+    return Channel(outside_link(_text(channel, "link")), _rss_time(channel), entries)

@@ -90,7 +90,7 @@ def _incident(event: Node) -> VendorIncident:
         status=(newest.get("update_type").word_or_none() if newest else None) or "open",
         started_at=event.get("created_at").time_or_none(),
         updated_at=max((s for s in stamps if s), default=None),
-        url=event.get("full_url").text_or_none(),
+        url=event.get("full_url").link_or_none(),
         components=(),
     )
 
@@ -102,6 +102,6 @@ def _window(event: Node) -> VendorMaintenance:
         status="scheduled",
         starts_at=None,
         ends_at=None,
-        url=event.get("full_url").text_or_none(),
+        url=event.get("full_url").link_or_none(),
         components=(),
     )

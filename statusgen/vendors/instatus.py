@@ -70,7 +70,7 @@ def parse(data: Any) -> VendorView:
         maintenance_active=active,
         maintenance_upcoming=tuple(w for w in windows if w and w.status == "scheduled"),
         updated_at=max((i.updated_at for i in incidents if i.updated_at), default=None),
-        page_url=page.get("url").text_or_none(),
+        page_url=page.get("url").link_or_none(),
     )
 
 
@@ -105,7 +105,7 @@ def _incident(event: Node) -> VendorIncident:
         status=event.get("status").word_or_none() or "open",
         started_at=event.get("started").time_or_none(),
         updated_at=event.get("updatedAt").time_or_none(),
-        url=event.get("url").text_or_none(),
+        url=event.get("url").link_or_none(),
         components=(),
     )
 
@@ -121,7 +121,7 @@ def _window(event: Node) -> VendorMaintenance | None:
         status=status,
         starts_at=start,
         ends_at=_end(start, event.get("duration")),
-        url=event.get("url").text_or_none(),
+        url=event.get("url").link_or_none(),
         components=(),
     )
 

@@ -96,7 +96,7 @@ def _incident(event: Node) -> VendorIncident:
         status=event["status"].word(),
         started_at=event.get("date_created").time_or_none(),
         updated_at=event.get("date_updated").time_or_none(),
-        url=event.get("url").text_or_none(),
+        url=event.get("url").link_or_none(),
         components=_services(event),
         # Slack's events carry no per-update status: their type is their current word.
         affected=tuple(AffectedComponent(s, s, status_from_impacts([impact])) for s in _services(event)),
@@ -111,7 +111,7 @@ def _window(event: Node) -> VendorMaintenance:
         status="scheduled" if scheduled else "in_progress",
         starts_at=None,
         ends_at=None,
-        url=event.get("url").text_or_none(),
+        url=event.get("url").link_or_none(),
         components=_services(event),
     )
 

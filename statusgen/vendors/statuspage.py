@@ -80,7 +80,7 @@ def parse(data: Any) -> VendorView:
     if not any(root.has(key) for key in TOP_KEYS):
         root.fail("has none of the keys " + ", ".join(TOP_KEYS))
     page = root.get("page")
-    page_url = None if page.is_null() else page.get("url").text_or_none()
+    page_url = None if page.is_null() else page.get("url").link_or_none()
     components = _components(root)
     incidents = tuple(_incidents(root.get("incidents").items_or_none(), page_url))
     active, upcoming = _maintenance(root.get("scheduled_maintenances").items_or_none(), page_url)
@@ -152,7 +152,7 @@ def _component_ids(event: Node) -> tuple[str, ...]:
 
 
 def _event_url(event: Node, page_url: str | None) -> str | None:
-    shortlink = event.get("shortlink").text_or_none()
+    shortlink = event.get("shortlink").link_or_none()
     if shortlink or not page_url:
         return shortlink
     return f"{page_url.rstrip('/')}/incidents/{event['id'].ident()}"
