@@ -305,3 +305,23 @@ def test_simulate_days_400_then_a_build_reports_a_year(tmp_path: Path) -> None:
     listing = json.loads((tmp_path / "site" / "api" / "v1" / "reports.json").read_bytes())
     assert listing["count"] == 13 and sum(m["complete"] for m in listing["months"]) == 12
     assert all(m["availability"] is not None for m in listing["months"])
+
+
+def test_the_csv_neutralises_names_a_spreadsheet_would_run(tmp_path: Path) -> None:
+    """OWASP's CSV injection: a text cell beginning with =, +, - or @ gets a leading single quote;
+    our own numbers (a negative error budget) stay numbers."""
+    formulas = {"api": '=HYPERLINK("https://evil.example","x")', "web": "+1+2", "pay": "-2+3", "ops": "@SUM(1,2)"}
+    services = SERVICES.replace('name = "API"', f"name = '{formulas['api']}'")
+    services = services.replace('name = "Web <site>"', f'name = "{formulas["web"]}"')
+    services = services.replace('name = "Pay"', f'name = "{formulas["pay"]}"')
+    services += f'\n[[services]]\nslug = "ops"\nname = "{formulas["ops"]}"\ncategory = "core"\n'
+    services += '[[services.checks]]\nurl = "http://127.0.0.1:9/ops"\n'
+    config = load_config(write_config(tmp_path, services))
+    with Store(config.site.store) as store:
+        store.bulk_load([], [], {}, [], {("api", "2026-09"): tally("2026-09", major_outage=50)})
+        store.record_run(RunRecord(0, NOW - timedelta(seconds=5), NOW, 4, 0))
+    rebuild(config, lambda: NOW, new_store=True)
+    text = (config.site.output / "reports/2026-09.csv").read_text(encoding="utf-8")
+    rows = {r["service"]: r for r in csv.DictReader(io.StringIO(text, newline=""))}
+    assert {slug: r["name"] for slug, r in rows.items()} == {slug: "'" + name for slug, name in formulas.items()}
+    assert rows["api"]["error_budget_left_minutes"] == "-6.8"  # 0.1% of 43,200 minutes, less the 50 down

@@ -179,8 +179,19 @@ def reports_list(data: SiteData, reports: list[Report]) -> Document:
     }
 
 
+#: How a cell a spreadsheet would run as a formula begins (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(value: str) -> str:
+    """A text cell that a spreadsheet shows as text: one that would begin a formula gets a single
+    quote before it, as OWASP recommends. Our own numbers are written as they are."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
 def report_csv(data: SiteData, report: Report) -> bytes:
-    """One row per service, with a header row; RFC 4180 (CRLF, fields quoted where needed)."""
+    """One row per service, with a header row; RFC 4180 (CRLF, fields quoted where needed); the
+    names neutralised for spreadsheets (``text_cell``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
@@ -189,9 +200,9 @@ def report_csv(data: SiteData, report: Report) -> bytes:
         writer.writerow(
             (
                 report.month,
-                svc.slug,
-                svc.name,
-                svc.category,
+                text_cell(svc.slug),
+                text_cell(svc.name),
+                text_cell(svc.category),
                 "" if f.availability is None else f.availability,
                 *(f.minutes[s] for s in STATUSES),
                 f.down_minutes,
