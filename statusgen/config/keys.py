@@ -321,6 +321,16 @@ SERVICE_KEYS = (
     ),
     Key("paused", boolean, False, "Stop checking the service; its status is unknown while paused."),
     Key(
+        "calendar_events",
+        count,
+        200,
+        "At most this many maintenance events of each of the service's sources (its vendor's page, its "
+        "configured windows, the notes folder) in the calendars (/feed/maintenance.ics and the service's own), "
+        "the first to start first: a vendor page that lists hundreds cannot flood them. An event no longer told "
+        "is kept, cancelled, for 7 days at most, and a calendar keeps at most as many cancelled ones as its "
+        "services may tell.",
+    ),
+    Key(
         "sla",
         target,
         None,

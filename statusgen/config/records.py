@@ -116,6 +116,7 @@ class ServiceConfig:
     paused: bool = False
     maintenance: tuple[MaintenanceWindow, ...] = ()
     sla: float | None = None  # its own target, else its category's (``Config.target``)
+    calendar_events: int = 200  # at most this many of each of its sources in a calendar
 
     def maintenance_at(self, at: datetime) -> MaintenanceWindow | None:
         """The occurrence of a maintenance window covering ``at``, as a one-off window."""

@@ -283,20 +283,25 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
 
 def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:
     """The maintenance calendars, the site's and each service's, each remembering what it served
-    (``calendar.with_memory``)."""
+    and bounded by its services' ``calendar_events`` (``calendar.with_memory``)."""
     data = job.data
     site = data.config.site
     host = urlsplit(site.base_url).hostname or "statusgen"
     told = calendar.events(notices, site.base_url, host)
     said = translations(site.languages[0])  # the calendars speak the site's first language, as the feeds
     named = said.gettext("%(name)s: maintenance")
-    wanted = {routes.CALENDAR: (named % {"name": site.title}, told)}
+    limits = {svc.slug: svc.calendar_events for svc in data.config.services}
+    wanted = {routes.CALENDAR: (named % {"name": site.title}, told, limits)}
     for svc in data.config.services:
         mine = [e for e in told if e.service == svc.slug]
-        wanted[routes.service_calendar_file(svc.slug)] = (named % {"name": svc.name}, mine)
-    for path, (name, evts) in wanted.items():
+        wanted[routes.service_calendar_file(svc.slug)] = (
+            named % {"name": svc.name},
+            mine,
+            {svc.slug: limits[svc.slug]},
+        )
+    for path, (name, evts, bounds) in wanted.items():
         remembered = calendar.remembered(placer.read_served(path))
-        placer.put(path, calendar.calendar(name, calendar.with_memory(evts, remembered, data.now)))
+        placer.put(path, calendar.calendar(name, calendar.with_memory(evts, remembered, data.now, bounds)))
 
 
 def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:

@@ -10,21 +10,29 @@ A calendar client keeps what it was told: a changed event must come with a highe
 an event that will not happen as STATUS:CANCELLED. The calendar's memory is the file it served
 last (each event carries a digest of what it says, ``X-STATUSGEN-DIGEST``): a changed event gets
 its SEQUENCE plus one, and one that is gone while it was still to come is kept, cancelled, until
-its end has passed.
+its end has passed or for ``KEEP_CANCELLED`` (when it was, ``X-STATUSGEN-CANCELLED``).
+
+A calendar is bounded whatever a vendor's page does: a page that reshuffles hundreds of windows at
+every fetch would otherwise add them all, cancelled, at every run. Each source of a service (its
+vendor's page, its configured windows, the notes folder) has at most the service's limit of events
+told (``calendar_events``), the first to start first; the cancelled ones, whichever source they came
+from, at most the sum of the limits of the calendar's services.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 from statusgen import routes
 from statusgen.decide.maintenance import Notice
 
 PRODID = "-//statusgen//maintenance calendar//EN"
 FOLD = 75  # octets a content line holds before it is folded (RFC 5545, 3.1)
+#: How long an event no longer told stays, cancelled: long enough for every client's refresh.
+KEEP_CANCELLED = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,9 @@ class Event:
     url: str
     sequence: int = 0
     cancelled: bool = False
+    cancelled_at: datetime | None = None  # since when it is cancelled
     service: str = ""  # whose (not written: a file's memory is its own events)
+    source: str = ""  # of which of the service's sources (not written either)
 
     @property
     def digest(self) -> str:
@@ -73,22 +83,26 @@ def stamp(at: datetime) -> str:
 
 
 def events(notices: Iterable[Notice], base_url: str, host: str) -> list[Event]:
-    """The events of these maintenance notices."""
-    out = []
+    """The events of these maintenance notices, one per UID (two windows of a service that start
+    together are one event: the first told)."""
+    out: dict[str, Event] = {}
     for n in notices:
         service = routes.service_page_url(n.service)
-        out.append(
+        uid = f"{n.key.replace('/', '-')}-{stamp(n.start)}@{host}"
+        out.setdefault(
+            uid,
             Event(
-                uid=f"{n.key.replace('/', '-')}-{stamp(n.start)}@{host}",
+                uid=uid,
                 start=n.start,
                 end=n.end,
                 summary=n.title,
                 description=n.message or n.title,
                 url=n.url or base_url + service,
                 service=n.service,
-            )
+                source=n.source,
+            ),
         )
-    return sorted(out, key=lambda e: (e.start, e.uid))
+    return sorted(out.values(), key=lambda e: (e.start, e.uid))
 
 
 @dataclass(frozen=True)
@@ -120,12 +134,15 @@ def remembered(served: bytes | None) -> dict[str, Served]:
             try:
                 event = Event(
                     uid=fields["UID"],
-                    start=datetime.strptime(fields["DTSTART"] + "+0000", "%Y%m%dT%H%M%SZ%z"),
-                    end=datetime.strptime(fields["DTEND"] + "+0000", "%Y%m%dT%H%M%SZ%z") if "DTEND" in fields else None,
+                    start=_moment(fields["DTSTART"]),
+                    end=_moment(fields["DTEND"]) if "DTEND" in fields else None,
                     summary=_untext(fields.get("SUMMARY", "")),
                     description=_untext(fields.get("DESCRIPTION", "")),
                     url=fields.get("URL", ""),
                     cancelled=fields.get("STATUS") == "CANCELLED",
+                    cancelled_at=_moment(fields["X-STATUSGEN-CANCELLED"])
+                    if "X-STATUSGEN-CANCELLED" in fields
+                    else None,
                 )
                 found[event.uid] = Served(int(fields.get("SEQUENCE", "0")), fields.get("X-STATUSGEN-DIGEST", ""), event)
             except (KeyError, ValueError):
@@ -133,6 +150,10 @@ def remembered(served: bytes | None) -> dict[str, Served]:
         else:
             fields[name] = value
     return found
+
+
+def _moment(value: str) -> datetime:
+    return datetime.strptime(value + "+0000", "%Y%m%dT%H%M%SZ%z")
 
 
 def _untext(value: str) -> str:
@@ -148,25 +169,48 @@ def _untext(value: str) -> str:
     return "".join(out)
 
 
-def with_memory(now_events: list[Event], served: dict[str, Served], now: datetime) -> list[Event]:
-    """The events with their SEQUENCE: the served one's, one more where it says something else;
-    and the served events gone while still to come, cancelled, until their end has passed."""
+def with_memory(
+    now_events: list[Event], served: dict[str, Served], now: datetime, limits: Mapping[str, int]
+) -> list[Event]:
+    """The events told, at most ``limits[service]`` of each source of a service (``capped``), with
+    their SEQUENCE: the served one's, one more where it says something else; and the served events
+    no longer told (left out by the cap is not that: they will still happen), cancelled, while
+    still to come and for ``KEEP_CANCELLED`` at most, the first to start first, at most as many
+    as the calendar's services may tell (the sum of ``limits``)."""
     out = []
-    for event in now_events:
+    for event in capped(now_events, limits):
         before = served.get(event.uid)
         if before is None:
             out.append(event)
         else:
             changed = before.digest != event.digest or before.event.cancelled
-            out.append(Event(**{**event.__dict__, "sequence": before.sequence + int(changed)}))
-    current = {e.uid for e in now_events}
-    for uid, before in served.items():
-        if uid not in current and (before.event.end or before.event.start) > now:
-            gone = before.event
-            out.append(
-                Event(**{**gone.__dict__, "sequence": before.sequence + int(not gone.cancelled), "cancelled": True})
-            )
+            out.append(replace(event, sequence=before.sequence + int(changed)))
+    told = {e.uid for e in now_events}
+    gone = [_cancelled(before, now) for uid, before in served.items() if uid not in told]
+    kept = [e for e in gone if (e.end or e.start) > now and e.cancelled_at and now - e.cancelled_at < KEEP_CANCELLED]
+    out += sorted(kept, key=lambda e: (e.start, e.uid))[: sum(limits.values())]
     return sorted(out, key=lambda e: (e.start, e.uid))
+
+
+def capped(evts: list[Event], limits: Mapping[str, int]) -> list[Event]:
+    """At most ``limits[service]`` events of each source of each service, the first to start first."""
+    counts: dict[tuple[str, str], int] = {}
+    out = []
+    for event in sorted(evts, key=lambda e: (e.start, e.uid)):
+        mine = (event.service, event.source)
+        counts[mine] = counts.get(mine, 0) + 1
+        if counts[mine] <= limits[event.service]:
+            out.append(event)
+    return out
+
+
+def _cancelled(before: Served, now: datetime) -> Event:
+    """A served event no longer told, as the calendar keeps it: cancelled (once: one more
+    SEQUENCE), and since when (a file written before that was said: from now)."""
+    gone = before.event
+    if gone.cancelled:
+        return replace(gone, sequence=before.sequence, cancelled_at=gone.cancelled_at or now)
+    return replace(gone, sequence=before.sequence + 1, cancelled=True, cancelled_at=now)
 
 
 def calendar(name: str, evts: list[Event]) -> bytes:
@@ -188,6 +232,7 @@ def calendar(name: str, evts: list[Event]) -> bytes:
             *([f"DTEND:{stamp(e.end)}"] if e.end else []),
             f"SEQUENCE:{e.sequence}",
             f"STATUS:{'CANCELLED' if e.cancelled else 'CONFIRMED'}",
+            *([f"X-STATUSGEN-CANCELLED:{stamp(e.cancelled_at)}"] if e.cancelled and e.cancelled_at else []),
             f"SUMMARY:{text(e.summary)}",
             f"DESCRIPTION:{text(e.description)}",
             f"URL:{e.url}",
