@@ -85,12 +85,17 @@ def check_config(config_path: Path) -> None:
         f"{config_path}: ok: {len(cfg.services)} services, {checks} checks, {len(cfg.categories)} categories{operator}"
     )
     if cfg.locations:  # the agents' key is set here too, and the inbox answers (a listing of it)
-        from statusgen.inbox import config_inbox, inbox_key
+        from statusgen.batches import NAME
+        from statusgen.inbox import config_inbox, location_keys
 
-        inbox_key(cfg)
-        waiting = len(config_inbox(cfg).names())
+        keys = location_keys(cfg)
+        listed = config_inbox(cfg).names()
+        waiting = sum(1 for n in listed if (m := NAME.fullmatch(n)) and m["location"] in keys)
         names = ", ".join(cfg.location_names)
-        click.echo(f"locations {names}: key set; inbox {cfg.site.inbox} reachable, {waiting} batches waiting")
+        others = (
+            f"; {len(listed) - waiting} files that are not batches (left as they are)" if len(listed) > waiting else ""
+        )
+        click.echo(f"locations {names}: keys set; inbox {cfg.site.inbox} reachable, {waiting} batches waiting{others}")
 
 
 @main.command()
@@ -518,9 +523,13 @@ def publish(
     """Copy the tree to object storage or another host with rclone: changed files, entry documents last."""
     from statusgen.web.publish import publish_tree
 
-    if site is None:
-        site = load_config(config_path).site.output if config_path.exists() else Path("site")
-    for line in publish_tree(site, remote, rclone_bin, dry_run, precompressed).lines():
+    if config_path.exists():
+        from statusgen.inbox import check_inbox_place
+
+        cfg = load_config(config_path)
+        check_inbox_place(cfg, remote)  # the agents' inbox is never among what is published
+        site = site or cfg.site.output
+    for line in publish_tree(site or Path("site"), remote, rclone_bin, dry_run, precompressed).lines():
         click.echo(line)
 
 

@@ -21,6 +21,7 @@ from statusgen.decide.run import (
 )
 from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
+from statusgen.inbox import check_inbox_place
 from statusgen.locations.ingest import ingest
 from statusgen.model import CheckId, CheckResult, Outcome
 from statusgen.notes import check_notes
@@ -129,6 +130,8 @@ def open_store(config: Config, new_store: bool = False) -> Store:
 def run_cycle(
     config: Config, clock: Callable[[], datetime] = utcnow, spread_s: float | None = None, new_store: bool = False
 ) -> CycleReport:
+    if config.locations:  # before anything is written: an inbox among our own files is refused
+        check_inbox_place(config)
     store = open_store(config, new_store)
     try:
         started = clock()

@@ -55,12 +55,8 @@ def agent_run(
     if location not in (loc.name for loc in config.locations):
         known = ", ".join(loc.name for loc in config.locations) or "none"
         raise ConfigError([f'{config.path.name}: no [[locations]] named "{location}"; declared: {known}'])
-    key, inbox, outbox = inbox_key(config), config_inbox(config), outbox_of(config)
-    todo = [
-        t
-        for t in targets(config)
-        if not config.by_slug[t.service].paused and (not t.check.locations or location in t.check.locations)
-    ]
+    key, inbox, outbox = inbox_key(config, location), config_inbox(config), outbox_of(config)
+    todo = [t for t in targets(config) if not config.by_slug[t.service].paused and t.check.runs_at(location)]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
     done = asyncio.run(probe_all(config, todo + canaries, clock, source=source))
     results, canary_results = done[: len(todo)], done[len(todo) :]

@@ -17,13 +17,13 @@ def locations_lines(config: Config) -> Iterator[str]:
         return
     store = Store.reader(config.site.store)
     try:
-        last_run, batches = store.last_finished_run(), store.last_batches()
+        last_run, batches, refusals = store.last_finished_run(), store.last_batches(), store.last_refusals()
     finally:
         store.close()
     ran = f"last run {iso(last_run.finished_at)}" if last_run and last_run.finished_at else "no run yet"
     yield f"{config.site.location} (this host): {ran}"
     for loc in config.locations:
-        taken, refused = batches.get(loc.name), batches.get(f"{loc.name}!")
+        taken, refused = batches.get(loc.name), refusals.get(loc.name)
         if taken is None:
             said = "no batch taken yet"
         else:

@@ -25,7 +25,7 @@ from statusgen.decide.state import ServiceState
 from statusgen.model import CheckResult
 from statusgen.store import Store
 from statusgen.store.failures import DECODING, damaged
-from statusgen.store.locations import BatchRecord
+from statusgen.store.locations import BatchRecord, InboxListing
 from statusgen.timeutil import to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -54,7 +54,9 @@ class SiteData:
     by_service: dict[str, list[IncidentRow]] = field(default_factory=dict)  # each service's incidents
     notifications: dict[str, int] = field(default_factory=dict)  # the outbox's counts (Store.notification_counts)
     months: dict[str, dict[str, Tally]] = field(default_factory=dict)  # service -> month -> its rollup
-    batches: dict[str, BatchRecord] = field(default_factory=dict)  # the locations' (Store.last_batches)
+    batches: dict[str, BatchRecord] = field(default_factory=dict)  # each location's last taken (Store.last_batches)
+    refused: dict[str, BatchRecord] = field(default_factory=dict)  # ...and last refused (Store.last_refusals)
+    inbox: InboxListing | None = None  # what the inbox's last listing held besides batches
     refusals: dict[str, int] = field(default_factory=dict)  # each location's batches refused in the last day
     # service -> location -> its fresh results (within site.stale_after), oldest first: [[locations]] only
     elsewhere: dict[str, dict[str, list[CheckResult]]] = field(default_factory=dict)
@@ -117,6 +119,8 @@ def gather(store: Store, config: Config, now: datetime) -> SiteData:
         notifications=store.notification_counts(),
         months=store.months(months_before(month_of(to_epoch(now)), config.site.report_months - 1)),
         batches=store.last_batches() if config.locations else {},
+        refused=store.last_refusals() if config.locations else {},
+        inbox=store.last_listing() if config.locations else None,
         refusals=store.refusals(now - timedelta(days=1)) if config.locations else {},
         elsewhere=_elsewhere(store, config, now),
     )

@@ -15,6 +15,7 @@ What a repair does, by table:
     incidents       dropped: that incident is lost
     vendor_sources  its last view and body dropped: the next run fetches the source again
     notifications   dropped: that event is not sent
+    location_results  dropped: that result of a probe agent is lost
 """
 
 from __future__ import annotations
@@ -89,6 +90,23 @@ def _buckets(store: Store) -> list[Damage]:
     return found
 
 
+#: A probe agent's result whose columns a run cannot read back (an earlier version stored what an
+#: agent sent without checking its shape).
+_LOCATION_RESULT_OFF = """typeof(latency_ms) NOT IN ('null', 'integer', 'real')
+    OR typeof(http_status) NOT IN ('null', 'integer') OR typeof(detail) NOT IN ('null', 'text')
+    OR typeof(slow) != 'integer'"""
+
+
+def _location_results(store: Store) -> list[Damage]:
+    rows = store.db.execute(
+        f"SELECT location, service, check_index, ts FROM location_results WHERE {_LOCATION_RESULT_OFF}"
+    )
+    return [
+        Damage("location_results", key, key[1], key[3], f"result of check {key[2] + 1} from {key[0]}", "not a result")
+        for key in rows
+    ]
+
+
 def _json_rows(store: Store, table: str, sql: str, what: str, read: Any) -> list[Damage]:
     found = []
     for service, at, key, value in store.db.execute(sql):
@@ -132,6 +150,7 @@ def examine(store: Store) -> list[Damage]:
             "queued notification",
             _table,
         ),
+        *_location_results(store),
     ]
 
 
@@ -171,6 +190,11 @@ def _repair_one(db: Any, d: Damage) -> str:
             d.key,
         )
         return f"dropped {of}: the next run fetches the source again"
+    if d.table == "location_results":
+        db.execute(
+            "DELETE FROM location_results WHERE location = ? AND service = ? AND check_index = ? AND ts = ?", d.key
+        )
+        return f"dropped {of}"
     event, notifier = d.key[0].split("\0")
     db.execute("DELETE FROM notifications WHERE event = ? AND notifier = ?", (event, notifier))
     return f"dropped {of}: that event is not sent"

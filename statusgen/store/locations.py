@@ -1,6 +1,7 @@
 """The results probe agents deliver (``statusgen.locations``), keyed by location, service, check
-and time, so that a batch taken twice changes nothing; and each batch taken or refused, for
-``statusgen locations`` and health. Both are kept as long as the raw results."""
+and time, so that a batch taken twice changes nothing; each batch taken, and each refused (apart:
+a refusal never changes what is known of the batches taken), for ``statusgen locations`` and
+health, all kept as long as the raw results; and what the inbox's last listing held besides."""
 
 from __future__ import annotations
 
@@ -61,8 +62,28 @@ def add_batch(db: sqlite3.Connection, batch: Batch, received_at: datetime, suspe
 
 
 def add_refusal(db: sqlite3.Connection, location: str, name: str, reason: str, received_at: datetime) -> None:
-    at = to_epoch(received_at)
-    db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,0,?)", (location, name, at, at, reason))
+    db.execute("INSERT INTO refusals VALUES (?,?,?,?)", (location, name, to_epoch(received_at), reason))
+
+
+@dataclass(frozen=True)
+class InboxListing:
+    """What the last run's listing of the inbox held besides batches, and what it left for later."""
+
+    listed_at: datetime
+    not_batches: int  # files that are not batches: left as they are
+    left_for_next: int  # batches past the run's time for the inbox
+
+
+def note_listing(db: sqlite3.Connection, listing: InboxListing) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO inbox_listing VALUES (1,?,?,?)",
+        (to_epoch(listing.listed_at), listing.not_batches, listing.left_for_next),
+    )
+
+
+def last_listing(db: sqlite3.Connection) -> InboxListing | None:
+    row = db.execute("SELECT listed_at, not_batches, left_for_next FROM inbox_listing").fetchone()
+    return None if row is None else InboxListing(from_epoch(row[0]), row[1], row[2])
 
 
 def taken_names(db: sqlite3.Connection, names: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -88,22 +109,30 @@ def location_results(db: sqlite3.Connection, since: datetime) -> dict[str, list[
 
 
 def last_batches(db: sqlite3.Connection) -> dict[str, BatchRecord]:
-    """Each location's newest batch taken, and its newest refused one (keyed ``location!``)."""
+    """Each location's newest batch taken (by when it was sent)."""
     out: dict[str, BatchRecord] = {}
-    for row in db.execute(
-        "SELECT location, name, sent_at, received_at, results, refused FROM batches ORDER BY sent_at"
+    for location, name, sent, received, results in db.execute(
+        "SELECT location, name, sent_at, received_at, results FROM batches ORDER BY sent_at, received_at"
     ):
-        location, name, sent, received, results, refused = row
-        key = location if refused is None else f"{location}!"
-        out[key] = BatchRecord(location, name, from_epoch(sent), from_epoch(received), results, refused)
+        out[location] = BatchRecord(location, name, from_epoch(sent), from_epoch(received), results)
+    return out
+
+
+def last_refusals(db: sqlite3.Connection) -> dict[str, BatchRecord]:
+    """Each location's newest refusal (by when it was refused)."""
+    out: dict[str, BatchRecord] = {}
+    for location, name, received, reason in db.execute(
+        "SELECT location, name, received_at, reason FROM refusals ORDER BY received_at, rowid"
+    ):
+        at = from_epoch(received)
+        out[location] = BatchRecord(location, name, at, at, 0, reason)
     return out
 
 
 def refusals(db: sqlite3.Connection, since: datetime) -> dict[str, int]:
     """How many batches of each location were refused from ``since`` on."""
     rows = db.execute(
-        "SELECT location, count(*) FROM batches WHERE refused IS NOT NULL AND received_at >= ? GROUP BY location",
-        (to_epoch(since),),
+        "SELECT location, count(*) FROM refusals WHERE received_at >= ? GROUP BY location", (to_epoch(since),)
     )
     return dict(rows)
 
@@ -134,6 +163,7 @@ def location_day(db: sqlite3.Connection, service: str, start: datetime, end: dat
 def prune_locations(db: sqlite3.Connection, cut: int) -> None:
     db.execute("DELETE FROM location_results WHERE ts < ?", (cut,))
     db.execute("DELETE FROM batches WHERE sent_at < ?", (cut,))
+    db.execute("DELETE FROM refusals WHERE received_at < ?", (cut,))
 
 
 class LocationStore:
@@ -176,6 +206,19 @@ class LocationStore:
     @guarded_method
     def last_batches(self) -> dict[str, BatchRecord]:
         return last_batches(self.db)
+
+    @guarded_method
+    def last_refusals(self) -> dict[str, BatchRecord]:
+        return last_refusals(self.db)
+
+    @guarded_method
+    def note_listing(self, listing: InboxListing) -> None:
+        with self.transaction() as db:
+            note_listing(db, listing)
+
+    @guarded_method
+    def last_listing(self) -> InboxListing | None:
+        return last_listing(self.db)
 
     @guarded_method
     def location_day(self, service: str, start: datetime, end: datetime) -> dict[str, dict[str, Any]]:

@@ -188,6 +188,24 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
         "a location's failed results set aside when its own canaries failed",
         ["ALTER TABLE location_results ADD COLUMN flag TEXT"],
     ),
+    (
+        17,
+        "refused batches apart from taken ones; the inbox's last listing; no result out of its shape",
+        [
+            """CREATE TABLE refusals (
+            location TEXT NOT NULL, name TEXT NOT NULL, received_at INTEGER NOT NULL, reason TEXT NOT NULL)""",
+            "CREATE INDEX refusals_by_location ON refusals (location, received_at)",
+            "INSERT INTO refusals SELECT location, name, received_at, refused FROM batches WHERE refused IS NOT NULL",
+            "DELETE FROM batches WHERE refused IS NOT NULL",
+            """CREATE TABLE inbox_listing (
+            one INTEGER PRIMARY KEY CHECK (one = 1), listed_at INTEGER NOT NULL,
+            not_batches INTEGER NOT NULL, left_for_next INTEGER NOT NULL)""",
+            # what an earlier version took without checking its shape: a run could not read it back
+            """DELETE FROM location_results WHERE typeof(latency_ms) NOT IN ('null', 'integer', 'real')
+            OR typeof(http_status) NOT IN ('null', 'integer') OR typeof(detail) NOT IN ('null', 'text')
+            OR typeof(slow) != 'integer' OR typeof(check_index) != 'integer'""",
+        ],
+    ),
 ]
 
 

@@ -26,7 +26,7 @@ from statusgen.model import STATUSES, Status
 from statusgen.render.api.errorbodies import error_documents
 from statusgen.render.gather import IncidentRow, SiteData, as_of_service
 from statusgen.store.failures import DECODING, damaged
-from statusgen.store.locations import BatchRecord
+from statusgen.store.locations import BatchRecord, InboxListing
 from statusgen.timeutil import from_epoch, iso
 from statusgen.vendors.model import is_stale
 
@@ -354,6 +354,15 @@ def health_document(data: SiteData) -> dict[str, Any]:
         "collection": collection_of(data),
         "notifications": {k: data.notifications.get(k, 0) for k in NOTIFICATION_COUNTS},
         **({"locations": _locations(data)} if data.config.locations else {}),
+        **({"inbox": _inbox(data.inbox)} if data.config.locations and data.inbox else {}),
+    }
+
+
+def _inbox(listing: InboxListing) -> dict[str, Any]:
+    return {
+        "listed_at": iso(listing.listed_at),
+        "not_batches": listing.not_batches,
+        "left_for_next": listing.left_for_next,
     }
 
 
@@ -365,7 +374,7 @@ def _locations(data: SiteData) -> list[dict[str, Any]]:
     here = run.finished_at if run else None
     out = [_location(site.location, True, here, run.checks_attempted if run else 0, None, cut)]
     for loc in data.config.locations:
-        taken, refused = data.batches.get(loc.name), data.batches.get(f"{loc.name}!")
+        taken, refused = data.batches.get(loc.name), data.refused.get(loc.name)
         last = taken.sent_at if taken else None
         out.append(_location(loc.name, False, last, taken.results if taken else 0, refused, cut))
         out[-1]["refused_24h"] = data.refusals.get(loc.name, 0)

@@ -18,6 +18,15 @@ LOCATION = obj(
     description="A location that probes: this host's last run, or an agent's last batch taken; past "
     "site.stale_after it is not fresh, and set aside.",
 )
+INBOX = obj(
+    {
+        "listed_at": TIME,
+        "not_batches": {**INT, "description": "Files in the inbox that are not batches: never read nor removed."},
+        "left_for_next": {**INT, "description": "Batches the run had no time for: the next run takes them."},
+    },
+    description="Only on a site with [[locations]], once a run has listed the inbox: what its last "
+    "listing held besides batches.",
+)
 LOCATIONS = {
     "type": "array",
     "items": LOCATION,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from statusgen.model import RANGES, SEVERITIES, SLUG, STATUSES
-from statusgen.render.api.location_shapes import DAY_BY_LOCATION, LOCATIONS, by_location
+from statusgen.render.api.location_shapes import DAY_BY_LOCATION, INBOX, LOCATIONS, by_location
 from statusgen.render.api.report_shapes import REPORT, REPORTS, THIS_MONTH
 from statusgen.render.api.schema_base import (
     INT,
@@ -518,6 +518,7 @@ HEALTH = obj(
     properties={
         **HEALTH_FIELDS,
         "locations": LOCATIONS,
+        "inbox": INBOX,
     },
     description="The health index (the number on the front page) and the state of our own collection.",
 )
