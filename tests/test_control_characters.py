@@ -260,13 +260,19 @@ def test_the_metrics_read_back(site: Path) -> None:
     assert sum(s.value for s in status) == 2
 
 
-def test_a_check_keyword_with_a_control_character_is_refused_naming_where(tmp_path: Path) -> None:
-    """A keyword is matched against the answer and published: cleaning it would change the check."""
+def test_what_a_check_looks_for_with_a_control_character_is_refused_naming_where(tmp_path: Path) -> None:
+    """A keyword, an expected text and a condition are matched against the answer and published:
+    cleaning them would change the check."""
     body = '[categories]\nweb = "Web"\n[[services]]\nslug = "api"\nname = "API"\ncategory = "web"\n'
     body += '[[services.checks]]\nurl = "https://api.example.org/"\nkeyword = "ok\\u000C"\n'
+    body += '[[services.checks]]\nurl = "tcp://db.example.org:5432"\nexpect = "\\u001B[1mready"\n'
+    body += '[[services.checks]]\nurl = "https://api.example.org/"\nconditions = ["[BODY] contains \\"\\u0085\\""]\n'
     with pytest.raises(ConfigError) as refused:
         load_config(write_config(tmp_path, body))
+    fix = "remove it (the text is published, where such a character breaks a feed)"
     assert refused.value.problems == [
-        'services.toml: service "api", check 1: keyword must hold no control character, got U+000C; remove it '
-        "(the text is published, where such a character breaks a feed)"
+        f'services.toml: service "api", check 1: keyword must hold no control character, got U+000C; {fix}',
+        f'services.toml: service "api", check 2: expect must hold no control character, got U+001B; {fix}',
+        f'services.toml: service "api", check 3: conditions has a condition 1 holding a control character, '
+        f"U+0085; {fix}",
     ]

@@ -93,13 +93,19 @@ def matched_text(value: Any) -> str:
     published too (the check's JSON, a failure's reason), so it may hold no control character;
     it is refused rather than cleaned, since cleaning would change what is checked."""
     given = text(value)
-    found = [c for c in given if without_controls(c) != c]
+    found = _control_in(given)
     if found:
-        raise Invalid(
-            f"must hold no control character, got U+{ord(found[0]):04X}; remove it (the text is published, "
-            "where such a character breaks a feed)"
-        )
+        raise Invalid(f"must hold no control character, got {found}; remove it {_PUBLISHED}")
     return given
+
+
+_PUBLISHED = "(the text is published, where such a character breaks a feed)"
+
+
+def _control_in(given: str) -> str | None:
+    """The first control character of ``given`` (as U+XXXX), by the rule of ``statusgen.text``."""
+    found = [c for c in given if without_controls(c) != c]
+    return f"U+{ord(found[0]):04X}" if found else None
 
 
 def optional_matched_text(value: Any) -> str | None:
@@ -252,6 +258,9 @@ def conditions(value: Any) -> tuple[Condition, ...]:
         raise Invalid(f"must be a list of 1 to {MAX_CONDITIONS} conditions, like {example}, got {show(value)}")
     out = []
     for i, line in enumerate(value, 1):
+        found = _control_in(line) if isinstance(line, str) else None
+        if found:
+            raise Invalid(f"has a condition {i} holding a control character, {found}; remove it {_PUBLISHED}")
         try:
             out.append(parse(line))
         except ConditionError as exc:
