@@ -84,6 +84,14 @@ SEND_TIMEOUT = 10  # seconds for an answer to be taken by the client
 #: Connections one client address may hold at once: a browser opens six, and a few people
 #: behind one office address stay well under it.
 CONNECTIONS_PER_ADDRESS = 64
+#: A request's head (its line and headers) as both servers read it, nginx's way: in a first buffer
+#: of FIRST_BUFFER_BYTES, then in at most HEAD_BUFFERS of LINE_MAX_BYTES, each line whole in one
+#: of them (client_header_buffer_size, large_client_header_buffers). A longer request line is
+#: refused with 414, a longer header line or more headers than the buffers hold with 431. No
+#: address of the site comes near: they stop a client, not a reader.
+FIRST_BUFFER_BYTES = 1024
+LINE_MAX_BYTES = 8192  # with the line's CRLF
+HEAD_BUFFERS = 4
 
 
 def _style_attributes() -> tuple[str, ...]:

@@ -36,6 +36,7 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
 
 from statusgen.model import DEFAULT_RANGE, RANGES, SLUG, SLUG_RE
 
@@ -157,24 +158,56 @@ def error_page_file(name: str) -> str:
     return f"{ERROR_DIR}/{name}.html"
 
 
-def is_interface(path: str) -> bool:
-    """Whether a request path (percent-decoded) is the interface (/api/ and /feed/) rather than
-    a page; the API's page itself, /api/, is a page. The path is read as nginx reads it: runs of
-    slashes are one, dot segments are resolved, and a path that climbs above the root or holds a
-    NUL is refused before any location is chosen, as a page is."""
-    if "\x00" in path:
-        return False
+def _segments(path: str) -> list[str] | None:
+    """A percent-decoded path's segments as nginx reads them: runs of slashes are one, dot
+    segments are resolved; None when it climbs above the root."""
     parts: list[str] = []
     for part in path.split("/"):
         if part == "..":
             if not parts:
-                return False
+                return None
             parts.pop()
         elif part not in ("", "."):
             parts.append(part)
+    return parts
+
+
+def is_interface(path: str) -> bool:
+    """Whether a request path (percent-decoded, and not ``is_refused``) is the interface (/api/
+    and /feed/) rather than a page; the API's page itself, /api/, is a page. The path is read as
+    nginx reads it: runs of slashes are one, dot segments are resolved."""
+    parts = _segments(path)
     if not parts or parts[0] not in ("api", "feed"):
         return False
     return len(parts) > 1 or (parts[0] == "feed" and path.endswith(("/", "/.")))
+
+
+#: What nginx refuses in a request's target before it reads the path: a control character or a
+#: space anywhere in it, and in the path a percent sign that begins no escape, or an escaped NUL.
+_REFUSED_CHARACTER = re.compile(r"[\x00-\x20\x7f]")
+_REFUSED_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
+
+
+def is_refused(target: str) -> bool:
+    """Whether nginx refuses a request target (as sent, percent-encoded) before reading its path,
+    and so before choosing a location: a control character in it, a bad escape or an escaped NUL
+    in its path, or a path that is none (``*``) or climbs above the root."""
+    path = urlsplit(target).path
+    if _REFUSED_CHARACTER.search(target) or _REFUSED_ESCAPE.search(path) or not path.startswith("/"):
+        return True
+    return _segments(unquote(path)) is None
+
+
+#: A request line (``GET /api/v1/x%00 HTTP/1.1``) whose target names a place in the interface,
+#: /api/ (but the API's page) or /feed/, as it was sent: runs of slashes count as one, and a target
+#: in absolute form (``http://host/api/...``) by its path. A request refused before its path is
+#: read (``is_refused``, a request line or headers too long) is in no location: both servers choose
+#: its error body by this (nginx matches it against ``$request``), JSON for the interface.
+INTERFACE_REQUEST = r"^[^ ]+ +(?:[A-Za-z][A-Za-z0-9+.-]*://[^/ ]*)?/+(?:api/+[^/? ]|feed/)"
+
+
+def is_interface_request(line: str) -> bool:
+    return re.match(INTERFACE_REQUEST, line) is not None
 
 
 # -- URLs, as the site links them ----------------------------------------------

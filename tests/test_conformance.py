@@ -393,18 +393,14 @@ def test_allowed_values_are_listed_in_400s(server, http):
     assert http.get("/api/v1/incidents?active=x").json()["error"]["allowed"] == ["0", "1"]
 
 
-#: Paths that try to leave the tree or read its private files. nginx refuses most of them
-#: before it reads the path, as a page; the few it reads as the interface's (/api/...) are JSON.
+#: Paths that try to leave the tree or read its private files. nginx refuses many of them
+#: before it reads the path: those are answered by how they begin, JSON under /api/ and /feed/.
 TRAVERSAL = [
     "/../../../etc/passwd",
     "/%2e%2e/%2e%2e/etc/passwd",
     "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
-    "/api/v1/services/..%2f..%2f..%2f..%2fetc%2fpasswd",
-    "/api/v1/services/alpha/../../../../../etc/passwd",
-    "/feed/..%2f..%2f.manifest.json",
+    "/api/v1/services/..%2f..%2f..%2fetc%2fpasswd",  # /etc/passwd: not under /api/ once read
     "//etc/passwd",
-    "/api/v1/services/%00",
-    "/api/v1/%00/snapshot",
     "/.manifest.json",
     "/_errors/404.json",
     "/_errors/404.html",
@@ -420,6 +416,11 @@ TRAVERSAL = [
 
 
 TRAVERSAL_OF_THE_INTERFACE = [
+    "/api/v1/services/..%2f..%2f..%2f..%2fetc%2fpasswd",  # above the root: refused, by how it begins
+    "/api/v1/services/alpha/../../../../../etc/passwd",
+    "/feed/..%2f..%2f.manifest.json",
+    "/api/v1/services/%00",
+    "/api/v1/%00/snapshot",
     "/api/v1/.manifest.json",
     "/api/v1/services/alpha/../../.manifest.json",
     "/feed/../api/v1/.x",
@@ -479,33 +480,123 @@ def test_every_answer_carries_the_security_headers(server, http):
     assert "'unsafe-inline'" not in PAGE_POLICY and "frame-ancestors 'none'" in PAGE_POLICY
 
 
-def wire(server, request: bytes) -> tuple[int, dict[str, str]]:
-    """The status and headers of the answer to bytes sent as they are (what no client library sends)."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+def wire(server: Server, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """The status, headers and body of the answer to bytes sent as they are (what no client
+    library sends), from an address of its own (each test's requests count apart)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10, source_address=(fresh_address(), 0)) as sock:
         sock.sendall(request)
         received = b""
-        while b"\r\n\r\n" not in received:
+        while b"\r\n\r\n" not in received or len(received.split(b"\r\n\r\n", 1)[1]) < length(received):
             piece = sock.recv(65536)
             if not piece:
                 break
             received += piece
-    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-    headers = dict(line.split(": ", 1) for line in head[1:] if ": " in line)
-    return int(head[0].split()[1]), {k.lower(): v for k, v in headers.items()}
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body
 
 
-def test_requests_the_server_cannot_read_are_answered_with_our_headers(server):
-    """A request line or headers past what the server reads, or another HTTP version, are refused
-    by the server before any route, with the headers of every answer all the same."""
-    for request, statuses in (
-        (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", {505}),
-        (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", {400, 431}),  # nginx: 400
-        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", {414}),
-    ):
-        status, headers = wire(server, request)
-        assert status in statuses, (server.kind, request[:30], status)
-        assert headers["content-security-policy"] == DOCUMENT_POLICY, (server.kind, status, headers)
-        assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+def length(received: bytes) -> int:
+    """The Content-Length of an answer whose head has arrived."""
+    found = re.search(rb"\r\ncontent-length: *([0-9]+)", received.split(b"\r\n\r\n", 1)[0], re.IGNORECASE)
+    return int(found.group(1)) if found else 0
+
+
+def get_bytes(target: bytes, headers: bytes = b"") -> bytes:
+    """A GET of ``target`` as it is, the connection's last request."""
+    return b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + b"\r\n"
+
+
+def assert_refused(server: Server, answer: tuple[int, dict[str, str], bytes], status: int, interface: bool) -> None:
+    """A request refused before its path is read: the interface's JSON body of ``status``, or the
+    page for people; with the headers of every answer."""
+    got, headers, body = answer
+    assert got == status, (server.kind, got, body[:80])
+    assert headers["content-type"] == (JSON if interface else HTML) and headers["etag"], (server.kind, headers)
+    assert body == server.file(routes.error_file(str(status)) if interface else routes.error_page_file("404"))
+    assert headers["content-security-policy"] == (DOCUMENT_POLICY if interface else PAGE_POLICY)
+    assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+    assert headers["access-control-allow-origin"] == "*" and headers["cache-control"] == MAX_AGE
+    if interface:
+        assert json.loads(body)["error"]["status"] == status
+
+
+#: Targets under /api/ and /feed/ with odd bytes in their path: a percent-decoded NUL, a bad
+#: escape, invalid UTF-8, an escaped slash, control characters and spaces sent raw, a path that
+#: climbs above the root, segments past a file name's length. Each is the interface's JSON 404,
+#: whether the server reads the path or refuses it first.
+ODD_INTERFACE_TARGETS = [
+    b"/api/v1/reports/2026-11%00",
+    b"/api/v1/reports/2026-11%ff",
+    b"/api/v1/reports/2026-11%ff%fe",
+    b"/api/v1/reports/%c0%af",
+    b"/api/v1/reports/2026%2F11",
+    b"/api/v1/reports/2026-11%0d%0a",
+    b"/api/v1/services/%00",
+    b"/api/%00",
+    b"/api/v1/%zz",
+    b"/api/v1/snapshot%",
+    b"/api/v1/snapshot%2",
+    b"/api/v1/\x01",
+    b"/api/v1/snapshot?\x7f",
+    b"/api/v1/\xff\xfe",
+    b"/api/v1/\xa0x",
+    b"/api/v1/a b",
+    b"/api/../../etc/passwd",
+    b"//api//v1/%00",
+    b"http://status.example.org/api/v1/%00",
+    b"/api/v1/reports/" + b"a" * 300,
+    b"/api/" + b"b/" * 3000,
+    b"/feed/%00",
+    b"/feed/services/%00.xml",
+]
+#: The same bytes elsewhere: the page for people. /api/ itself is the API's page.
+ODD_PAGE_TARGETS = [
+    b"/%00",
+    b"/services/%00/",
+    b"/x/%zz",
+    b"/x/\x01",
+    b"/api/?\x01",
+    b"/%61pi/v1/%00",
+    b"/feed%00",
+    b"*",
+]
+
+
+def test_every_404_under_the_interface_is_json_whatever_the_bytes_of_its_path(server):
+    for targets, interface in ((ODD_INTERFACE_TARGETS, True), (ODD_PAGE_TARGETS, False)):
+        for target in targets:
+            assert_refused(server, wire(server, get_bytes(target)), 404, interface)
+    status, headers, body = wire(server, get_bytes(b"/api/v1/reports/2026-11%00").replace(b"GET", b"HEAD", 1))
+    assert (status, body, headers["content-type"]) == (404, b"", JSON)
+
+
+def headers_of(*sizes: int) -> bytes:
+    """Header lines of these sizes in bytes, each with its CRLF."""
+    return b"".join(b"X-%05d: " % n + b"a" * (size - 11) + b"\r\n" for n, size in enumerate(sizes))
+
+
+def test_a_request_past_what_the_servers_read_is_refused_alike(server):
+    """Both servers read a request's line and headers as nginx does: a line of at most 8 KB (with
+    its CRLF), the head in four buffers of 8 KB, each line whole in one (so five header lines of
+    just over 4 KB do not fit where four do). Past them a request is refused before its path is
+    read: 414 for the request line, 431 for the headers, and another HTTP version 505, each with
+    the interface's JSON body under /api/ and the page for people elsewhere."""
+    line = b" HTTP/1.1\r\n"
+
+    def target(prefix: bytes, size: int) -> bytes:  # of a request line of ``size`` bytes
+        return prefix + b"a" * (size - len(b"GET ") - len(prefix) - len(line))
+
+    for prefix, interface in ((b"/api/v1/", True), (b"/", False)):
+        assert_refused(server, wire(server, get_bytes(target(prefix, 8192))), 404, interface)  # read: no such file
+        assert_refused(server, wire(server, get_bytes(target(prefix, 8193))), 414, interface)
+        assert_refused(server, wire(server, get_bytes(target(prefix, 70_000))), 414, interface)
+    for path, interface in ((b"/api/v1/snapshot", True), (b"/", False)):
+        for fits, refused in (((8192,), (8193,)), ((1000,) * 30, (1000,) * 33), ((4100,) * 4, (4100,) * 5)):
+            assert wire(server, get_bytes(path, headers_of(*fits)))[0] == 200, (server.kind, len(fits))
+            assert_refused(server, wire(server, get_bytes(path, headers_of(*refused))), 431, interface)
+        assert_refused(server, wire(server, b"GET " + path + b" HTTP/2.0\r\nHost: x\r\n\r\n"), 505, interface)
 
 
 def test_a_path_segment_longer_than_a_file_name_is_not_found(server, http):

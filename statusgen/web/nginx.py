@@ -14,7 +14,8 @@ include in an existing configuration). It applies the HTTP rules of the API
 - the interface (/api/ and /feed/) answers 400, 404, 405 and 429 with the
   tree's ``_errors/*.json`` (so they carry an ETag), 405 with ``Allow``, 429
   with ``Retry-After`` and ``no-store``; pages answer 404 and 429 with the
-  tree's HTML error pages, ``_errors/*.html``;
+  tree's HTML error pages, ``_errors/*.html``; a request refused before its
+  path is read gets the body its request line asks for (``nginx_http.refused_maps``);
 - ``Cache-Control: public, max-age=15``, CORS, charsets, Atom for /feed/*.xml,
   ``gzip_static`` for the precompressed copies, no directory listings;
 - 120 requests to the interface per client address: ``limit_req`` with rate
@@ -51,8 +52,11 @@ from statusgen.policy import (
     COMMON_HEADERS,
     CONNECTIONS_PER_ADDRESS,
     CONTENT_TYPES,
+    FIRST_BUFFER_BYTES,
+    HEAD_BUFFERS,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
+    LINE_MAX_BYTES,
     PAGES_PER_MINUTE,
     PROMETHEUS,
     RATE_PER_MINUTE,
@@ -64,6 +68,7 @@ from statusgen.web.nginx_http import (
     NO_RATE_LIMIT_NOTE,
     PAGES_ZONE,
     PREFLIGHT_VARIABLES,
+    REFUSED,
     ZONE,
     block,
     http_level,
@@ -98,7 +103,9 @@ def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) ->
     return [f'add_header {name} "{value}" always;' for name, value in pairs.items()]
 
 
-PEOPLE = ("404", "429", "400", "403")  # what a page tells people in HTML; 405 is always the JSON body
+PEOPLE = ("404", "429", "403")  # what a page tells people in HTML; 405 is always the JSON body
+#: The error pages of requests nginx refuses before reading their path, by the maps of $request.
+REFUSED_PAGES = {code: f"={status} $statusgen_refused_{status}" for code, status in REFUSED.items()}
 
 
 def _error_pages(
@@ -116,7 +123,12 @@ def _error_pages(
     lines = []
     for code, target in pages.items():
         status, _, name = target.rpartition(" ")
-        file = f"{folder}/{routes.error_page_file(name)}" if code in html else f"/{routes.error_file(name)}"
+        if name.startswith("$"):
+            file = name  # chosen by a map
+        elif code in html:
+            file = f"{folder}/{routes.error_page_file(name)}"
+        else:
+            file = f"/{routes.error_file(name)}"
         lines.append(f"error_page {code} {status + ' ' if status else ''}{file};")
     return lines
 
@@ -173,6 +185,12 @@ def _timeouts() -> list[str]:
         f"send_timeout {SEND_TIMEOUT}s;",
         f"keepalive_timeout {IDLE_TIMEOUT}s;",
         "reset_timedout_connection on;",
+        "",
+        "# A request's line and headers, read as statusgen serve reads them (policy.LINE_MAX_BYTES):",
+        "# a line longer than one large buffer is 414 (the request line) or 431 (a header line), and",
+        "# so are more headers than the buffers hold.",
+        f"client_header_buffer_size {FIRST_BUFFER_BYTES // 1024}k;",
+        f"large_client_header_buffers {HEAD_BUFFERS} {LINE_MAX_BYTES // 1024}k;",
         "",
     ]
 
@@ -236,11 +254,12 @@ def _common(options: NginxOptions) -> list[str]:
         "# Errors are answered with the tree's error files, with their status and an ETag: here",
         "# (pages) the HTML pages, in the interface's locations the JSON bodies.",
         "# recursive_error_pages: an error answer is counted by the rate limit too, and a client",
-        "# over the limit gets the 429 file. A request nginx itself refuses as malformed (such as",
-        "# a path climbing above the root with ..) gets the 404 page, like any path outside the tree,",
-        "# and so does a file nginx may not read (403).",
+        "# over the limit gets the 429 file. A file nginx may not read (403) is a missing page. A",
+        "# request nginx refuses before it reads the path (a NUL in it, a path climbing above the",
+        "# root, a request line or headers too long) gets the body its request line asks for",
+        "# ($statusgen_refused_*): JSON under /api/ and /feed/, else the 404 page.",
         "recursive_error_pages on;",
-        *_error_pages(html=PEOPLE, languages=True),
+        *_error_pages(REFUSED_PAGES, html=PEOPLE, languages=True),
         "",
         "# A CORS preflight (OPTIONS asking for GET or HEAD) is 204, with the headers its maps give;",
         "# GET and HEAD only otherwise; anything else is 405 (with Allow, see the 405 location).",

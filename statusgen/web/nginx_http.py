@@ -55,6 +55,33 @@ def policy_variables() -> list[str]:
 PREFLIGHT_VARIABLES = {name: f"$statusgen_{name.lower().replace('-', '_')}" for name in PREFLIGHT_HEADERS}
 
 
+#: What nginx refuses before it reads a request's path, and the status it is answered with: a path
+#: or request line it cannot read (400) names nothing, 404; a request line or headers past its
+#: buffers are 414, and 431 (494 is nginx's own code for these, sent as 400 unless answered
+#: otherwise); another HTTP version 505.
+REFUSED = {"400": "404", "414": "414", "494": "431", "505": "505"}
+
+
+def refused_maps() -> list[str]:
+    """The error body of each request nginx refuses before it reads the path: such a request is
+    in no location, so its body is chosen by how its request line begins, the interface's JSON for
+    a target under /api/ or /feed/ (``routes.INTERFACE_REQUEST``), the page for people elsewhere."""
+    out = [
+        "# A request refused before its path is read (a NUL or a bad escape in it, a path above the",
+        "# root, a request line or headers too long, another HTTP version) is in no location: its",
+        "# error body is chosen by its request line, the interface's JSON for /api/... and /feed/...",
+    ]
+    for status in dict.fromkeys(REFUSED.values()):
+        out += block(
+            f"map $request $statusgen_refused_{status}",
+            [
+                f'"~{routes.INTERFACE_REQUEST}"  /{routes.error_file(status)};',
+                f"default  $statusgen_pages/{routes.error_page_file('404')};",
+            ],
+        )
+    return out + [""]
+
+
 def query_map(parameter: str) -> list[str]:
     return [
         f"map $args $statusgen_arg_{parameter} {{",
@@ -122,6 +149,7 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
     else:
         out += [NO_RATE_LIMIT_NOTE, ""]
     out += security_policy_maps(vocab.languages)
+    out += refused_maps()
     out += preflight_maps()
     out += [
         "# Query parameters. Each $statusgen_arg_NAME is the raw value of the first NAME=",

@@ -7,7 +7,9 @@ configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
 requests to the interface (/api/, /feed/) in any minute per client address and
 a limit of its own for pages (past either, 429 with Retry-After), JSON error
 bodies for the interface and HTML error pages for people, CORS, and
-precompressed ``.gz`` copies, and the security headers (``security_headers``). It never
+precompressed ``.gz`` copies, and the security headers (``security_headers``). It reads a
+request's line and headers within nginx's limits, and refuses what nginx refuses before reading a
+path (``routes.is_refused``) with the same answers (``Handler._refuse``). It never
 serves a file outside the tree: names are built from validated parts, and the resolved
 path must stay inside the current generation.
 
@@ -35,18 +37,22 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from contextlib import suppress
+from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from statusgen import jsonout, routes
+from statusgen import routes
 from statusgen.policy import (
     CACHE_CONTROL,
     COMMON_HEADERS,
     CONNECTIONS_PER_ADDRESS,
+    FIRST_BUFFER_BYTES,
+    HEAD_BUFFERS,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
+    LINE_MAX_BYTES,
     PAGES_PER_MINUTE,
     PREFLIGHT_HEADERS,
     RATE_PER_MINUTE,
@@ -54,21 +60,16 @@ from statusgen.policy import (
     content_type,
     security_headers,
 )
-from statusgen.render.api.errorbodies import error_body
 from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 #: Connections the preview server holds at once (a thread each).
 MAX_CONNECTIONS = 512
 LINGER = 1.0  # seconds spent discarding what a client still sends after its last answer
 
-
-#: The machine codes of the errors the standard library finds in a request it cannot read.
-ERROR_CODES = {
-    400: "bad_request",
-    414: "uri_too_long",
-    431: "headers_too_large",
-    505: "http_version_not_supported",
-}
+#: Requests refused before their path is read, by the status the standard library or nginx gives
+#: them and the status both servers answer: a request line or path nginx cannot read (400) is one
+#: that names nothing, 404, as the nginx configuration has it.
+REFUSED = {400: 404, 414: 414, 431: 431, 505: 505}
 
 
 def arguments(query: str) -> dict[str, list[str]]:
@@ -95,6 +96,20 @@ def only_part_sent(connection: socket.socket) -> bool:
     except OSError:
         return True  # gone
     return not waiting or b"\r\n\r\n" not in waiting
+
+
+def head_fits(lines: list[int]) -> bool:
+    """Whether a request's head, given as the length of each of its lines, fits where nginx reads
+    it: a first buffer, then at most ``HEAD_BUFFERS`` of ``LINE_MAX_BYTES``, each line whole in
+    one of them (a line longer than what is left of a buffer starts the next)."""
+    room, buffers = FIRST_BUFFER_BYTES, 0
+    for size in lines:
+        if size > room:
+            if size > LINE_MAX_BYTES or buffers == HEAD_BUFFERS:
+                return False
+            room, buffers = LINE_MAX_BYTES, buffers + 1
+        room -= size
+    return True
 
 
 def accepts_gzip(header: str | None) -> bool:
@@ -196,6 +211,21 @@ class DeadlineReader(io.RawIOBase):
         return count
 
 
+class HeadReader(io.BufferedReader):
+    """The reading side of a connection, keeping the length of each line of a request's head (its
+    line and its headers, which the standard library reads line by line), so that the head is
+    held to the limits nginx holds it to."""
+
+    def __init__(self, raw: io.RawIOBase) -> None:
+        super().__init__(raw)
+        self.lines: list[int] = []
+
+    def readline(self, size: int | None = -1, /) -> bytes:
+        line = super().readline(size)
+        self.lines.append(len(line))
+        return line
+
+
 def safe_log_text(text: str) -> str:
     """Untrusted text (paths, headers) made safe for a log line."""
     return text.encode("unicode_escape", "backslashreplace").decode("ascii")[:500]
@@ -208,6 +238,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
     unread_body = False  # whether the request being answered came with a body, left unread
+    raw_requestline = b""  # the request line as it came (the standard library's)
 
     # -- the connection --------------------------------------------------------
 
@@ -215,24 +246,40 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         self.rfile.close()
         self.reader = DeadlineReader(self.connection)
-        self.rfile = io.BufferedReader(self.reader)
+        self.head = HeadReader(self.reader)
+        self.rfile = self.head
         self.next_wait: float = HEADER_TIMEOUT  # a new connection is for a request, as nginx has it
 
     def handle_one_request(self) -> None:
         self.unread_body = False
+        self.head.lines.clear()
+        self.headers = HTTPMessage()  # none read yet: a request refused before its headers has none
         self.server.admission.waits(self.connection)
         self.reader.expect_request(self.next_wait)
         self.next_wait = IDLE_TIMEOUT
         super().handle_one_request()
 
     def parse_request(self) -> bool:
-        """The standard parse; then the answer gets its own deadline, and a request with a
-        body is the connection's last (its body is never read, so it cannot be told from a
-        next request)."""
+        """The standard parse, held to nginx's limits and refusals: a request line past
+        ``LINE_MAX_BYTES`` is 414, a head past its limits 431, a target nginx cannot read
+        (``routes.is_refused``) 404, each answered as nginx answers it (``_refuse``). Then the
+        answer gets its own deadline, and a request with a body is the connection's last (its body
+        is never read, so it cannot be told from a next request)."""
+        self.root = Path(os.path.realpath(self.server.site))  # this request's generation
+        if len(self.raw_requestline) > LINE_MAX_BYTES:
+            self.requestline, self.command = "", ""  # as the standard library leaves a line too long
+            self.send_error(414)
+            return False
         if not super().parse_request():
             return False
         self.server.admission.answers(self.connection)
         self.connection.settimeout(SEND_TIMEOUT)
+        if routes.is_refused(self.path):
+            self._refuse(404)
+            return False
+        if not head_fits(self.head.lines):
+            self.send_error(431)
+            return False
         self.unread_body = self._has_body()
         if self.unread_body:
             self.close_connection = True
@@ -266,21 +313,29 @@ class Handler(BaseHTTPRequestHandler):
             return
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """A request the standard library cannot read (400, 414, 431, 505): our JSON error body,
-        with the headers of every answer, and the connection closed."""
-        self.close_connection = True
+        """A request the standard library cannot read (400, 414, 431, 505), or past nginx's
+        limits: refused as nginx refuses it (``_refuse``), a request line it cannot read as a path
+        that names nothing (404). Headers too large come after the path was read: the page for
+        people is then in its language, as nginx's is."""
         self.request_version = self.protocol_version  # a line it could not read is not HTTP/0.9's: headers go
         self.root = Path(os.path.realpath(self.server.site))
-        text = message or self.responses.get(code, ("Error",))[0]
-        body = jsonout.dump(error_body(code, ERROR_CODES.get(code, "bad_request"), f"{text}."))
-        self.send_response(code, message)
-        self.send_header("Content-Type", content_type("error.json"))
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self._common_headers("no-store", "error.json")
-        self.end_headers()
-        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
-            self.wfile.write(body)
+        asked = unquote(urlsplit(self.path).path) if code == 431 else ""
+        self._refuse(REFUSED.get(code, 404), asked)
+
+    def _refuse(self, status: int, asked: str = "") -> None:
+        """A request refused before its path is read, so in no location: answered by how its
+        request line begins (``routes.is_interface_request``), as nginx's map of ``$request``
+        answers it: the interface's JSON body of ``status``, or the page for people (in the
+        language of ``asked``, the path, where it was read). Counted by the rate limit as either;
+        the rest of the request is left unread and the connection closed, as nginx closes it."""
+        self.unread_body = True
+        self.close_connection = True
+        interface = routes.is_interface_request(str(self.raw_requestline, "iso-8859-1"))
+        if self._limited(interface, asked):
+            return
+        languages = self.server.languages()
+        page = routes.error_page_in(routes.error_page_file("404"), asked, languages)
+        self._send_file(status, routes.error_file(str(status)) if interface else page, self.command == "HEAD")
 
     # -- dispatch --------------------------------------------------------------
 
@@ -293,8 +348,7 @@ class Handler(BaseHTTPRequestHandler):
     def _not_allowed(self) -> None:
         """Refused before its path is read, with the interface's JSON body: counted as the
         interface's, as nginx counts it."""
-        self.root = Path(os.path.realpath(self.server.site))  # this request's generation
-        if self._limited(interface=True):
+        if self._limited(interface=True, asked=""):
             return
         self._send_file(405, routes.error_file("405"), head=False, extra={"Allow": routes.ALLOW})
 
@@ -322,13 +376,9 @@ class Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def _answer(self, head: bool) -> None:
-        self.root = Path(os.path.realpath(self.server.site))  # this request's generation
         url = urlsplit(self.path)
         path = unquote(url.path)
-        if self._limited(routes.is_interface(path)):
-            return
-        if "\x00" in path or not path.startswith("/"):
-            self._send_file(404, routes.error_page_file("404"), head)
+        if self._limited(routes.is_interface(path), path):
             return
         found = routes.resolve(path, arguments(url.query), self._exists)
         if found.status == 301:
@@ -354,13 +404,13 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:  # a name longer than the file system takes, say: no such file, as nginx has it
             return False
 
-    def _limited(self, interface: bool) -> bool:
-        """Whether the client is over its limit (the interface's or the pages'); if so, refused."""
+    def _limited(self, interface: bool, asked: str) -> bool:
+        """Whether the client is over its limit (the interface's or the pages'); if so, refused
+        (a page in the language of ``asked``, the path asked for)."""
         limiter = self.server.limiter if interface else self.server.pages_limiter
         wait = limiter.take(self.client_address[0])
         if wait <= 0:
             return False
-        asked = unquote(urlsplit(self.path).path)
         body = (
             routes.error_file("429")
             if interface

@@ -12,7 +12,7 @@ from typing import Any
 from statusgen import routes
 from statusgen.config import Config
 from statusgen.model import RANGES, STATUSES
-from statusgen.policy import RATE_PER_MINUTE
+from statusgen.policy import HEAD_BUFFERS, LINE_MAX_BYTES, RATE_PER_MINUTE
 
 
 def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -46,6 +46,22 @@ def error_documents(config: Config) -> dict[str, Any]:
         ),
         routes.error_file("405"): error_body(
             405, "method_not_allowed", "This API is read-only: only GET and HEAD are allowed.", allowed=["GET", "HEAD"]
+        ),
+        # Requests a server refuses before reading their path (docs/deploy.md): their bodies for
+        # the interface's addresses; a request line or path it cannot read at all is the 404's.
+        routes.error_file("414"): error_body(
+            414,
+            "uri_too_long",
+            f"The request line is longer than the {LINE_MAX_BYTES} bytes read: no address here is so long.",
+        ),
+        routes.error_file("431"): error_body(
+            431,
+            "headers_too_large",
+            f"A header line is longer than {LINE_MAX_BYTES} bytes, or the request line and headers "
+            f"more than {HEAD_BUFFERS} buffers of that size hold.",
+        ),
+        routes.error_file("505"): error_body(
+            505, "http_version_not_supported", "Only HTTP/1.0 and HTTP/1.1 are spoken here."
         ),
         routes.error_file("429"): error_body(
             429,
