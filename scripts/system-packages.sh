@@ -5,11 +5,13 @@
 #   libxml2-utils (xmllint: Atom feeds against the RELAX NG schema of RFC 4287),
 #   rclone (statusgen publish, tested against a local target and S3), wrk and rsync (benchmarks),
 #   systemd (systemd-analyze verify checks the units in contrib/),
-#   fonts-ipafont-gothic (a Japanese font: the pages in Japanese are read and shot in Chromium).
+#   fonts-ipafont-gothic (a Japanese font: the pages in Japanese are read and shot in Chromium),
+#   prometheus (its promtool checks /metrics as Prometheus' own linter),
+#   podman, runc and mmdebstrap (the container image is built and run from a base made of Debian's packages).
 # Needs root (as on CI and the development machines); does nothing when all are there.
 set -euo pipefail
 want=(nginx:nginx chromium:chromium chromedriver:chromium-driver xmllint:libxml2-utils rclone:rclone wrk:wrk
-      rsync:rsync systemd-analyze:systemd)
+      rsync:rsync systemd-analyze:systemd promtool:prometheus podman:podman runc:runc mmdebstrap:mmdebstrap)
 missing=()
 for pair in "${want[@]}"; do
   cmd=${pair%%:*}; pkg=${pair#*:}

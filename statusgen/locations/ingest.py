@@ -24,6 +24,7 @@ from statusgen.decide.vantage import judge_vantage
 from statusgen.inbox import Inbox, InboxError, config_inbox, location_keys
 from statusgen.store import RAW_RETENTION_S, Store
 from statusgen.store.locations import InboxListing
+from statusgen.timeutil import human_duration
 
 log = logging.getLogger("statusgen.locations")
 MAX_PER_RUN = 10_000  # batches one run takes; more wait for the next run
@@ -146,3 +147,8 @@ def _take(
         log.warning("location %r: its own path looks at fault: %s", batch.location, vantage.reason)
     taken = store.take_batch(batch, now, vantage.suspect)
     (done.taken if taken else done.replayed).append(name)
+    if taken:
+        lag = human_duration(now - batch.sent_at)
+        log.info(
+            "batch taken: location %r, %s: %d results, %s after it was sent", location, name, len(batch.results), lag
+        )
