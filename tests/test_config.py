@@ -60,7 +60,7 @@ BROKEN = [
         [
             'services.toml: service "github", check 1: unknown key "retries"; allowed keys: url, label, method, '
             "expect_status, keyword, timeout, degraded_ms, max_bytes, headers, body, follow_redirects, conditions, "
-            "cert_expiry_days, ca_file, send, expect, resolver, locations"
+            "cert_expiry_days, ca_file, send, expect, resolver, locations, confirm, confirm_every"
         ],
     ),
     (
@@ -96,7 +96,8 @@ BROKEN = [
             "stale_after, report_months, location, inbox, inbox_key, quorum, minority_failure, languages, store, "
             "output, notes, "
             "concurrency, "
-            "failures_to_open, successes_to_resolve, max_bytes, user_agent, vantage_point, contact, "
+            "failures_to_open, successes_to_resolve, confirm, confirm_every, max_bytes, user_agent, vantage_point, "
+            "contact, "
             "mass_failure_ratio, mass_failure_min_checks, allow_private_targets, "
             "spread",
         ],

@@ -12,6 +12,7 @@ from statusgen.config.values import (
     MAX_NOTIFY_TIMEOUT,
     MAX_SPREAD,
     MAX_STALE_AFTER,
+    MAX_CONFIRM_EVERY,
     MAX_TIMEOUT,
     MAX_WINDOW,
     NOTIFY_EVENTS,
@@ -23,6 +24,7 @@ from statusgen.config.values import (
     conditions,
     count,
     cron,
+    confirmations,
     days,
     headers,
     http_url,
@@ -132,6 +134,20 @@ SITE_KEYS = (
     Key("concurrency", count, 100, "How many checks may be in flight at once."),
     Key("failures_to_open", count, 3, "Default consecutive failed cycles before an outage is declared."),
     Key("successes_to_resolve", count, 2, "Default consecutive good cycles before an outage is resolved."),
+    Key(
+        "confirm",
+        confirmations,
+        2,
+        "Default tries again within a run of a check that fails where it had been passing (or answers where "
+        "its service is in an outage): each try counts as a cycle, so an outage is declared within the run "
+        "that saw the first failure (docs/checks.md); 0 waits for the next runs.",
+    ),
+    Key(
+        "confirm_every",
+        seconds_up_to(MAX_CONFIRM_EVERY, zero=True),
+        10.0,
+        "Default seconds between the starts of a check's tries within a run.",
+    ),
     Key("max_bytes", byte_size, 1_048_576, "Default cap on the bytes read from one answer."),
     Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
     Key("vantage_point", words, "a single host", "Where our checks run from, shown on the method page."),
@@ -257,11 +273,18 @@ CHECK_KEYS = (
         (),
         "Which [[locations]] run this check (names); all by default. This host runs every check.",
     ),
+    Key("confirm", confirmations, None, "Tries again within a run to confirm a change; defaults to site.confirm."),
+    Key(
+        "confirm_every",
+        seconds_up_to(MAX_CONFIRM_EVERY, zero=True),
+        None,
+        "Seconds between the starts of those tries; defaults to site.confirm_every.",
+    ),
 )
 
 #: The keys that belong to one kind of check only (the others apply to HTTP checks alone).
 KIND_KEYS = {"send": ("tcp",), "expect": ("tcp", "dns"), "resolver": ("dns",)}
-COMMON_KEYS = ("url", "label", "timeout", "degraded_ms", "locations")
+COMMON_KEYS = ("url", "label", "timeout", "degraded_ms", "locations", "confirm", "confirm_every")
 
 VENDOR_KEYS = (
     Key("url", url_or_path, doc="Vendor status URL (summary.json, incidents.json, a feed...)."),

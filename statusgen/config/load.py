@@ -215,6 +215,8 @@ def _check(table: Any, where: str, site: SiteConfig, problems: _Problems) -> Che
     _named_variables_are_set(values, where, problems)
     _one_authorization(values, where, problems)
     values.setdefault("max_bytes", site.max_bytes)
+    values.setdefault("confirm", site.confirm)
+    values.setdefault("confirm_every", site.confirm_every)
     _kind_keys(table, values, where, problems)
     if "ca_file" in values:
         values["ca_file"] = _ca_file(values["ca_file"], where, problems)

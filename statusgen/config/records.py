@@ -37,6 +37,8 @@ class CheckConfig:
     expect: str | None = None
     resolver: str | None = None
     locations: tuple[str, ...] = ()  # the agents' locations that run it; all by default (this host: always)
+    confirm: int = 2  # tries again within a run, to confirm a change (site.confirm by default)
+    confirm_every: float = 10.0  # seconds between their starts
 
     def runs_at(self, agent: str) -> bool:
         """Whether the probe agent of location ``agent`` runs this check (this host runs every one)."""
@@ -148,6 +150,8 @@ class SiteConfig:
     concurrency: int = 100
     failures_to_open: int = 3
     successes_to_resolve: int = 2
+    confirm: int = 2
+    confirm_every: float = 10.0
     max_bytes: int = 1_048_576
     user_agent: str = "statusgen/0.1"
     vantage_point: str = "a single host"

@@ -29,6 +29,7 @@ METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 DAY = 86_400.0
 MAX_INTERVAL = DAY
 MAX_TIMEOUT = 300.0
+MAX_CONFIRM_EVERY = 60.0  # seconds between a check's tries within one run
 MAX_STALE_AFTER = 90 * DAY
 MAX_REPORT_MONTHS = 120  # ten years of monthly reports, some 120 rows a service
 MAX_WINDOW = 31 * DAY
@@ -266,6 +267,15 @@ def conditions(value: Any) -> tuple[Condition, ...]:
         except ConditionError as exc:
             raise Invalid(f"has a condition {i} ({show(line)}) that does not read: {exc}") from None
     return tuple(out)
+
+
+MAX_CONFIRM = 5  # tries again within a run: each holds the run up to confirm_every longer
+
+
+def confirmations(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONFIRM:
+        raise Invalid(f"must be a whole number of tries from 0 (none) to {MAX_CONFIRM}, got {show(value)}")
+    return value
 
 
 def days(value: Any) -> int:
