@@ -60,11 +60,17 @@ ATOM = "application/atom+xml; charset=utf-8"  # the feeds' (/feed/*.xml)
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"  # /metrics, the text exposition format
 
 
-#: Files of these kinds, of a disk block or more, get a .gz copy that gzip_static and the preview
-#: server send to clients that accept gzip. A smaller file's copy would cost an inode and a block of
-#: its own to save a client under 4 KiB, well inside TCP's first flight (some 14 KB).
+#: Files of these kinds (and /metrics, text without a suffix), of a disk block or more, get a .gz
+#: copy that gzip_static and the preview server send to clients that accept gzip. A smaller file's
+#: copy would cost an inode and a block of its own to save a client under 4 KiB, well inside TCP's
+#: first flight (some 14 KB).
 GZIP_SUFFIXES = (".json", ".xml", ".html", ".css", ".js", ".svg", ".txt", ".csv")
 GZIP_MIN_BYTES = 4096
+
+
+def has_gzip_copy(rel: str, size: int) -> bool:
+    """Whether the file ``rel`` of the tree, of ``size`` bytes, gets a precompressed .gz copy."""
+    return (rel.endswith(GZIP_SUFFIXES) or rel == routes.METRICS) and size >= GZIP_MIN_BYTES
 
 
 def content_type(rel: str) -> str:

@@ -26,8 +26,7 @@ from schemathesis import GenerationMode
 
 from statusgen import routes
 from statusgen.model import RANGES, STATUSES
-from statusgen.policy import DOCUMENT_POLICY, PAGE_POLICY, PAGES_PER_MINUTE
-from statusgen.render.tree import GZIP_MIN_BYTES
+from statusgen.policy import DOCUMENT_POLICY, GZIP_MIN_BYTES, PAGE_POLICY, PAGES_PER_MINUTE
 from tests.conformance import Server, fresh_address, rewrite, scenario, served
 
 CATEGORIES = ("apis", "web", "payments")

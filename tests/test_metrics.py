@@ -1,9 +1,13 @@
-"""``/metrics``, read by Prometheus' own parser of the text exposition (``prometheus_client``):
-every figure is the JSON's, every status a state set with one series at 1; served by both
-servers with the exposition's content type."""
+"""``/metrics``, read by Prometheus' own parser of the text exposition (``prometheus_client``)
+and checked by its linter (``promtool check metrics``): every figure is the JSON's in Prometheus'
+base units, every status a state set with one series at 1; served by both servers with the
+exposition's content type, and gzipped like other text."""
 
 from __future__ import annotations
 
+import gzip
+import subprocess
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +47,46 @@ def test_every_service_status_is_a_state_set_with_the_snapshots_status(site: Pat
     assert site_status == {status: float(status == snapshot["status"]) for status in STATUSES}
 
 
-def test_the_24_hour_figures_are_the_records(site: Path) -> None:
+def test_the_24_hour_figures_are_the_records_in_base_units(site: Path) -> None:
+    """Availability a ratio 0-1 (the JSON's percentage over 100), latency in seconds (its
+    milliseconds over 1,000)."""
     found = families(site)
-    for name, key in (
-        ("statusgen_service_availability_24h_percent", "availability"),
-        ("statusgen_service_latency_p50_24h_milliseconds", "latency_p50_ms"),
-        ("statusgen_service_latency_p95_24h_milliseconds", "latency_p95_ms"),
+    for name, key, per in (
+        ("statusgen_service_availability_24h_ratio", "availability", 100),
+        ("statusgen_service_latency_p50_24h_seconds", "latency_p50_ms", 1000),
+        ("statusgen_service_latency_p95_24h_seconds", "latency_p95_ms", 1000),
     ):
         mine = {s.labels["service"]: s.value for s in found[name]}
         expected = {}
         for slug in (p.stem for p in (site / "api/v1/services").glob("*.json")):
             value = json_of(site, routes.service_file(slug))["service"]["last_day"]["summary"][key]
             if value is not None:
-                expected[slug] = float(value)
+                expected[slug] = pytest.approx(value / per, rel=1e-12)
         assert mine == expected and mine, name
+
+
+def test_promtool_accepts_the_exposition(site: Path) -> None:
+    """Prometheus' own linter: base units, no percentages, ``_total`` only on counters, HELP and
+    TYPE for every family (it exits 3 on any of these, 0 when all is well)."""
+    checked = subprocess.run(
+        ["promtool", "check", "metrics"], input=(site / routes.METRICS).read_bytes(), capture_output=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+
+def test_every_family_has_help_and_type_and_no_old_unit(site: Path) -> None:
+    text = (site / routes.METRICS).read_text()
+    names = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+    assert names == {line.split()[2] for line in text.splitlines() if line.startswith("# HELP ")}
+    assert {"statusgen_service_error_budget_left_seconds", "statusgen_service_sla_target_ratio"} <= names
+    for word in ("percent", "milliseconds", "minutes", "_total"):
+        assert not [n for n in names if word in n], word
+
+
+def test_metrics_has_a_gz_copy_like_other_text(site: Path) -> None:
+    body = (site / routes.METRICS).read_bytes()
+    assert len(body) >= 4096, "the pinned site's exposition is past the size that gets a copy"
+    assert gzip.decompress((site / f"{routes.METRICS}.gz").read_bytes()) == body
 
 
 def test_incidents_vendors_health_and_the_last_run(site: Path) -> None:
@@ -73,7 +103,8 @@ def test_incidents_vendors_health_and_the_last_run(site: Path) -> None:
     state = {s.labels["state"]: s.value for s in found["statusgen_collection_state"]}
     assert state[health["collection"]["state"]] == 1 and sum(state.values()) == 1
     (last,) = found["statusgen_last_run_timestamp_seconds"]
-    assert last.value > 1.7e9
+    finished = health["collection"]["last_run"]["finished_at"]
+    assert last.value == datetime.fromisoformat(finished).timestamp(), "to the second, every digit kept"
 
 
 def test_a_label_value_is_escaped(site: Path) -> None:

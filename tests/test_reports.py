@@ -231,11 +231,11 @@ def test_metrics_tell_the_target_and_the_budget_left(site: dict[str, Any]) -> No
         for family in text_string_to_metric_families(read(site, "metrics"))
         for s in family.samples
     }
-    assert found[("statusgen_service_sla_target_percent", "api")] == 99.9
-    assert found[("statusgen_service_error_budget_left_minutes", "api")] == 13.2
-    assert found[("statusgen_service_month_availability_percent", "api")] == 99.856
+    assert found[("statusgen_service_sla_target_ratio", "api")] == 0.999
+    assert found[("statusgen_service_error_budget_left_seconds", "api")] == 792  # 13.2 minutes
+    assert found[("statusgen_service_month_availability_ratio", "api")] == 0.99856
     assert found[("statusgen_service_sla_met", "api")] == 0
-    assert ("statusgen_service_sla_target_percent", "web") not in found
+    assert ("statusgen_service_sla_target_ratio", "web") not in found
 
 
 def test_a_run_credits_the_time_it_speaks_for_and_no_more(tmp_path: Path, targets: Targets) -> None:

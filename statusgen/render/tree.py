@@ -66,7 +66,7 @@ import orjson
 from isal import isal_zlib
 
 from statusgen.errors import RenderError
-from statusgen.policy import GZIP_MIN_BYTES, GZIP_SUFFIXES
+from statusgen.policy import has_gzip_copy
 
 MANIFEST = ".manifest.json"
 PARTIAL = "partial-"  # the name of a generation being written starts so; a complete one with "g"
@@ -209,7 +209,7 @@ class Placer:
 
     def _put(self, rel: str, data: bytes, key: str | None) -> None:
         before = self.old.get(rel)
-        gz = rel.endswith(GZIP_SUFFIXES) and len(data) >= GZIP_MIN_BYTES
+        gz = has_gzip_copy(rel, len(data))
         sha = hashlib.sha256(data).hexdigest()[:32]
         same = before is not None and (before.size, before.sha, before.gz) == (len(data), sha, gz)
         if same:

@@ -4,14 +4,17 @@ Grafana Agent, VictoriaMetrics and the like to scrape like any other target.
 A status is a state set, Prometheus' convention for an enumeration: one series per status,
 1 for the current one and 0 for the others, so that ``statusgen_service_status{status=
 "major_outage"} == 1`` selects the services in a major outage. Every figure is one the JSON
-publishes (``last_day.summary`` of each record, the snapshot, health): the JSON is the source.
-A figure we do not know (no answer measured yet) is left out, not written as NaN.
+publishes (``last_day.summary`` of each record, the snapshot, health): the JSON is the source,
+said in Prometheus' base units, as ``promtool check metrics`` wants them: its percentages as ratios
+0-1, its milliseconds and minutes as seconds (each name says its unit). A figure we do not know (no
+answer measured yet) is left out, not written as NaN.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from statusgen.model import STATUSES
@@ -19,6 +22,9 @@ from statusgen.render.gather import SiteData
 
 Document = dict[str, Any]
 COLLECTION_STATES = ("ok", "degraded", "stale")
+#: What a figure of the JSON is multiplied by to be in the base unit: a percentage to a ratio,
+#: milliseconds and minutes to seconds.
+PER_CENT, PER_MILLE, MINUTE = "0.01", "0.001", "60"
 
 
 def _label(value: str) -> str:
@@ -26,9 +32,22 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def _value(value: float) -> str:
+    """A sample's value, every digit kept (a timestamp too): a whole number as one, else the
+    shortest text that reads back as the same float."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
+
+
 def _sample(name: str, labels: dict[str, str], value: float) -> str:
     inner = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
-    return f"{name}{{{inner}}} {value:g}" if inner else f"{name} {value:g}"
+    return f"{name}{{{inner}}} {_value(value)}" if inner else f"{name} {_value(value)}"
+
+
+def _in_base_unit(value: float | bool | None, factor: str) -> float | None:
+    """A figure of the JSON (a percentage, milliseconds, minutes) in the base unit, multiplied by
+    ``factor`` in decimal, so that 99.792 % is 0.99792 and not 0.9979199999999999."""
+    return None if value is None else float(Decimal(str(float(value))) * Decimal(factor))
 
 
 def _family(name: str, kind: str, help_: str, samples: Iterator[str]) -> list[str]:
@@ -54,15 +73,15 @@ def metrics_text(
     labels = {s.slug: {"service": s.slug, "category": s.category} for s in services}
     open_ = {row.service for row in data.incidents if row.ended is None}
 
-    def figure(name: str, key: str) -> Iterator[str]:
+    def figure(name: str, key: str, factor: str) -> Iterator[str]:
         for s in services:
-            value = days.get(s.slug, {}).get(key)
+            value = _in_base_unit(days.get(s.slug, {}).get(key), factor)
             if value is not None:
                 yield _sample(name, labels[s.slug], value)
 
-    def monthly(name: str, value: Callable[[Document], float | bool | None]) -> Iterator[str]:
+    def monthly(name: str, value: Callable[[Document], float | bool | None], factor: str = "1") -> Iterator[str]:
         for s in services:
-            got = value(months[s.slug]) if s.slug in months else None
+            got = _in_base_unit(value(months[s.slug]), factor) if s.slug in months else None
             if got is not None:
                 yield _sample(name, labels[s.slug], got)
 
@@ -94,22 +113,22 @@ def metrics_text(
             ),
         ),
         *_family(
-            "statusgen_service_availability_24h_percent",
+            "statusgen_service_availability_24h_ratio",
             "gauge",
-            "Percentage of counted results that were good over the last 24 hours (the record's last day).",
-            figure("statusgen_service_availability_24h_percent", "availability"),
+            "Share (0-1) of counted results that were good over the last 24 hours (the record's last day).",
+            figure("statusgen_service_availability_24h_ratio", "availability", PER_CENT),
         ),
         *_family(
-            "statusgen_service_latency_p50_24h_milliseconds",
+            "statusgen_service_latency_p50_24h_seconds",
             "gauge",
-            "Median latency of good answers over the last 24 hours.",
-            figure("statusgen_service_latency_p50_24h_milliseconds", "latency_p50_ms"),
+            "Median latency of good answers over the last 24 hours, in seconds.",
+            figure("statusgen_service_latency_p50_24h_seconds", "latency_p50_ms", PER_MILLE),
         ),
         *_family(
-            "statusgen_service_latency_p95_24h_milliseconds",
+            "statusgen_service_latency_p95_24h_seconds",
             "gauge",
-            "95th percentile latency of good answers over the last 24 hours.",
-            figure("statusgen_service_latency_p95_24h_milliseconds", "latency_p95_ms"),
+            "95th percentile latency of good answers over the last 24 hours, in seconds.",
+            figure("statusgen_service_latency_p95_24h_seconds", "latency_p95_ms", PER_MILLE),
         ),
         *_family(
             "statusgen_service_open_incident",
@@ -118,16 +137,16 @@ def metrics_text(
             (_sample("statusgen_service_open_incident", labels[s.slug], s.slug in open_) for s in services),
         ),
         *_family(
-            "statusgen_service_month_availability_percent",
+            "statusgen_service_month_availability_ratio",
             "gauge",
-            "Availability of the current UTC month so far, in % of the counted time (the reports' rules).",
-            monthly("statusgen_service_month_availability_percent", lambda month: month["availability"]),
+            "Availability of the current UTC month so far, as a share (0-1) of the counted time (the reports' rules).",
+            monthly("statusgen_service_month_availability_ratio", lambda month: month["availability"], PER_CENT),
         ),
         *_family(
-            "statusgen_service_sla_target_percent",
+            "statusgen_service_sla_target_ratio",
             "gauge",
-            "The service's availability target (sla), for those that have one.",
-            monthly("statusgen_service_sla_target_percent", sla("target")),
+            "The service's availability target (sla) as a share (0-1), for those that have one.",
+            monthly("statusgen_service_sla_target_ratio", sla("target"), PER_CENT),
         ),
         *_family(
             "statusgen_service_sla_met",
@@ -136,10 +155,10 @@ def metrics_text(
             monthly("statusgen_service_sla_met", sla("met")),
         ),
         *_family(
-            "statusgen_service_error_budget_left_minutes",
+            "statusgen_service_error_budget_left_seconds",
             "gauge",
-            "Minutes of down time the target still allows this month (negative: overspent).",
-            monthly("statusgen_service_error_budget_left_minutes", sla("error_budget_left_minutes")),
+            "Seconds of down time the target still allows this month (negative: overspent).",
+            monthly("statusgen_service_error_budget_left_seconds", sla("error_budget_left_minutes"), MINUTE),
         ),
         *_family(
             "statusgen_vendor_status",
