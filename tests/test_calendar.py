@@ -48,6 +48,23 @@ def test_the_sites_calendar_holds_its_configured_maintenance(site: Path) -> None
     assert read((site / routes.service_calendar_file("service-0000")).read_bytes()) == []
 
 
+def test_a_calendar_with_no_event_is_still_a_valid_calendar(site: Path) -> None:
+    """RFC 5545, 3.6: at least one component. With no event, a VFREEBUSY that publishes no busy
+    time (a form 3.6 names); no METHOD, so no iTIP rule (a PUBLISH has a VEVENT) applies to a
+    snapshot."""
+    data = (site / routes.service_calendar_file("service-0000")).read_bytes()
+    parsed = icalendar.Calendar.from_ical(data)
+    parsed.validate()
+    assert [c.name for c in parsed.subcomponents] == ["VFREEBUSY"]
+    (busy,) = parsed.subcomponents
+    assert busy["UID"] and busy["DTSTAMP"] and "FREEBUSY" not in busy
+    assert "METHOD" not in parsed
+    for path in (routes.CALENDAR, routes.service_calendar_file("service-0005")):
+        full = icalendar.Calendar.from_ical((site / path).read_bytes())
+        full.validate()
+        assert [c.name for c in full.subcomponents] == ["VEVENT"] and "METHOD" not in full, path
+
+
 def notice(title: str, start: datetime, hours: int = 2, ref: str | None = None) -> Notice:
     return Notice("api", title, start, start + timedelta(hours=hours), "schedule", ref=ref)
 
@@ -55,7 +72,10 @@ def notice(title: str, start: datetime, hours: int = 2, ref: str | None = None) 
 def served(notices: list[Notice], before: bytes | None, now: datetime) -> bytes:
     told = calendar.events(notices, "https://status.example.org", "status.example.org")
     return calendar.calendar(
-        "Test: maintenance", calendar.with_memory(told, calendar.remembered(before), now, {"api": 200})
+        "Test: maintenance",
+        calendar.with_memory(told, calendar.remembered(before), now, {"api": 200}),
+        "test@status.example.org",
+        T0,
     )
 
 

@@ -6,6 +6,10 @@ page. A window in progress is told until it ends; an upcoming one from
 ``HORIZON`` before it starts. A configured window that ended is told in the
 feeds as completed for ``HORIZON`` after its end (``ended``); a vendor's is
 gone from its page once it ends, and from the feeds with it.
+
+A notice is one service's: a planned maintenance of several services is a
+notice for each, all with the maintenance's ``key``. Readers are told of the
+maintenance once, listing its services (``by_maintenance``).
 """
 
 from __future__ import annotations
@@ -102,6 +106,15 @@ def announced(service: str, view: dict[str, Any] | None) -> list[Notice]:
         if start is not None:  # a window with no start cannot be placed in time
             out.append(Notice(service, m["title"], start, parse_iso(m["ends_at"]), "vendor", m["url"]))
     return out
+
+
+def by_maintenance(notices: Iterable[Notice]) -> list[tuple[Notice, ...]]:
+    """The notices of each maintenance (those of one ``key``), in the order the first of each is
+    told: a planned maintenance of several services is one maintenance, with a notice per service."""
+    found: dict[str, list[Notice]] = {}
+    for n in notices:
+        found.setdefault(n.key, []).append(n)
+    return [tuple(group) for group in found.values()]
 
 
 def told(notices: Iterable[Notice], now: datetime) -> list[Notice]:

@@ -293,7 +293,7 @@ def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
     limits = {svc.slug: svc.calendar_events for svc in data.config.services}
     wanted = {routes.CALENDAR: (named % {"name": site.title}, told, limits)}
     for svc in data.config.services:
-        mine = [e for e in told if e.service == svc.slug]
+        mine = [e for e in told if svc.slug in e.services]
         wanted[routes.service_calendar_file(svc.slug)] = (
             named % {"name": svc.name},
             mine,
@@ -301,7 +301,8 @@ def _calendar_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> N
         )
     for path, (name, evts, bounds) in wanted.items():
         remembered = calendar.remembered(placer.read_served(path))
-        placer.put(path, calendar.calendar(name, calendar.with_memory(evts, remembered, data.now, bounds)))
+        kept = calendar.with_memory(evts, remembered, data.now, bounds)
+        placer.put(path, calendar.calendar(name, kept, f"{path.replace('/', '-')}@{host}", data.epoch))
 
 
 def _incident_files(placer: Placer, job: ServiceJob, notices: list[Notice]) -> None:

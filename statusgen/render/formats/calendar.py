@@ -4,7 +4,18 @@
 Every configured, planned and vendor maintenance the site tells of (in progress, upcoming, and
 ended in the last 14 days) is a VEVENT: its UID stays the same for good (the maintenance's key),
 DTSTART and DTEND in UTC, SUMMARY, DESCRIPTION and a URL to its service's page. A recurring window
-is told as its occurrence in progress or its next one, each occurrence an event of its own.
+is told as its occurrence in progress or its next one, each occurrence an event of its own. A
+maintenance of several services is one event, in the site's calendar once and in the calendar of
+each of its services.
+
+A calendar is a snapshot, not a scheduling message: it has no METHOD (RFC 5545, 3.7.2: without one
+"the iCalendar object is merely being used to transport a snapshot of some calendar information",
+and a METHOD would have to be repeated in the Content-Type; iTIP's PUBLISH, RFC 5546, 3.2.1, would
+also want at least one VEVENT). RFC 5545 (3.6) wants at least one component in any calendar: one
+with no event holds a VFREEBUSY that publishes its busy time, none (every event is
+TRANSP:TRANSPARENT, and there are none), a form of calendar 3.6 names; a VTIMEZONE would publish a
+time zone no time uses (every time is UTC, 3.3.5), and a placeholder event would show in every
+subscriber's calendar.
 
 A calendar client keeps what it was told: a changed event must come with a higher SEQUENCE, and
 an event that will not happen as STATUS:CANCELLED. The calendar's memory is the file it served
@@ -27,7 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from statusgen import routes
-from statusgen.decide.maintenance import Notice
+from statusgen.decide.maintenance import Notice, by_maintenance
 
 PRODID = "-//statusgen//maintenance calendar//EN"
 FOLD = 75  # octets a content line holds before it is folded (RFC 5545, 3.1)
@@ -48,8 +59,8 @@ class Event:
     sequence: int = 0
     cancelled: bool = False
     cancelled_at: datetime | None = None  # since when it is cancelled
-    service: str = ""  # whose (not written: a file's memory is its own events)
-    source: str = ""  # of which of the service's sources (not written either)
+    services: tuple[str, ...] = ()  # whose (not written: a file's memory is its own events)
+    source: str = ""  # of which of the services' sources (not written either)
 
     @property
     def digest(self) -> str:
@@ -83,26 +94,24 @@ def stamp(at: datetime) -> str:
 
 
 def events(notices: Iterable[Notice], base_url: str, host: str) -> list[Event]:
-    """The events of these maintenance notices, one per UID (two windows of a service that start
-    together are one event: the first told)."""
-    out: dict[str, Event] = {}
-    for n in notices:
-        service = routes.service_page_url(n.service)
-        uid = f"{n.key.replace('/', '-')}-{stamp(n.start)}@{host}"
-        out.setdefault(
-            uid,
+    """The events of these maintenance notices, one per maintenance (``by_maintenance``), told as
+    its first notice tells it, with every service it is about."""
+    out = []
+    for group in by_maintenance(notices):
+        n = group[0]
+        out.append(
             Event(
-                uid=uid,
+                uid=f"{n.key.replace('/', '-')}-{stamp(n.start)}@{host}",
                 start=n.start,
                 end=n.end,
                 summary=n.title,
                 description=n.message or n.title,
-                url=n.url or base_url + service,
-                service=n.service,
+                url=n.url or base_url + routes.service_page_url(n.service),
+                services=tuple(dict.fromkeys(g.service for g in group)),
                 source=n.source,
-            ),
+            )
         )
-    return sorted(out.values(), key=lambda e: (e.start, e.uid))
+    return sorted(out, key=lambda e: (e.start, e.uid))
 
 
 @dataclass(frozen=True)
@@ -193,14 +202,17 @@ def with_memory(
 
 
 def capped(evts: list[Event], limits: Mapping[str, int]) -> list[Event]:
-    """At most ``limits[service]`` events of each source of each service, the first to start first."""
+    """At most ``limits[service]`` events of each source of each service the calendar tells of
+    (those of ``limits``), the first to start first: an event of several services is told while one
+    of them has room, and counts for each."""
     counts: dict[tuple[str, str], int] = {}
     out = []
     for event in sorted(evts, key=lambda e: (e.start, e.uid)):
-        mine = (event.service, event.source)
-        counts[mine] = counts.get(mine, 0) + 1
-        if counts[mine] <= limits[event.service]:
+        mine = [(slug, event.source) for slug in event.services if slug in limits]
+        if any(counts.get(m, 0) < limits[m[0]] for m in mine):
             out.append(event)
+            for m in mine:
+                counts[m] = counts.get(m, 0) + 1
     return out
 
 
@@ -213,16 +225,18 @@ def _cancelled(before: Served, now: datetime) -> Event:
     return replace(gone, sequence=before.sequence + 1, cancelled=True, cancelled_at=now)
 
 
-def calendar(name: str, evts: list[Event]) -> bytes:
-    """The iCalendar file: CRLF line ends, lines folded at 75 octets."""
+def calendar(name: str, evts: list[Event], uid: str, since: datetime) -> bytes:
+    """The iCalendar file: CRLF line ends, lines folded at 75 octets. With no event, its one
+    component is a VFREEBUSY of no busy time (``uid`` names it; it holds since ``since``)."""
     lines = [
         "BEGIN:VCALENDAR",
         "VERSION:2.0",
         f"PRODID:{PRODID}",
         "CALSCALE:GREGORIAN",
-        "METHOD:PUBLISH",
         f"X-WR-CALNAME:{text(name)}",
     ]
+    if not evts:
+        lines += ["BEGIN:VFREEBUSY", f"UID:{uid}", f"DTSTAMP:{stamp(since)}", "END:VFREEBUSY"]
     for e in evts:
         lines += [
             "BEGIN:VEVENT",

@@ -14,7 +14,8 @@ theirs as follows (docs/api.md, "Statuspage v2"):
                            (a change of severity, an operator's note), monitoring while the
                            service is back but the incident not yet closed, resolved
     maintenance            scheduled maintenances (configured, planned and the vendors'):
-                           scheduled, in_progress, completed
+                           scheduled, in_progress, completed; one of several services is
+                           one, its components theirs
     a vendor's incident    not an incident of this page (the vendor's own page tells it): it
                            shows in its service's component status
 
@@ -30,7 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from statusgen import routes
-from statusgen.decide.maintenance import Notice
+from statusgen.decide.maintenance import HORIZON, Notice, by_maintenance
 from statusgen.decide.overall import overall
 from statusgen.model import Status
 from statusgen.render.api.documents import incident_document, stale_after
@@ -196,41 +197,58 @@ def incident(page: Page, row: IncidentRow) -> Document:
     }
 
 
-def maintenance(page: Page, notice: Notice, now: datetime) -> Document:
-    """A configured, planned or vendor maintenance as a Statuspage scheduled maintenance."""
+#: A maintenance's updates as Statuspage writes them: each status it has reached, and what it did
+#: to its components (``old_status``, ``new_status``): announced with no change, in progress from
+#: operational to under maintenance, completed back to operational.
+MAINTENANCE_STEPS = (
+    ("scheduled", "operational", "operational"),
+    ("in_progress", "operational", "under_maintenance"),
+    ("completed", "under_maintenance", "operational"),
+)
+
+
+def maintenance(page: Page, notices: tuple[Notice, ...], now: datetime) -> Document:
+    """A configured, planned or vendor maintenance as a Statuspage scheduled maintenance: once,
+    with a component for each of its services (``notices``, one a service: ``by_maintenance``), and
+    an update for each status it has reached, newest first. It is announced (created, and its
+    first update) ``HORIZON`` before it starts, as the feeds publish it."""
+    notice = notices[0]
     mid = ident("maintenance", f"{notice.source}:{notice.key}:{notice.title}")
     status = "completed" if notice.over(now) else "in_progress" if notice.in_progress(now) else "scheduled"
-    touched = (notice.end if status == "completed" else notice.start) or notice.start
-    component = page.component(notice.service)
-    new = "under_maintenance" if status == "in_progress" else component["status"]
+    slugs = list(dict.fromkeys(n.service for n in notices))
+    reached = MAINTENANCE_STEPS[: [word for word, _, _ in MAINTENANCE_STEPS].index(status) + 1]
+    when = {"scheduled": notice.start - HORIZON, "in_progress": notice.start, "completed": notice.end}
+    updates = [
+        {
+            "id": ident("update", f"{mid}:{word}"),
+            "status": word,
+            "body": notice.message or notice.title,
+            "incident_id": mid,
+            "created_at": iso(when[word]),
+            "updated_at": iso(when[word]),
+            "display_at": iso(when[word]),
+            "affected_components": [page.affected(slug, old, new) for slug in slugs],
+            "deliver_notifications": True,
+            "custom_tweet": None,
+            "tweet_id": None,
+        }
+        for word, old, new in reached
+    ]
+    announced = iso(when["scheduled"])
     return {
         "id": mid,
         "name": notice.title,
         "status": status,
-        "created_at": iso(notice.start),
-        "updated_at": iso(touched),
+        "created_at": announced,
+        "updated_at": updates[-1]["updated_at"],
         "monitoring_at": None,
         "resolved_at": iso(notice.end) if status == "completed" else None,
         "impact": "maintenance",
         "shortlink": notice.url or page.url(routes.service_page_url(notice.service)),
-        "started_at": iso(notice.start),
+        "started_at": announced,
         "page_id": page.id,
-        "incident_updates": [
-            {
-                "id": ident("update", f"{mid}:{status}"),
-                "status": status,
-                "body": notice.message or notice.title,
-                "incident_id": mid,
-                "created_at": iso(touched),
-                "updated_at": iso(touched),
-                "display_at": iso(touched),
-                "affected_components": [page.affected(notice.service, component["status"], new)],
-                "deliver_notifications": True,
-                "custom_tweet": None,
-                "tweet_id": None,
-            }
-        ],
-        "components": [component],
+        "incident_updates": updates[::-1],  # newest first, as Statuspage lists them
+        "components": [page.component(slug) for slug in slugs],
         "scheduled_for": iso(notice.start),
         "scheduled_until": iso(notice.end),
     }
@@ -242,9 +260,9 @@ def statuspage_documents(data: SiteData, notices: list[Notice], ended: list[Noti
     page = Page(data)
     recent = [incident(page, row) for row in data.incidents[:RECENT]]
     unresolved = [incident(page, row) for row in data.incidents if row.ended is None]
-    active = [maintenance(page, n, data.now) for n in notices if n.in_progress(data.now)]
-    upcoming = [maintenance(page, n, data.now) for n in notices if not n.in_progress(data.now)]
-    completed = [maintenance(page, n, data.now) for n in ended]
+    active = [maintenance(page, m, data.now) for m in by_maintenance(notices) if m[0].in_progress(data.now)]
+    upcoming = [maintenance(page, m, data.now) for m in by_maintenance(notices) if not m[0].in_progress(data.now)]
+    completed = [maintenance(page, m, data.now) for m in by_maintenance(ended)]
     changes = [iso(s.since) for s in data.states.values() if s.since] + [i["updated_at"] for i in recent]
     page.updated = max([page.updated, *(c for c in changes if c)])  # the texts compare as the times
     components, status = page.all_components(), status_document(page)
