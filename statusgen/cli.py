@@ -56,7 +56,7 @@ new_store_option = click.option(
 
 
 @click.group(cls=Boundary)
-@click.version_option(__version__, prog_name="statusgen")
+@click.version_option(__version__, prog_name="statusgen", message="%(prog)s %(version)s")
 @click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),

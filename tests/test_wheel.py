@@ -1,61 +1,58 @@
-"""The package as a user installs it: a wheel, installed (not editable) into a fresh virtual
-environment, builds a site from a folder that has no source tree in it.
+"""The package as a user installs it: the release's sdist and wheel, built as the release
+workflow builds them, accepted by the package index's checks, installed (not editable) into fresh
+virtual environments without a warning, building a site from a folder that has no source tree in it.
 
-The wheel is built offline (``--no-build-isolation``, with the setuptools of the test extras)
-from a copy of the repository's package files. The fresh environment gets the wheel alone
-(``--no-deps``); the dependencies are lent by the test environment's site-packages through a
-``.pth`` line, which adds that folder to ``sys.path`` after the fresh one's own and runs none of
-its ``.pth`` files: the editable install of the source tree stays out.
+Everything is installed from ``tests.wheelhouse``: the dependencies' wheels downloaded once, and
+pip told to read no configuration of this machine, so what is installed is what the test names.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import email.parser
+import re
 import sys
-import sysconfig
+import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import statusgen
+from tests.wheelhouse import Release, dists, isolated_pip_env, run, wheelhouse
+
 REPOSITORY = Path(__file__).resolve().parents[1]
-PACKAGE_FILES = ("pyproject.toml", "README.md", "statusgen", "templates")
-
-
-def run(*args: str | Path, cwd: Path | None = None) -> str:
-    done = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    source.mkdir()
-    for name in PACKAGE_FILES:
-        path = REPOSITORY / name
-        if path.is_dir():
-            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(path, source / name)
-    dist = work / "dist"
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist, source)
-    [built] = dist.glob("statusgen-*.whl")
-    return built
+def built(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    return dists(tmp_path_factory.mktemp("release"))
 
 
 @pytest.fixture(scope="module")
-def fresh(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new virtual environment with the wheel installed; its bin/ folder."""
-    env = tmp_path_factory.mktemp("fresh") / "venv"
-    run(sys.executable, "-m", "venv", "--without-pip", env)
-    python = env / "bin" / "python"
-    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", wheel)
-    site_packages = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
-    (site_packages / "zz-lent-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return env / "bin"
+def wheel(built: Release) -> Path:
+    return built.wheel
+
+
+def installed(dist: Path, folder: Path) -> tuple[Path, str]:
+    """A new virtual environment with ``dist`` and its dependencies installed from the wheelhouse
+    alone; its bin/ folder and what pip printed."""
+    env = folder / "venv"
+    run(sys.executable, "-m", "venv", env)
+    pip = [env / "bin" / "python", "-m", "pip", "install", "--no-index", "--find-links", wheelhouse()]
+    run(*pip, "--upgrade", "pip", env=isolated_pip_env())
+    return env / "bin", run(*pip, dist, env=isolated_pip_env())
+
+
+@pytest.fixture(scope="module")
+def fresh_install(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return installed(wheel, tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.fixture(scope="module")
+def fresh(fresh_install: tuple[Path, str]) -> Path:
+    """The bin/ folder of a new virtual environment with the wheel installed."""
+    return fresh_install[0]
 
 
 def test_the_wheel_carries_the_templates_and_files_inside_the_package(wheel: Path) -> None:
@@ -109,3 +106,67 @@ def test_an_installed_wheel_writes_a_new_site_with_init(fresh: Path, tmp_path: P
     run(fresh / "statusgen", "init", cwd=tmp_path)
     out = run(fresh / "statusgen", "check-config", "services.toml", cwd=tmp_path)
     assert "3 services" in out
+
+
+def test_the_version_has_one_source_and_the_command_prints_it(wheel: Path, fresh: Path) -> None:
+    project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "statusgen.__version__"}
+    assert statusgen.__version__ == "0.2.0"
+    assert wheel.name == f"statusgen-{statusgen.__version__}-py3-none-any.whl"
+    assert run(fresh / "statusgen", "--version").strip() == f"statusgen {statusgen.__version__}"
+
+
+def metadata(built: Release) -> list[email.message.Message]:
+    sdist, wheel = built.sdist, built.wheel
+    with zipfile.ZipFile(wheel) as z:
+        [name] = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        of_wheel = z.read(name).decode()
+    with tarfile.open(sdist) as t:
+        member = t.extractfile(f"statusgen-{statusgen.__version__}/PKG-INFO")
+        assert member is not None
+        of_sdist = member.read().decode()
+    return [email.parser.Parser().parsestr(text) for text in (of_wheel, of_sdist)]
+
+
+def test_the_package_index_accepts_the_release(built: Release) -> None:
+    """``twine check --strict``, as the release workflow runs it before publishing, and the
+    metadata a reader of the index's page looks for: where the project lives, what it is for,
+    under which licence (its file shipped in both)."""
+    sdist, wheel = built.sdist, built.wheel
+    said = run(sys.executable, "-m", "twine", "check", "--strict", sdist, wheel)
+    assert said.count("PASSED") == 2, said
+    for meta in metadata(built):
+        urls = meta.get_all("Project-URL") or []
+        assert len(urls) >= 2 and all(
+            u.split(", ", 1)[1].startswith("https://pypi.org/project/statusgen/") for u in urls
+        )
+        classifiers = meta.get_all("Classifier") or []
+        assert (
+            "Programming Language :: Python :: 3.11" in classifiers and "Topic :: System :: Monitoring" in classifiers
+        )
+        assert meta["License-Expression"] == "MIT" and meta.get_all("License-File") == ["LICENSE"]
+        assert meta["Version"] == statusgen.__version__
+    assert f"statusgen-{statusgen.__version__}.dist-info/licenses/LICENSE" in zipfile.ZipFile(wheel).namelist()
+    with tarfile.open(sdist) as tar:
+        assert f"statusgen-{statusgen.__version__}/LICENSE" in tar.getnames()
+
+
+WARNING = re.compile(r"warn|deprecat", re.IGNORECASE)
+
+
+def test_building_the_release_prints_no_warning(built: Release) -> None:
+    assert [line for line in built.said.splitlines() if WARNING.search(line)] == []
+
+
+def test_installing_the_wheel_the_sdist_or_a_clone_prints_no_warning(
+    built: Release, fresh_install: tuple[Path, str], tmp_path: Path
+) -> None:
+    """pip shows what the build backend says while it builds from a clone (``pip install .``): the
+    data folders setuptools once took for packages missing from pyproject's list gave some 250
+    lines of warnings."""
+    _, from_sdist = installed(built.sdist, tmp_path / "sdist")
+    _, from_clone = installed(built.source, tmp_path / "clone")
+    for said in (fresh_install[1], from_sdist, from_clone):
+        assert "Successfully installed" in said and "statusgen-" in said, said
+        assert [line for line in said.splitlines() if WARNING.search(line)] == []
