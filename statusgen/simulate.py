@@ -22,12 +22,13 @@ from typing import Any
 
 from statusgen import latency
 from statusgen.decide.health import RunRecord
-from statusgen.decide.incidents import Incident, IncidentUpdate, incident_id
+from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate, incident_id, title_for
 from statusgen.decide.reports import Credits, Tally, month_bounds, split_by_month
 from statusgen.decide.state import ServiceState
+from statusgen.i18n import Said, said, said_duration, said_plural
 from statusgen.model import Status
 from statusgen.store import RAW_RETENTION_S, RESOLUTIONS, Store
-from statusgen.timeutil import floor_to, from_epoch, human_duration, to_epoch
+from statusgen.timeutil import floor_to, from_epoch, moment, to_epoch
 
 CATEGORIES = {
     "cloud": "Cloud",
@@ -37,6 +38,11 @@ CATEGORIES = {
     "data": "Data and storage",
 }
 MINUTE = 60
+#: The simulated checks as a reader sees them: every one is on loopback (``config_text``'s and the
+#: demo's targets), timed out after 10 s when down, after the site's default of failed cycles.
+CHECK_LABEL = "127.0.0.1"
+TIMEOUT_S = 10
+FAILURES_TO_OPEN = 3
 
 
 @dataclass
@@ -201,21 +207,32 @@ def raw_rows(p: Profile, start: int, now: int, rng: random.Random, step: int = M
         yield (p.slug, 0, t, "ok", ms, 200, int(ms > 2000), flag, None)
 
 
+def _timed_out() -> Said:
+    return said("%(check)s timed out after %(seconds)s s", check=CHECK_LABEL, seconds=str(TIMEOUT_S))
+
+
 def incidents_of(p: Profile, name: str, now: int) -> list[Incident]:
-    """An incident for each outage: resolved where it ended, open where it lasts until ``now``."""
+    """An incident for each outage: resolved where it ended, open where it lasts until ``now``.
+    Its title and updates are the sentences the live decisions make (``decide.incidents``), so
+    that every language of the site says them."""
     out = []
     for s, e in p.outages:
         start, end = from_epoch(s), from_epoch(e) if e < now else None
-        updates: tuple[IncidentUpdate, ...] = (
-            IncidentUpdate(start, "opened", "major_outage", "Opened: HTTPS GET check timed out (10 s)."),
+        opened = said_plural(
+            "Opened after %(streak)s failed cycle in a row: %(failing)s.",
+            "Opened after %(streak)s failed cycles in a row: %(failing)s.",
+            FAILURES_TO_OPEN,
+            streak=FAILURES_TO_OPEN,
+            failing=_timed_out(),
         )
+        updates: tuple[IncidentUpdate, ...] = (IncidentUpdate(start, "opened", "major_outage", opened),)
         if end is not None:
-            updates += (
-                IncidentUpdate(end, "resolved", "operational", f"Recovered after {human_duration(end - start)}."),
-            )
-        out.append(
-            Incident(incident_id(p.slug, start), p.slug, f"{name}: major outage", "critical", start, end, updates)
-        )
+            lasted = said_duration((end - start).total_seconds())
+            recovered = said("Recovered after %(lasted)s.", lasted=lasted)
+            updates += (IncidentUpdate(end, "resolved", "operational", recovered),)
+        title = title_for(name, Status.MAJOR_OUTAGE)
+        severity = SEVERITY[Status.MAJOR_OUTAGE]
+        out.append(Incident(incident_id(p.slug, start), p.slug, title, severity, start, end, updates))
     return out
 
 
@@ -245,10 +262,14 @@ def current_state(p: Profile, now: int, step: int = MINUTE) -> ServiceState:
     ongoing = [s for s, e in p.outages if s < now <= e]
     status = Status.MAJOR_OUTAGE if ongoing else Status.OPERATIONAL
     since = ongoing[0] if ongoing else max((e for s, e in p.outages if e <= now), default=now - 86400)
+    if ongoing:
+        reason = said("%(failing)s; failing since %(since)s.", failing=_timed_out(), since=moment(from_epoch(since)))
+    else:
+        reason = said("The check answers as expected.")
     return ServiceState(
         status=status,
         since=from_epoch(since),
-        reason="Simulated history.",
+        reason=reason,
         sources=("checks",),
         observed_at=at,
         own_status=status,
