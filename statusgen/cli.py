@@ -432,6 +432,17 @@ def doctor(config_path: Path, repair: bool) -> None:
         click.echo(f"{cfg.site.store}: repaired; the next run or build uses it as it is now")
 
 
+@main.command()
+@config_option
+@click.argument("copy", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
+def backup(config_path: Path, copy: Path) -> None:
+    """Copy the live store to FILE, consistent and safe while a run writes (SQLite's online
+    backup); FILE is replaced only once the copy is whole. Restoring: docs/operations.md."""
+    from statusgen.store.backup import backup_store
+
+    click.echo(backup_store(load_config(config_path).site.store, copy).line())
+
+
 @main.command("nginx-conf")
 @click.option(
     "--site",

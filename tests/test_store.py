@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import orjson
 import pytest
@@ -357,3 +359,72 @@ def test_a_store_before_hourly_blocks_upgrades_and_reads_the_same_last_day(tmp_p
     since = T0 + timedelta(minutes=25)
     assert store.last_day_json("api", since) == _rows_by_sql(store, since)
     assert store.db.execute("SELECT sum(n) FROM result_hours").fetchone() == (17,)
+
+
+FIRST_SCHEMA = Path(__file__).parent / "fixtures" / "store" / "first-schema.db"
+#: The services of the store above (the demo of its day), as a configuration of today names them.
+FIRST_SERVICES = {
+    "acme-api": ("apis", 1, ""),
+    "acme-web": ("web", 2, ""),
+    "slowpoke": ("apis", 1, ""),
+    "payments-eu": ("payments", 2, ""),
+    "legacy-gateway": ("web", 1, ""),
+    "search": ("apis", 1, ""),
+    "billing-db": ("payments", 1, ""),
+    "beta-region": ("web", 1, "paused = true\n"),
+}
+
+
+def first_schema_config(folder: Path, store: Path) -> Path:
+    services = "".join(
+        f'\n[[services]]\nslug = "{slug}"\nname = "{slug.title()}"\ncategory = "{category}"\n{extra}'
+        + f'[[services.checks]]\nurl = "http://127.0.0.1:9/{slug}"\n' * checks
+        for slug, (category, checks, extra) in FIRST_SERVICES.items()
+    )
+    path = folder / "services.toml"
+    path.write_text(
+        f'[site]\ntitle = "Upgraded"\nbase_url = "https://status.example.org"\ninterval = 60\nstore = "{store}"\n'
+        f'output = "{folder / "site"}"\n[categories]\napis = "APIs"\nweb = "Websites"\npayments = "Payments"\n'
+        f"{services}"
+    )
+    return path
+
+
+def test_a_store_made_by_the_first_schema_upgrades_and_builds(tmp_path):
+    """A store written by the code of the first schema (0.1.0's first days: tests/fixtures/store/)
+    is brought up to date by every migration, reads back what it held, and a site builds from it."""
+    from statusgen.config import load_config
+    from statusgen.cycle import rebuild
+
+    store_path = tmp_path / "statusgen.db"
+    shutil.copyfile(FIRST_SCHEMA, store_path)
+    old = sqlite3.connect(store_path)
+    assert old.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    last_result = old.execute("SELECT max(ts) FROM results").fetchone()[0]
+    BUCKETS = "SELECT res, service, start, up, down, slow, maintenance, hist FROM buckets ORDER BY res, service, start"
+    buckets = old.execute(BUCKETS).fetchall()
+    old.close()
+
+    with Store(store_path) as store:
+        applied = [v for (v,) in store.db.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        assert applied == [version for version, _, _ in MIGRATIONS]
+        states = store.states()
+        assert set(states) == set(FIRST_SERVICES)
+        assert states["legacy-gateway"].status is Status.MAJOR_OUTAGE and states["slowpoke"].status is Status.DEGRADED
+        assert states["beta-region"].status is Status.UNKNOWN and states["search"].status is Status.OPERATIONAL
+        incidents = {i.service: i for i in store.incidents()}
+        assert set(incidents) == {"slowpoke", "payments-eu", "legacy-gateway", "search"}
+        assert incidents["search"].ended_at is not None and incidents["legacy-gateway"].ended_at is None
+        assert str(incidents["legacy-gateway"].title) == "Legacy Gateway: major outage"
+        assert store.last_finished_run().checks_attempted == 9
+        assert store.db.execute("SELECT count(*) FROM results").fetchone() == (72,)
+        assert store.db.execute(BUCKETS).fetchall() == buckets and len(buckets) > 8
+
+    config = load_config(first_schema_config(tmp_path, store_path))
+    rebuild(config, clock=lambda: datetime.fromtimestamp(last_result + 30, UTC))
+    snapshot = orjson.loads((tmp_path / "site" / "api" / "v1" / "snapshot.json").read_bytes())
+    statuses = {s["slug"]: s["status"] for s in snapshot["services"]}
+    assert statuses["legacy-gateway"] == "major_outage" and statuses["acme-api"] == "operational"
+    listed = orjson.loads((tmp_path / "site" / "api" / "v1" / "incidents.json").read_bytes())["incidents"]
+    assert sorted(i["service"] for i in listed) == ["legacy-gateway", "payments-eu", "search", "slowpoke"]
+    assert (tmp_path / "site" / "services" / "search" / "incidents" / "index.html").is_file()
