@@ -3,7 +3,9 @@
 A commented ``services.toml`` for three example services (an HTTP check, a
 keyword check, one with a vendor status page) and the GitHub Actions workflow
 that runs it on a schedule. Both ship inside the package (``templates/init/``)
-and are written as they are; nothing that exists is ever overwritten.
+and are written as they are, but for the version that wrote them: the
+workflow installs that release (``@VERSION@`` in the template). Nothing that
+exists is ever overwritten.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+from statusgen import __version__
 from statusgen.errors import StatusgenError
 
 #: Where each file is written, in the folder given, and the file of ``templates/init/`` it is.
@@ -18,6 +21,8 @@ FILES = {
     "services.toml": "services.toml",
     ".github/workflows/statusgen.yml": "statusgen.yml",
 }
+#: Where a template names the version of statusgen that writes it.
+VERSION = b"@VERSION@"
 
 
 class InitError(StatusgenError):
@@ -29,7 +34,7 @@ class InitError(StatusgenError):
 def init_files() -> dict[str, bytes]:
     """The files ``init`` writes, by their path in the folder."""
     folder = files("statusgen.templates") / "init"
-    return {dest: (folder / name).read_bytes() for dest, name in FILES.items()}
+    return {dest: (folder / name).read_bytes().replace(VERSION, __version__.encode()) for dest, name in FILES.items()}
 
 
 def init(folder: Path) -> list[Path]:
