@@ -443,6 +443,29 @@ def backup(config_path: Path, copy: Path) -> None:
     click.echo(backup_store(load_config(config_path).site.store, copy).line())
 
 
+@main.command()
+@config_option
+def health(config_path: Path) -> None:
+    """Exit 0 while the site's health document says its data is fresh (a run finished within
+    three intervals), 1 when it is stale or missing: a container's health check, a monitor's probe."""
+    import orjson
+
+    from statusgen.routes import API
+    from statusgen.timeutil import parse_iso, utcnow
+
+    path = load_config(config_path).site.output / API / "health.json"
+    try:
+        doc = orjson.loads(path.read_bytes())
+        fresh_until, stale = parse_iso(doc["stale_after"]), doc["collection"]["stale"]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise StatusgenError(
+            f"{path}: no health document to read ({type(exc).__name__}); has a run finished?"
+        ) from None
+    if stale or fresh_until is None or fresh_until <= utcnow():
+        raise StatusgenError(f"{path}: the data is stale (fresh until {doc['stale_after']}); is the run loop going?")
+    click.echo(f"{path}: fresh until {doc['stale_after']}")
+
+
 @main.command("nginx-conf")
 @click.option(
     "--site",

@@ -49,7 +49,7 @@ def every_workflow(folder: Path) -> dict[str, dict[str, Any]]:
 def test_workflows_are_valid_github_workflows(tmp_path):
     every_workflow(tmp_path)
     files = [*sorted(str(p) for p in WORKFLOWS.glob("*.yml")), str(tmp_path / "init-statusgen.yml")]
-    assert [Path(f).name for f in files] == ["ci.yml", "init-statusgen.yml"]
+    assert [Path(f).name for f in files] == ["ci.yml", "release.yml", "init-statusgen.yml"]
     code, out = check_jsonschema(*files)
     assert code == 0, out
     broken = tmp_path / "broken.yml"  # the schema does reject a job without runs-on
@@ -227,3 +227,51 @@ def test_a_missing_store_is_not_saved_as_an_empty_one(tmp_path):
     assert done.returncode != 0 and "no store here to back up" in done.stderr
     assert git(clone, "ls-remote", "--heads", "origin") == ""
     assert not (tmp_path / "bucket").exists()
+
+
+def release() -> Workflow:
+    return Workflow(load((WORKFLOWS / "release.yml").read_text()), "build", {"vars": {}, "secrets": {}})
+
+
+def test_a_release_tag_tests_builds_then_publishes_with_trusted_publishing_and_pushes_the_image():
+    doc = release().doc
+    assert doc["on"] == {"push": {"tags": ["v*"]}} and doc["permissions"] == {"contents": "read"}
+    jobs = doc["jobs"]
+    assert jobs["test"]["container"]["image"] == "python:3.11-bookworm"
+    assert [s["run"] for s in jobs["test"]["steps"] if "run" in s] == ["make test"]
+    assert {name: job.get("needs") for name, job in jobs.items()} == {
+        "test": None,
+        "build": "test",
+        "package-index": "build",
+        "image": "build",
+    }
+    built = "\n".join(s.get("run", "") for s in jobs["build"]["steps"])
+    assert "python -m build" in built and "twine check --strict dist/*" in built
+
+    index = jobs["package-index"]
+    assert index["permissions"] == {"id-token": "write"} and index["environment"]["name"] == "pypi"
+    [publish] = [s for s in index["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+    assert "with" not in publish  # no token, no password: the index trusts this workflow
+    text = (WORKFLOWS / "release.yml").read_text()
+    assert set(re.findall(r"secrets\.(\w+)", text)) == {"GITHUB_TOKEN"}  # the job's own, nothing kept
+
+    image = jobs["image"]
+    assert image["permissions"] == {"contents": "read", "packages": "write"}
+    pushed = "\n".join(s.get("run", "") for s in image["steps"])
+    assert 'image="ghcr.io/${GITHUB_REPOSITORY,,}"' in pushed and "--build-arg WHEELS=wheels" in pushed
+    assert "ARG WHEELS=" in (WORKFLOWS.parents[1] / "Dockerfile").read_text()
+
+
+def test_a_release_stops_when_the_tag_is_not_the_version_or_the_changelog_lacks_it(tmp_path):
+    import statusgen
+
+    step = "The tag is the package's version, and the changelog has it"
+    root = WORKFLOWS.parents[1]
+    assert release().run(step, root, GITHUB_REF_NAME=f"v{statusgen.__version__}").returncode == 0
+    wrong = release().run(step, root, GITHUB_REF_NAME="v9.9.9")
+    assert wrong.returncode != 0 and "is not the package's version" in wrong.stderr
+    (tmp_path / "statusgen").mkdir()
+    (tmp_path / "statusgen" / "__init__.py").write_text((root / "statusgen" / "__init__.py").read_text())
+    (tmp_path / "CHANGELOG.md").write_text("# Changelog\n\n## [Unreleased]\n")
+    missing = release().run(step, tmp_path, GITHUB_REF_NAME=f"v{statusgen.__version__}")
+    assert missing.returncode != 0 and "no section for" in missing.stderr
