@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from statusgen import routes
 from statusgen.model import RANGES
@@ -25,6 +28,8 @@ RATE_PER_MINUTE = 120
 #: 240 pages a minute from one address, a few dozen people behind one office address each
 #: reloading every few seconds.
 PAGES_PER_MINUTE = 1200
+#: The most a grant may allow (``[[rate_limit.grants]]``): ten requests a second.
+MAX_GRANTED_PER_MINUTE = 600 * 10
 MAX_AGE = 15  # seconds an answer stays fresh
 CACHE_CONTROL = f"public, max-age={MAX_AGE}"
 #: Headers every answer carries, whatever serves it.
@@ -141,3 +146,51 @@ def security_headers(rel: str, languages: Sequence[str]) -> dict[str, str]:
     else:
         policy = DOCUMENT_POLICY
     return {"Content-Security-Policy": policy, "Referrer-Policy": REFERRER_POLICY}
+
+
+# -- limits granted: what both servers read of [[rate_limit.grants]] ---------------------------
+
+#: Where a build tells the servers of its tree the limits the operator granted: the networks and
+#: the rate of each grant, never its purpose or contact. A dot file: no server serves it, and
+#: ``statusgen publish`` leaves it home.
+GRANTS_FILE = ".grants.json"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A limit of the interface's own for some client addresses, instead of ``RATE_PER_MINUTE``."""
+
+    networks: tuple[str, ...]  # CIDR, as ipaddress writes them (127.0.0.5/32)
+    per_minute: int
+
+
+def grants_document(grants: Iterable[Grant]) -> bytes:
+    return json.dumps({"grants": [{"networks": list(g.networks), "per_minute": g.per_minute} for g in grants]}).encode()
+
+
+def grants_from(data: bytes) -> tuple[Grant, ...]:
+    """The grants of a tree's ``GRANTS_FILE``, checked as an input of nginx's configuration must
+    be (each network a network, each rate a whole number in bounds); ValueError if it is not."""
+    try:
+        found = json.loads(data)["grants"]
+        grants = tuple(
+            Grant(tuple(str(ipaddress.ip_network(n)) for n in g["networks"]), g["per_minute"]) for g in found
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a list of grants ({exc})") from None
+    for g in grants:
+        if type(g.per_minute) is not int or not RATE_PER_MINUTE < g.per_minute <= MAX_GRANTED_PER_MINUTE:
+            raise ValueError(f"a rate of {g.per_minute!r} a minute is out of bounds")
+    return grants
+
+
+def granted(grants: Sequence[Grant], address: str) -> Grant | None:
+    """The grant of a client address: the one of its most specific network, as nginx's ``geo``
+    chooses (None: the interface's limit)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    found = [(ipaddress.ip_network(n), g) for g in grants for n in g.networks]
+    matching = [(net.prefixlen, -i, g) for i, (net, g) in enumerate(found) if ip in net]
+    return max(matching, key=lambda m: m[:2])[2] if matching else None

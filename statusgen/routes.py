@@ -71,6 +71,11 @@ def is_embed(rel: str, languages: Sequence[str]) -> bool:
     return re.fullmatch(embed_pattern(languages), rel) is not None
 
 
+def badge_file(slug: str, kind: str) -> str:
+    """A service's badge (``render.formats.badges``): ``json``, the shields.io endpoint, or ``svg``."""
+    return f"badges/{slug}.{kind}"
+
+
 #: The site in Prometheus' text exposition format (``render.formats.metrics``).
 METRICS = "metrics"
 #: Atlassian Statuspage's public v2 API, at its own paths: static files (``render.formats.statuspage``),

@@ -142,7 +142,7 @@ BROKEN = [
         "sites = 1\n" + CATS + GOOD_SERVICE,
         [
             'services.toml: unknown top-level key "sites"; allowed: site, categories, sla, services, canaries, '
-            "locations, notify"
+            "locations, notify, rate_limit"
         ],
     ),
     (
@@ -376,6 +376,12 @@ KEYS = st.sampled_from(
         "components",
         "paused",
         "max_bytes",
+        "rate_limit",
+        "grants",
+        "addresses",
+        "per_minute",
+        "purpose",
+        "contact",
         "x",
     ]
 )

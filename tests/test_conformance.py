@@ -12,7 +12,9 @@ import json
 import re
 import socket
 import time
+from calendar import timegm
 from collections.abc import Iterator
+from email.utils import formatdate, parsedate
 from pathlib import Path
 
 import feedparser
@@ -27,7 +29,8 @@ from schemathesis import GenerationMode
 from statusgen import routes
 from statusgen.model import RANGES, STATUSES
 from statusgen.policy import DOCUMENT_POLICY, GZIP_MIN_BYTES, PAGE_POLICY, PAGES_PER_MINUTE
-from tests.conformance import Server, fresh_address, rewrite, scenario, served
+from statusgen.web.serve import arguments
+from tests.conformance import Server, fresh_address, rewrite, scenario, served, start
 
 CATEGORIES = ("apis", "web", "payments")
 SLUGS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf")
@@ -523,8 +526,8 @@ def assert_refused(server: Server, answer: tuple[int, dict[str, str], bytes], st
 
 
 #: Targets under /api/ and /feed/ with odd bytes in their path: a percent-decoded NUL, a bad
-#: escape, invalid UTF-8, an escaped slash, control characters and spaces sent raw, a path that
-#: climbs above the root, segments past a file name's length. Each is the interface's JSON 404,
+#: escape, invalid UTF-8, an escaped slash, control characters and spaces sent raw, a line feed
+#: last, a path that climbs above the root, segments past a file name's length. Each is the interface's JSON 404,
 #: whether the server reads the path or refuses it first.
 ODD_INTERFACE_TARGETS = [
     b"/api/v1/reports/2026-11%00",
@@ -533,6 +536,10 @@ ODD_INTERFACE_TARGETS = [
     b"/api/v1/reports/%c0%af",
     b"/api/v1/reports/2026%2F11",
     b"/api/v1/reports/2026-11%0d%0a",
+    b"/api/v1/reports/2026-11%0a",  # a decoded line feed last: nginx's $ would match before it
+    b"/api/v1/reports/%0a",
+    b"/api/v1/snapshot%0a",
+    b"/feed/services/alpha.xml%0a",
     b"/api/v1/services/%00",
     b"/api/%00",
     b"/api/v1/%zz",
@@ -560,6 +567,7 @@ ODD_PAGE_TARGETS = [
     b"/api/?\x01",
     b"/%61pi/v1/%00",
     b"/feed%00",
+    b"/incidents/alpha-20260101t000000.html%0a",
     b"*",
 ]
 
@@ -693,6 +701,118 @@ def test_if_none_match_gives_304_without_a_body(server, http):
             assert r.status_code == 200 and r.content
     other = http.get("/api/v1/health").headers["etag"]
     assert http.get("/api/v1/snapshot", headers={"If-None-Match": other}).status_code == 200
+
+
+#: A file of every kind the tree holds, and the error files.
+EVERY_KIND = [
+    "/api/v1/snapshot",
+    "/api/v1/services/alpha/history",  # a JSON document with a .gz copy
+    "/api/v1/incidents?active=1",  # a small one
+    "/api/v1/openapi.json",
+    "/api/v2/summary.json",
+    "/feed/incidents.xml",
+    "/feed/services/alpha.xml",
+    "/feed/maintenance.ics",
+    "/feed/services/echo.ics",
+    "/metrics",
+    "/api/v1/reports",
+    "/api/v1/reports/{month}",
+    "/reports/{month}.csv",
+    "/badges/alpha.json",
+    "/badges/alpha.svg",
+    "/",
+    "/services/alpha/",
+    "/api/",
+    "/embed/alpha/",
+    "/static/site.css",
+    "/static/site.js",
+    "/static/icon.svg",
+    "/favicon.ico",
+    "/api/v1/services/nope",  # the interface's 404
+    "/api/v1/services?status=nope",  # its 400
+    "/nope/",  # the page for people's 404
+]
+#: Headers the servers send differently by design (docs/deploy.md, "Where nginx and statusgen
+#: serve differ"): their names, nginx's byte ranges, the connection's handling; and the ETag's
+#: value, a hash of the bytes from one and the mtime and size from the other (both change exactly
+#: with the bytes).
+APART = {"date", "server", "connection", "keep-alive", "accept-ranges"}
+
+
+@pytest.fixture(scope="module")
+def both(site, tmp_path_factory) -> Iterator[dict[str, Server]]:
+    """Both servers at once, on the same tree."""
+    preview, nginx = (start(kind, site, tmp_path_factory.mktemp("both-nginx")) for kind in ("serve", "nginx"))
+    yield {"serve": preview, "nginx": nginx}
+    preview.stop()
+    nginx.stop()
+
+
+def validators_asked(first: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Conditional requests, made of what a first answer said (its own ETag and Last-Modified)."""
+    etag, dated = first.get("etag", '"none"'), first.get("last-modified", "Thu, 01 Jan 1970 00:00:00 GMT")
+    later = formatdate(timegm(parsedate(dated) or (1970, 1, 1, 0, 0, 0, 0, 1, 0)) + 86400, usegmt=True)
+    return {
+        "none": {},
+        "gzip": {"Accept-Encoding": "gzip"},
+        "etag": {"If-None-Match": etag},
+        "date": {"If-Modified-Since": dated},
+        "older date": {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"},
+        "later date": {"If-Modified-Since": later},
+        "no date": {"If-Modified-Since": "yesterday"},
+        "asctime date": {"If-Modified-Since": time.asctime(time.gmtime(timegm(parsedate(dated) or (1970,) * 9)))},
+        "etag and date": {"If-None-Match": etag, "If-Modified-Since": dated},
+        "etag, older date": {"If-None-Match": etag, "If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"},
+        "other etag, date": {"If-None-Match": '"other"', "If-Modified-Since": dated},
+        "gzip, etag and date": {"Accept-Encoding": "gzip", "If-None-Match": etag, "If-Modified-Since": dated},
+    }
+
+
+def answered_file(site: Path, url: str) -> Path:
+    """The file of the tree a URL is answered with (its body, an error's too)."""
+    path, _, query = url.partition("?")
+    found = routes.resolve(path, arguments(query), lambda rel: (site / rel).is_file())
+    return site / found.file
+
+
+def test_both_servers_send_the_same_headers_for_every_kind_of_file(both, site):
+    """Every header but those sent apart by design, the validators included: Last-Modified the
+    file's mtime on a 200 and a 304 (no error is dated), Vary for a file with a .gz copy (its 304
+    too); and the same answer to each conditional request: If-None-Match and If-Modified-Since
+    read alike."""
+    month = json.loads((site / routes.REPORTS).read_bytes())["months"][0]["month"]
+    for url in (u.replace("{month}", month) for u in EVERY_KIND):
+        file = answered_file(site, url)
+        dated = formatdate(int(file.stat().st_mtime), usegmt=True)
+        has_gz = file.with_name(file.name + ".gz").exists()
+        firsts = {kind: s.raw(url, headers={"Accept-Encoding": "gzip"})[1] for kind, s in both.items()}
+        asked = {kind: validators_asked(first) for kind, first in firsts.items()}
+        for case in asked["serve"]:
+            answers = {kind: s.raw(url, headers=asked[kind][case]) for kind, s in both.items()}
+            (status, headers, body), (nginx_status, nginx, nginx_body) = answers["serve"], answers["nginx"]
+            assert (status, body) == (nginx_status, nginx_body), (url, case, status, nginx_status)
+            mine = {k: v for k, v in headers.items() if k not in APART | {"etag"}}
+            assert mine == {k: v for k, v in nginx.items() if k not in APART | {"etag"}}, (url, case)
+            assert "etag" in headers and "etag" in nginx, (url, case)
+            assert headers.get("last-modified") == (dated if status in (200, 304) else None), (url, case)
+            assert headers.get("vary") == ("Accept-Encoding" if has_gz else None), (url, case)
+
+
+def test_if_modified_since_its_last_modified_gives_304(server, http):
+    """Last-Modified is the file's mtime; If-Modified-Since of that very date is 304 (nginx's
+    ``if_modified_since exact``), any other date, or one that cannot be read, the file."""
+    for url in CACHED:
+        first = http.get(url, headers=IDENTITY)
+        dated = first.headers["last-modified"]
+        assert dated == formatdate(int(answered_file(server.site, url).stat().st_mtime), usegmt=True), url
+        r = http.get(url, headers={**IDENTITY, "If-Modified-Since": dated})
+        assert r.status_code == 304 and r.content == b"", (server.kind, url)
+        assert (r.headers["etag"], r.headers["last-modified"]) == (first.headers["etag"], dated)
+        assert_common_headers(r)
+        for other in ("Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 01 Jan 2100 00:00:00 GMT", "yesterday"):
+            assert http.get(url, headers={**IDENTITY, "If-Modified-Since": other}).status_code == 200, (url, other)
+    missing = http.get("/api/v1/services/nope", headers={"If-Modified-Since": dated})
+    assert missing.status_code == 404 and "last-modified" not in missing.headers
 
 
 def test_errors_are_never_304(server, http):

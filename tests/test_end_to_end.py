@@ -308,6 +308,13 @@ def test_openapi_document_lists_every_endpoint(scenario):
         "/feed/maintenance.ics",
         "/feed/services/{slug}.ics",
         "/metrics",
+        "/api/v1/reports",
+        "/api/v1/reports/{month}",
+        "/reports/{month}.csv",
+        "/badges/{slug}.json",
+        "/badges/{slug}.svg",
+        "/embed/",
+        "/embed/{slug}/",
     }
     params = doc["paths"]["/api/v1/services"]["get"]["parameters"]
     assert params[0]["schema"]["enum"] == ["cloud", "payments"]
@@ -408,7 +415,8 @@ def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(s
     assert unread == [
         "WARNING parsing GET /feed/incidents.xml within default.",
         "WARNING parsing GET /feed/services/{slug}.xml within default.",
-    ]  # Atom: the generator reads no XML media type (the calendars and /metrics it reads as text)
+        "WARNING parsing GET /badges/{slug}.svg within default.",
+    ]  # Atom and SVG: the generator reads no XML media type (the calendars, CSV and /metrics it reads as text)
     read = {
         name: importlib.import_module(f"statusclient.api.default.{name}")
         for name in (
@@ -420,6 +428,11 @@ def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(s
             "get_health",
             "get_metrics",
             "get_maintenance_calendar",
+            "list_reports",
+            "get_report",
+            "get_report_csv",
+            "get_badge",
+            "get_embed",
         )
     }
     snapshot = read["get_snapshot"].sync(client=client)
@@ -431,6 +444,53 @@ def test_a_client_generated_from_the_served_document_reads_every_json_endpoint(s
     assert read["get_health"].sync(client=client).health_index == snapshot.health_index
     assert read["get_metrics"].sync(client=client) == get(scenario, "/metrics").text
     assert read["get_maintenance_calendar"].sync(client=client).startswith("BEGIN:VCALENDAR")
+    months = read["list_reports"].sync(client=client).months
+    served = get(scenario, "/api/v1/reports").json()["months"]
+    assert [m.month for m in months] == [m["month"] for m in served] and months
+    report = read["get_report"].sync(months[0].month, client=client)
+    assert [s.slug for s in report.services] == ["alpha", "beta", "gamma"]
+    assert (
+        report.site.availability == get(scenario, f"/api/v1/reports/{months[0].month}").json()["site"]["availability"]
+    )
+    csv_text = read["get_report_csv"].sync(months[0].month, client=client)
+    assert csv_text == get(scenario, f"/reports/{months[0].month}.csv").text and csv_text.startswith("month,service,")
+    badge = read["get_badge"].sync("gamma", client=client)
+    assert (badge.label, badge.message) == ("Gamma Pay", "major outage")
+    assert read["get_embed"].sync(client=client) == get(scenario, "/embed/").text
+
+
+def test_a_client_generated_from_one_site_reads_another_with_other_services(scenario, tmp_path, forget_generated):
+    """The client generated from this site's document (services alpha, beta and gamma) reads a
+    site of other services and categories (the pinned one): a slug is a string of the slugs'
+    pattern, not an enum of one site's slugs, so a client is not generated again when a service
+    is added."""
+    import importlib
+
+    from statusgen import routes
+    from tests.pinned import build_pinned_site
+
+    generated_client(scenario, tmp_path, "/api/v1/openapi.json", "statusclient")  # from this site's document
+    (tmp_path / "other").mkdir()
+    other = build_pinned_site(tmp_path / "other").resolve()
+    served = start_preview(other, per_minute=10_000)
+    try:
+        client = importlib.import_module("statusclient.client").Client(base_url=served.base)
+
+        def call(name: str, *args: Any, **kw: Any) -> Any:
+            return importlib.import_module(f"statusclient.api.default.{name}").sync(*args, client=client, **kw)
+
+        slugs = [s["slug"] for s in json.loads((other / "api/v1/snapshot.json").read_bytes())["services"]]
+        assert slugs and not set(slugs) & {"alpha", "beta", "gamma"}
+        assert [s.slug for s in call("list_services").services] == slugs
+        for slug in slugs:
+            assert call("get_service", slug).service.slug == slug
+            told = json.loads((other / routes.incidents_file(None, slug)).read_bytes())["incidents"]
+            assert [i.id for i in call("list_incidents", service=slug).incidents] == [i["id"] for i in told], slug
+            assert call("get_badge", slug).label == call("get_service", slug).service.name
+        months = call("list_reports").months
+        assert [s.slug for s in call("get_report", months[0].month).services] == slugs
+    finally:
+        served.server.shutdown()
 
 
 def test_a_client_generated_from_the_statuspage_document_reads_every_v2_document(scenario, tmp_path, forget_generated):

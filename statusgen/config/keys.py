@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from statusgen.config.values import (
     MAX_CATCH_UP,
+    MAX_CONFIRM_EVERY,
     MAX_INTERVAL,
     MAX_NOTIFY_TIMEOUT,
     MAX_SPREAD,
     MAX_STALE_AFTER,
-    MAX_CONFIRM_EVERY,
     MAX_TIMEOUT,
     MAX_WINDOW,
     NOTIFY_EVENTS,
@@ -22,10 +22,11 @@ from statusgen.config.values import (
     byte_size,
     check_url,
     conditions,
+    confirmations,
     count,
     cron,
-    confirmations,
     days,
+    granted_rate,
     headers,
     http_url,
     key_reference,
@@ -34,6 +35,7 @@ from statusgen.config.values import (
     milliseconds,
     minority_failure,
     months,
+    networks,
     notify_events,
     notify_url,
     optional_matched_text,
@@ -55,6 +57,7 @@ from statusgen.config.values import (
     vendor_format,
     words,
 )
+from statusgen.policy import RATE_PER_MINUTE
 
 SITE_KEYS = (
     Key("title", words, "Service status", "Title shown on every page and feed."),
@@ -416,5 +419,31 @@ NOTIFY_KEYS = (
         86400.0,
         "Seconds an event is kept for a notifier that could not be reached; past that it is told only "
         "in a digest, and after seven days it is given up.",
+    ),
+)
+
+GRANT_KEYS = (
+    Key(
+        "addresses",
+        networks,
+        doc="The client addresses or networks (CIDR) granted the limit: 192.0.2.10, 10.0.0.0/8, 2001:db8::/32; "
+        "behind a proxy or CDN, the real clients' (nginx-conf --real-ip-from).",
+    ),
+    Key(
+        "per_minute",
+        granted_rate,
+        doc=f"Requests a minute these addresses may make to the interface (/api/, /feed/), instead of the "
+        f"{RATE_PER_MINUTE} everyone gets; a burst of as many at once is answered.",
+    ),
+    Key(
+        "purpose",
+        words,
+        doc="What the limit is for, as the reader who asked for it said (a mirror, a test suite): the operator's "
+        "record, published in no file of the site.",
+    ),
+    Key(
+        "contact",
+        words,
+        doc="Whom to reach about this reader's requests: the operator's record, published in no file of the site.",
     ),
 )

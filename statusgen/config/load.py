@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from statusgen.config.keys import (
     CHECK_KEYS,
     COMMON_KEYS,
+    GRANT_KEYS,
     KIND_KEYS,
     LOCATION_KEYS,
     MAINTENANCE_KEYS,
@@ -38,6 +39,7 @@ from statusgen.config.records import (
     LocationConfig,
     MaintenanceWindow,
     NotifyConfig,
+    RateGrant,
     ServiceConfig,
     SiteConfig,
     VendorConfig,
@@ -350,7 +352,7 @@ def _services(
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "locations", "notify")
+TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "locations", "notify", "rate_limit")
 
 
 def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
@@ -411,6 +413,41 @@ def _notifiers(
     return tuple(n for n in found if n)
 
 
+GRANTS_FORM = "[[rate_limit.grants]] with addresses, per_minute, purpose and contact"
+
+
+def _grants(doc: Mapping[str, Any], problems: _Problems) -> tuple[RateGrant, ...]:
+    """[[rate_limit.grants]]: higher limits of the interface for some readers, each address in one."""
+    table = doc.get("rate_limit", {})
+    if not isinstance(table, Mapping):
+        problems.add("rate_limit", f"must be a table: {GRANTS_FORM}")
+        return ()
+    for name in table:
+        if name != "grants":
+            problems.add("rate_limit", f'unknown key "{name}"; allowed keys: grants ({GRANTS_FORM})')
+    raw = table.get("grants", [])
+    if not isinstance(raw, list):
+        problems.add("rate_limit", f"grants must be a list of tables: {GRANTS_FORM}")
+        return ()
+    found = []
+    for i, grant in enumerate(raw, 1):
+        where = f"rate_limit grant {i}"
+        values = _read_table(grant, GRANT_KEYS, where, problems)
+        _report_unknown(values, where, problems, [k.name for k in GRANT_KEYS])
+        if all(k.name in values for k in GRANT_KEYS):
+            found.append(RateGrant(**values))
+    granted: dict[str, int] = {}
+    for i, grant in enumerate(found, 1):
+        for network in grant.addresses:
+            if network in granted:
+                problems.add(
+                    "[[rate_limit.grants]]",
+                    f"{network} is in more than one grant ({granted[network]} and {i}): an address has one limit",
+                )
+            granted.setdefault(network, i)
+    return tuple(found)
+
+
 def parse_config(text_: str, path: Path) -> Config:
     """Validate the TOML text of ``path``; raise ConfigError listing every problem."""
     problems = _Problems(path.name, path.parent)
@@ -432,6 +469,7 @@ def parse_config(text_: str, path: Path) -> Config:
     locations = _locations(doc, site, problems)
     _check_locations(services, locations, problems)
     notifiers = _notifiers(doc, services, categories, problems)
+    grants = _grants(doc, problems)
     operator, found = read_folder(site.notes, shown_folder(site.notes, path.parent), [s.slug for s in services])
     problems.items += found
     if problems.items:
@@ -446,6 +484,7 @@ def parse_config(text_: str, path: Path) -> Config:
         canaries=canaries,
         notifiers=notifiers,
         operator=operator,
+        grants=grants,
     )
 
 

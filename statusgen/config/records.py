@@ -191,6 +191,18 @@ class NotifyConfig:
 
 
 @dataclass(frozen=True)
+class RateGrant:
+    """A limit of the interface of its own for some client addresses (``[[rate_limit.grants]]``):
+    the servers apply ``addresses`` and ``per_minute``; ``purpose`` and ``contact`` are the
+    operator's record of why and for whom, published nowhere."""
+
+    addresses: tuple[str, ...]  # CIDR networks, as ipaddress writes them
+    per_minute: int
+    purpose: str
+    contact: str
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     site: SiteConfig
@@ -202,6 +214,7 @@ class Config:
     by_slug: dict[str, ServiceConfig] = field(default_factory=dict, compare=False)
     sla: dict[str, float] = field(default_factory=dict)  # category -> its availability target ([sla])
     locations: tuple[LocationConfig, ...] = ()  # the other places that probe ([[locations]])
+    grants: tuple[RateGrant, ...] = ()  # higher limits for some readers ([[rate_limit.grants]])
 
     def __post_init__(self) -> None:
         self.by_slug.update({s.slug: s for s in self.services})

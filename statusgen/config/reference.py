@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from statusgen.config.keys import (
     CHECK_KEYS,
+    GRANT_KEYS,
     LOCATION_KEYS,
     MAINTENANCE_KEYS,
     NOTIFY_KEYS,
@@ -26,6 +27,7 @@ def documented_keys() -> dict[str, tuple[Key, ...]]:
         "canaries": CHECK_KEYS,
         "locations": LOCATION_KEYS,
         "notify": NOTIFY_KEYS,
+        "rate_limit.grants": GRANT_KEYS,
     }
 
 
@@ -66,6 +68,8 @@ def config_reference() -> str:
         "canaries": "[[canaries]] (very reliable targets that test our own vantage point; same keys as a check)",
         "locations": "[[locations]] (other places that probe: docs/locations.md)",
         "notify": "[[notify]] (notifiers: who is told of incidents and maintenance; docs/notifications.md)",
+        "rate_limit.grants": "[[rate_limit.grants]] (a higher limit of the interface for some readers, "
+        "arranged with the operator: docs/deploy.md)",
     }
     for section, keys in documented_keys().items():
         lines += [f"## `{headings[section]}`", "", "| key | default | meaning |", "|---|---|---|"]

@@ -20,6 +20,7 @@ from statusgen.config.conditions import Condition, ConditionError, parse
 from statusgen.config.cron import CronError, parse_cron
 from statusgen.i18n import SHIPPED
 from statusgen.model import SEVERITIES, SLUG_RE, VENDOR_FORMATS
+from statusgen.policy import MAX_GRANTED_PER_MINUTE, RATE_PER_MINUTE
 from statusgen.text import one_line, outside_link, without_controls
 from statusgen.timeutil import offset_time
 
@@ -300,6 +301,41 @@ def resolver(value: Any) -> str:
     if not port or parts.path or parts.username:
         raise Invalid(f"must be an IP address, optionally with a port (127.0.0.1:5353, [::1]:53), got {show(value)}")
     return str(value)
+
+
+_NETWORKS = 'addresses or networks in CIDR form, a list such as ["192.0.2.10", "10.0.0.0/8", "2001:db8::/32"]'
+
+
+def networks(value: Any) -> tuple[str, ...]:
+    """Client addresses or networks (an address alone is its own /32 or /128), each as ipaddress
+    writes it: what nginx's geo map and the preview server match a client against."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise Invalid(f"must be {_NETWORKS}, got {show(value)}")
+    out = []
+    for given in value:
+        try:
+            out.append(str(ipaddress.ip_network(given.strip())))
+        except ValueError:
+            raise Invalid(f"must be {_NETWORKS}, got {show(given)}{_network_hint(given)}") from None
+    return tuple(dict.fromkeys(out))
+
+
+def _network_hint(given: str) -> str:
+    """What a network with host bits set meant (10.0.0.1/8 is in 10.0.0.0/8)."""
+    try:
+        return f" (write its network, {ipaddress.ip_network(given.strip(), strict=False)})"
+    except ValueError:
+        return ""
+
+
+def granted_rate(value: Any) -> int:
+    """The requests a minute a grant allows: more than everyone's, and bounded."""
+    if isinstance(value, bool) or not isinstance(value, int) or not RATE_PER_MINUTE < value <= MAX_GRANTED_PER_MINUTE:
+        raise Invalid(
+            f"must be a whole number of requests a minute, more than the {RATE_PER_MINUTE} everyone gets and at "
+            f"most {MAX_GRANTED_PER_MINUTE}, got {show(value)}"
+        )
+    return value
 
 
 def ratio(value: Any) -> float:

@@ -52,6 +52,7 @@ from statusgen.decide.maintenance import Notice
 from statusgen.errors import RenderError, StatusgenError
 from statusgen.i18n import say_in, site_languages, translations
 from statusgen.model import SLUG_RE
+from statusgen.policy import GRANTS_FILE, Grant, grants_document
 from statusgen.render import keys
 from statusgen.render.api.documents import (
     collection_of,
@@ -269,6 +270,8 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
             placer.put(paths[1], svg_badge(s), key)
     for path, asset in static_files().items():
         placer.put(path, asset)
+    if config.grants:  # for the servers of the tree: the addresses and rates, never purpose nor contact
+        placer.put(GRANTS_FILE, grants_document(Grant(g.addresses, g.per_minute) for g in config.grants))
     health, snapshot = docs[f"{routes.API}/health.json"], docs[f"{routes.API}/snapshot.json"]
     for lang in site_languages(config.site.languages):
         placer.put(

@@ -62,6 +62,7 @@ from statusgen.policy import (
     RATE_PER_MINUTE,
     REFERRER_POLICY,
     SEND_TIMEOUT,
+    Grant,
 )
 from statusgen.web.nginx_http import (
     CONN_ZONE,
@@ -71,6 +72,8 @@ from statusgen.web.nginx_http import (
     REFUSED,
     ZONE,
     block,
+    grant_zone,
+    granted_rates,
     http_level,
     policy_variables,
 )
@@ -150,8 +153,9 @@ def _server_settings(options: NginxOptions) -> list[str]:
         "open_file_cache off;",
         "",
         "# Files: sendfile; ETag from mtime and size (the generator leaves unchanged files",
-        "# untouched and moves a changed file's mtime to a new second); the precompressed .gz",
-        "# copies for clients that accept gzip (never compressed on the fly); no listings.",
+        "# untouched and moves a changed file's mtime to a new second), Last-Modified the mtime,",
+        "# If-Modified-Since only its very date; the precompressed .gz copies for clients that",
+        "# accept gzip (never compressed on the fly), Vary for the files that have one; no listings.",
         "sendfile on;",
         "etag on;",
         "if_modified_since exact;",
@@ -227,18 +231,21 @@ def _rate_limit(options: NginxOptions) -> list[str]:
     ]
 
 
-def _interface_limit(options: NginxOptions, explain: bool = False) -> list[str]:
-    """The interface's limit, in each of its locations (a location's limit_req replaces the server's)."""
+def _interface_limit(options: NginxOptions, grants: tuple[Grant, ...], explain: bool = False) -> list[str]:
+    """The interface's limit, in each of its locations (a location's limit_req replaces the
+    server's), and each limit granted: a request counts in the one zone its address has a key in."""
     if not options.rate_limit:
         return []
-    line = f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;"
+    lines = [f"limit_req zone={ZONE} burst={RATE_PER_MINUTE - 1} nodelay;"]
+    lines += [f"limit_req zone={grant_zone(rate)} burst={rate - 1} nodelay;" for rate in granted_rates(grants)]
     if not explain:
-        return [line]
+        return lines
     return [
         f"# {RATE_PER_MINUTE} at once are answered (the first plus a burst of {RATE_PER_MINUTE - 1}, "
         "without delay); the next is",
         f"# refused with 429. Then one request every {60 / RATE_PER_MINUTE:g} s is let through, hence Retry-After: 1.",
-        line,
+        *(["# The addresses of a grant count at its own rate instead, in the zone of that rate."] if grants else []),
+        *lines,
     ]
 
 
@@ -269,13 +276,13 @@ def _common(options: NginxOptions) -> list[str]:
     ]
 
 
-def _error_locations(options: NginxOptions) -> list[str]:
+def _error_locations(options: NginxOptions, grants: tuple[Grant, ...]) -> list[str]:
     """The error files' locations. A request is counted by the rate limit once, where it is first
     checked: most errors are found after that, but one refused before (a 400 or 405 answered by
     ``return``) is counted here, so the JSON bodies count in the interface's zone, the pages'
     in theirs."""
     # A refusal here is the JSON 429; a request for an error file itself is a missing page.
-    interface = [*_interface_limit(options), *_error_pages(html=("404", "400", "403"))]
+    interface = [*_interface_limit(options, grants), *_error_pages(html=("404", "400", "403"))]
     retry = _headers(cache="no-store", extra={"Retry-After": str(RETRY_AFTER)})
     return [
         "# The error files: never requested directly, only by error_page.",
@@ -304,18 +311,18 @@ def _api_routes() -> list[str]:
         "# Names starting with a dot are never served.",
         *block(r"location ~ /\.", ["return 404;"]),
         *block(
-            rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health|reports)/?$"',
+            rf'location ~ "^{api}/(?<statusgen_doc>snapshot|health|reports)/?\z"',
             [f"try_files {api}/$statusgen_doc.json =404;"],
         ),
         "# A month's report: a month the build wrote, else 404.",
         *block(
-            rf'location ~ "^{api}/reports/(?<statusgen_month>{routes.MONTH})/?$"',
+            rf'location ~ "^{api}/reports/(?<statusgen_month>{routes.MONTH})/?\z"',
             [f"try_files {api}/reports/$statusgen_month.json =404;"],
         ),
         "",
         "# ?category=C&status=S: 400 names the first invalid parameter (its file lists the allowed values).",
         *block(
-            rf'location ~ "^{api}/services/?$"',
+            rf'location ~ "^{api}/services/?\z"',
             [
                 *_error_pages({"400": "400-$statusgen_services_invalid"}),
                 *block("if ($statusgen_services_invalid)", ["return 400;"]),
@@ -325,14 +332,14 @@ def _api_routes() -> list[str]:
         "",
         "# One service: a slug of the pattern that names a file of the tree, else 404 unknown_service.",
         *block(
-            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/?$"',
+            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/?\z"',
             [*service_errors, f"try_files {api}/services/$statusgen_slug.json =404;"],
         ),
-        *block(rf'location ~ "^{api}/services/[^/]+/?$"', [*service_errors, "return 404;"]),
+        *block(rf'location ~ "^{api}/services/[^/]+/?\z"', [*service_errors, "return 404;"]),
         "",
         "# History: an unknown service is 404 before an invalid range is 400; range defaults to 24h.",
         *block(
-            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?$"',
+            rf'location ~ "^{api}/services/(?<statusgen_slug>{SLUG})/history/?\z"',
             [
                 *_error_pages({"404": "404-service", "400": "400-range"}),
                 *block(f"if (!-f $document_root{api}/services/$statusgen_slug.json)", ["return 404;"]),
@@ -340,12 +347,12 @@ def _api_routes() -> list[str]:
                 f"try_files {api}/services/$statusgen_slug/history/$statusgen_range.json =404;",
             ],
         ),
-        *block(rf'location ~ "^{api}/services/[^/]+/history/?$"', [*service_errors, "return 404;"]),
+        *block(rf'location ~ "^{api}/services/[^/]+/history/?\z"', [*service_errors, "return 404;"]),
         "",
         "# ?active=1 open incidents only, ?active=0 closed only, absent all, anything else 400;",
         "# ?service=S one service's only (404 when it has no list).",
         *block(
-            rf'location ~ "^{api}/incidents/?$"',
+            rf'location ~ "^{api}/incidents/?\z"',
             [
                 *_error_pages({"400": "400-active", "404": "404-service"}),
                 *block('if ($statusgen_incidents_file = "")', ["return 400;"]),
@@ -357,7 +364,7 @@ def _api_routes() -> list[str]:
     ]
 
 
-def _interface_locations(options: NginxOptions) -> list[str]:
+def _interface_locations(options: NginxOptions, grants: tuple[Grant, ...]) -> list[str]:
     return [
         "# -- the interface: the API and the feeds, for programs -------------------------------",
         "# Its own rate limit and JSON errors. ^~: no location outside these two is ever chosen for",
@@ -365,7 +372,13 @@ def _interface_locations(options: NginxOptions) -> list[str]:
         "# repeats them all.",
         *block(
             "location ^~ /api/",
-            [*_interface_limit(options, explain=True), *_error_pages(), "", *_api_routes(), "try_files $uri =404;"],
+            [
+                *_interface_limit(options, grants, explain=True),
+                *_error_pages(),
+                "",
+                *_api_routes(),
+                "try_files $uri =404;",
+            ],
         ),
         "# The API's own page is a page, for people.",
         *block("location = /api/", ["try_files /api/index.html =404;"]),
@@ -373,13 +386,13 @@ def _interface_locations(options: NginxOptions) -> list[str]:
         *block(
             "location ^~ /feed/",
             [
-                *_interface_limit(options),
+                *_interface_limit(options, grants),
                 *_error_pages(),
                 *block("types", [f'"{ATOM}"  xml;', f'"{CONTENT_TYPES["ics"]}"  ics;']),
                 *block(r"location ~ /\.", ["return 404;"]),
                 "# A service's feed: a slug that names no service is the API's unknown_service.",
                 *block(
-                    r'location ~ "^/feed/services/[^/]+\.xml$"',
+                    r'location ~ "^/feed/services/[^/]+\.xml\z"',
                     [*_error_pages({"404": "404-service"}), "try_files $uri =404;"],
                 ),
                 "try_files $uri =404;",
@@ -396,7 +409,7 @@ def _static_locations() -> list[str]:
         *block(r"location ~ /\.", ["return 404;"]),
         "# An incident's own page in earlier versions: sent on to its part of its service's incidents page.",
         *block(
-            rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html$"',
+            rf'location ~ "^/incidents/(?<statusgen_was>(?<statusgen_of>{SLUG})-{routes.INCIDENT_START})\.html\z"',
             [
                 *block(
                     "if (-f $document_root/services/$statusgen_of/incidents/index.html)",
@@ -411,7 +424,7 @@ def _static_locations() -> list[str]:
             ["types { }", f'default_type "{PROMETHEUS}";', f"try_files /{routes.METRICS} =404;"],
         ),
         "# A directory is its index.html (never a listing).",
-        *block(r"location ~ /$", ["try_files ${uri}index.html =404;"]),
+        *block(r"location ~ /\z", ["try_files ${uri}index.html =404;"]),
         "# A file; a directory named without its slash is redirected to it when it has an index.html",
         "# ($uri reaches Location only for such a directory of the tree, never for an outside value).",
         *block("location /", ["try_files $uri @statusgen_directory;"]),
@@ -422,15 +435,15 @@ def _static_locations() -> list[str]:
     ]
 
 
-def server_block(options: NginxOptions) -> list[str]:
-    """The server block: every HTTP rule of the API."""
+def server_block(options: NginxOptions, grants: tuple[Grant, ...] = ()) -> list[str]:
+    """The server block: every HTTP rule of the API; ``grants``: the tree's limits granted."""
     body = (
         _server_settings(options)
         + _real_ip(options)
         + _rate_limit(options)
         + _common(options)
-        + _error_locations(options)
-        + _interface_locations(options)
+        + _error_locations(options, grants)
+        + _interface_locations(options, grants)
         + _static_locations()
     )
     return [
@@ -456,6 +469,8 @@ def _main_context(options: NginxOptions, inner: list[str]) -> list[str]:
         *temps,
         log,
         "tcp_nopush on;",
+        "# Room for the maps' variables (some more with each rate granted) in nginx's hash of them.",
+        "variables_hash_max_size 2048;",
         "",
         *inner,
     ]
@@ -480,7 +495,8 @@ def _header(options: NginxOptions, vocab: Vocabulary) -> list[str]:
     return [
         f"# statusgen: {what} serving the tree at {options.site.absolute()}",
         "# (written by `statusgen nginx-conf`; see docs/deploy.md).",
-        f"# Categories {', '.join(vocab.category)}: when they change, write this file again and reload nginx.",
+        f"# Categories {', '.join(vocab.category)}; {len(vocab.grants)} limits granted. When they change, write",
+        "# this file again and reload nginx.",
         *([] if options.server_block else ["# Run: nginx -p PREFIX -c PREFIX/nginx.conf -e error.log"]),
         "",
     ]
@@ -490,6 +506,6 @@ def nginx_config(options: NginxOptions) -> str:
     """The nginx configuration for ``options``: a whole nginx.conf, or (server_block) the parts to include."""
     check_options(options)
     vocab = read_vocabulary(options.site)
-    inner = http_level(vocab, options.rate_limit) + server_block(options)
+    inner = http_level(vocab, options.rate_limit) + server_block(options, vocab.grants)
     lines = _header(options, vocab) + (inner if options.server_block else _main_context(options, inner))
     return "\n".join(lines) + "\n"

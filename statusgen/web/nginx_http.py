@@ -1,6 +1,7 @@
-"""The http-level part of the nginx configuration: the rate-limit zones, the maps that give each
-answer its Content-Security-Policy and a CORS preflight its headers, and the whitelists that map
-query strings onto the tree's files; and the small writers of nginx syntax both parts use."""
+"""The http-level part of the nginx configuration: the rate-limit zones (with those of the limits
+granted), the maps that give each answer its Content-Security-Policy and a CORS preflight its
+headers, and the whitelists that map query strings onto the tree's files; and the small writers
+of nginx syntax both parts use."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from statusgen.policy import (
     PAGES_PER_MINUTE,
     PREFLIGHT_HEADERS,
     RATE_PER_MINUTE,
+    Grant,
 )
 from statusgen.web.nginx_inputs import Vocabulary
 
@@ -132,6 +134,37 @@ def security_policy_maps(languages: tuple[str, ...]) -> list[str]:
     return out + [""]
 
 
+def grant_zone(per_minute: int) -> str:
+    """The zone of the addresses granted ``per_minute`` requests a minute to the interface."""
+    return f"{ZONE}_grant_{per_minute}"
+
+
+def granted_rates(grants: Iterable[Grant]) -> list[int]:
+    return sorted({g.per_minute for g in grants})
+
+
+def _interface_zones(grants: tuple[Grant, ...]) -> list[str]:
+    """The interface's zone, and one for each rate granted: ``geo`` names the grant of the client
+    address (its most specific network), whose requests count in the zone of that rate and not
+    in the interface's (a request with an empty key is counted in no zone)."""
+    if not grants:
+        return [f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;"]
+    out = [
+        "# Limits granted ([[rate_limit.grants]]): the addresses of a grant count in a zone of their own,",
+        "# at its rate, and not in the interface's.",
+        *block(
+            "geo $statusgen_grant", ['default  "";', *(f"{n}  {g.per_minute};" for g in grants for n in g.networks)]
+        ),
+        *block("map $statusgen_grant $statusgen_limit_key", ['""  $binary_remote_addr;', 'default  "";']),
+        f"limit_req_zone $statusgen_limit_key zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
+    ]
+    for rate in granted_rates(grants):
+        key = f"$statusgen_granted_{rate}"
+        out += block(f"map $statusgen_grant {key}", [f'"{rate}"  $binary_remote_addr;', 'default  "";'])
+        out.append(f"limit_req_zone {key} zone={grant_zone(rate)}:1m rate={rate}r/m;")
+    return out
+
+
 def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
     """The lines that belong in the http block: the rate-limit zones, the policy and the query maps."""
     out = ["# -- statusgen: http-level part ---------------------------------------------------", ""]
@@ -141,7 +174,7 @@ def http_level(vocab: Vocabulary, rate_limit: bool) -> list[str]:
             f"# zone (about 80,000 addresses): {RATE_PER_MINUTE} requests a minute to the interface (/api/,",
             f"# /feed/), and {PAGES_PER_MINUTE} to the pages and their files, counted apart; and the",
             "# requests one address has in flight at once.",
-            f"limit_req_zone $binary_remote_addr zone={ZONE}:10m rate={RATE_PER_MINUTE}r/m;",
+            *_interface_zones(vocab.grants),
             f"limit_req_zone $binary_remote_addr zone={PAGES_ZONE}:10m rate={PAGES_PER_MINUTE}r/m;",
             f"limit_conn_zone $binary_remote_addr zone={CONN_ZONE}:10m;",
             "",

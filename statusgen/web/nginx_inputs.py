@@ -1,5 +1,6 @@
 """What the nginx configuration is written from: the command's options, checked, and the tree's
-vocabulary (the values each query parameter may take, from ``_errors/400-*.json``)."""
+vocabulary (the values each query parameter may take, from ``_errors/400-*.json``; its languages;
+the limits it grants, from ``policy.GRANTS_FILE``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.model import DEFAULT_RANGE
+from statusgen.policy import GRANTS_FILE, Grant, grants_from
 from statusgen.web.languages import TreeLanguagesError, tree_languages
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:\[\]*~-]+$")
@@ -51,6 +53,7 @@ class Vocabulary:
     active: tuple[str, ...]
     default_range: str = DEFAULT_RANGE
     languages: tuple[str, ...] = ("en",)  # of the pages, the first at / (health.json's "languages")
+    grants: tuple[Grant, ...] = ()  # the interface's limits granted to some addresses
 
 
 def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
@@ -75,7 +78,18 @@ def _allowed(site: Path, parameter: str) -> tuple[str, ...]:
 def read_vocabulary(site: Path) -> Vocabulary:
     """The whitelists of the query maps, from the tree's ``_errors/400-*.json``."""
     category, status, range_, active = (_allowed(site, p) for p in ("category", "status", "range", "active"))
-    return Vocabulary(category, status, range_, active, languages=read_languages(site))
+    return Vocabulary(category, status, range_, active, languages=read_languages(site), grants=read_grants(site))
+
+
+def read_grants(site: Path) -> tuple[Grant, ...]:
+    """The limits the tree grants (none without the file: a build with no [[rate_limit.grants]])."""
+    path = site / GRANTS_FILE
+    try:
+        return grants_from(path.read_bytes())
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as exc:
+        raise NginxConfError(f"{path}: cannot read the limits granted ({exc}); run `statusgen build` again") from None
 
 
 def read_languages(site: Path) -> tuple[str, ...]:

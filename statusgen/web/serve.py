@@ -2,7 +2,9 @@
 
 It maps public URLs (query strings included) onto the pre-rendered files
 through ``routes.resolve``, and applies the same rules as the generated nginx
-configuration: ETag (a hash of the bytes sent), If-None-Match -> 304,
+configuration: ETag (a hash of the bytes sent) and Last-Modified (the file's
+modification time), If-None-Match and If-Modified-Since -> 304 as nginx answers
+them (``not_modified``), ``Vary: Accept-Encoding`` for a file with a .gz copy,
 ``Cache-Control: max-age=15``, GET and HEAD only (405 with Allow), 120
 requests to the interface (/api/, /feed/) in any minute per client address and
 a limit of its own for pages (past either, 429 with Retry-After), JSON error
@@ -34,9 +36,13 @@ import socket
 import sys
 import threading
 import time
+from calendar import timegm
 from collections import Counter, deque
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
+from email.message import Message
+from email.utils import formatdate, parsedate
 from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +55,7 @@ from statusgen.policy import (
     COMMON_HEADERS,
     CONNECTIONS_PER_ADDRESS,
     FIRST_BUFFER_BYTES,
+    GRANTS_FILE,
     HEAD_BUFFERS,
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
@@ -57,7 +64,10 @@ from statusgen.policy import (
     PREFLIGHT_HEADERS,
     RATE_PER_MINUTE,
     SEND_TIMEOUT,
+    Grant,
     content_type,
+    granted,
+    grants_from,
     security_headers,
 )
 from statusgen.web.languages import TreeLanguagesError, tree_languages
@@ -139,6 +149,31 @@ def etag_matches(header: str | None, etag: str) -> bool:
         return False
     tags = [t.strip() for t in header.split(",")]
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
+
+
+def http_date(mtime: int) -> str:
+    """A Last-Modified value: the IMF-fixdate nginx writes (``Wed, 04 Dec 2026 19:41:01 GMT``)."""
+    return formatdate(mtime, usegmt=True)
+
+
+def modified_since(header: str, mtime: int) -> bool:
+    """Whether a file of ``mtime`` changed since an If-Modified-Since value, as nginx reads it with
+    the generated configuration's ``if_modified_since exact``: only the very date the file's
+    Last-Modified says is unchanged (a later date may come from another clock or an older copy of
+    the tree); a date it cannot read says nothing, so the file counts as changed. Its zone is not
+    read: HTTP dates are GMT."""
+    parsed = parsedate(header)
+    return parsed is None or timegm(parsed) != mtime
+
+
+def not_modified(headers: Message, etag: str, mtime: int) -> bool:
+    """Whether a request answered with a 200 of ``etag`` and ``mtime`` gets a 304, as nginx decides
+    it: when it asks with If-None-Match or If-Modified-Since, and each it sends says unchanged
+    (nginx reads both; RFC 9110 would read only If-None-Match, and both servers keep to nginx)."""
+    tags, since = headers.get("If-None-Match"), headers.get("If-Modified-Since")
+    if tags is None and since is None:
+        return False
+    return (since is None or not modified_since(since, mtime)) and (tags is None or etag_matches(tags, etag))
 
 
 class RateLimiter:
@@ -224,6 +259,16 @@ class HeadReader(io.BufferedReader):
         line = super().readline(size)
         self.lines.append(len(line))
         return line
+
+
+@dataclass(frozen=True)
+class Representation:
+    """A file as one request gets it."""
+
+    body: bytes
+    gzipped: bool  # the bytes of its .gz copy
+    varies: bool  # it has a .gz copy: what a client gets depends on its Accept-Encoding
+    mtime: int  # of the file sent: Last-Modified
 
 
 def safe_log_text(text: str) -> str:
@@ -407,8 +452,9 @@ class Handler(BaseHTTPRequestHandler):
     def _limited(self, interface: bool, asked: str) -> bool:
         """Whether the client is over its limit (the interface's or the pages'); if so, refused
         (a page in the language of ``asked``, the path asked for)."""
-        limiter = self.server.limiter if interface else self.server.pages_limiter
-        wait = limiter.take(self.client_address[0])
+        address = self.client_address[0]
+        limiter = self.server.interface_limiter(address) if interface else self.server.pages_limiter
+        wait = limiter.take(address)
         if wait <= 0:
             return False
         body = (
@@ -427,15 +473,17 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in {**COMMON_HEADERS, **security_headers(rel, languages)}.items():
             self.send_header(name, value)
 
-    def _read(self, rel: str) -> tuple[bytes, bool] | None:
+    def _read(self, rel: str) -> Representation | None:
+        """The file ``rel`` as this request gets it: its .gz copy to a client that accepts gzip."""
         full = self._inside(rel)
         if full is None:
             return None
         gz = full.with_name(full.name + ".gz")
         try:
-            if accepts_gzip(self.headers.get("Accept-Encoding")) and gz.is_file():
-                return gz.read_bytes(), True
-            return full.read_bytes(), False
+            varies = gz.is_file()
+            gzipped = varies and accepts_gzip(self.headers.get("Accept-Encoding"))
+            with (gz if gzipped else full).open("rb") as file:
+                return Representation(file.read(), gzipped, varies, int(os.fstat(file.fileno()).st_mtime))
         except OSError:
             return None
 
@@ -449,33 +497,29 @@ class Handler(BaseHTTPRequestHandler):
     ) -> None:
         got = self._read(rel)
         if got is None:  # the tree lacks even its error file: answer plainly
-            status, rel, got = (
-                404,
-                "404.json",
-                (b'{"error":{"status":404,"code":"not_found","message":"No resource at this path."}}\n', False),
+            status, rel = 404, "404.json"
+            got = Representation(
+                b'{"error":{"status":404,"code":"not_found","message":"No resource at this path."}}\n', False, False, 0
             )
-        body, gzipped = got
-        etag = etag_of(body)
-        if status == 200 and etag_matches(self.headers.get("If-None-Match"), etag):
-            self.send_response(304)
-            self.send_header("ETag", etag)
-            self.send_header("Vary", "Accept-Encoding")  # a cache keeps the 304 apart as it keeps the 200
-            self._common_headers(cache, rel)
-            self.end_headers()
-            return
-        self.send_response(status)
-        self.send_header("Content-Type", content_type(rel))
-        self.send_header("Content-Length", str(len(body)))
+        etag = etag_of(got.body)
+        unchanged = status == 200 and not_modified(self.headers, etag, got.mtime)
+        self.send_response(304 if unchanged else status)
+        if not unchanged:
+            self.send_header("Content-Type", content_type(rel))
+            self.send_header("Content-Length", str(len(got.body)))
+        if status == 200:  # nginx dates a file's 200 and 304 only, never an error
+            self.send_header("Last-Modified", http_date(got.mtime))
         self.send_header("ETag", etag)
-        self.send_header("Vary", "Accept-Encoding")
-        if gzipped:
+        if got.varies:  # a cache keeps the answers to gzip and to other clients apart (a 304 too)
+            self.send_header("Vary", "Accept-Encoding")
+        if got.gzipped and not unchanged:
             self.send_header("Content-Encoding", "gzip")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self._common_headers(cache, rel)
         self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        if not head and not unchanged:
+            self.wfile.write(got.body)
 
     def _redirect(self, location: str, head: bool) -> None:
         self.send_response(301)
@@ -560,6 +604,29 @@ class Admission:
             self.room.notify()
 
 
+@dataclass(frozen=True)
+class TreeInputs:
+    """What a tree tells the server that serves it."""
+
+    languages: tuple[str, ...]
+    grants: tuple[Grant, ...]
+
+
+def read_tree_inputs(generation: Path) -> TreeInputs:
+    """A generation's languages (health.json's) and the limits it grants (``GRANTS_FILE``). A
+    tree without its health document answers in English, and one whose grants cannot be read
+    grants none: its error files answer anyway."""
+    try:
+        languages = tree_languages(generation)
+    except TreeLanguagesError:
+        languages = ("en",)
+    try:
+        grants = grants_from((generation / GRANTS_FILE).read_bytes())
+    except (OSError, ValueError):
+        grants = ()
+    return TreeInputs(languages, grants)
+
+
 class PreviewServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # stopping need not wait for a slow client to go
@@ -618,20 +685,31 @@ class PreviewServer(ThreadingHTTPServer):
         self.quiet = quiet
         self.limiter = RateLimiter(per_minute)
         self.pages_limiter = RateLimiter(pages_per_minute)
+        self.granted_limiters: dict[int, RateLimiter] = {}  # by the rate granted: one window each
         self.admission = Admission(max_connections, connections_per_address)
-        self._languages: tuple[str, tuple[str, ...]] = ("", ("en",))
+        self._inputs: tuple[str, TreeInputs] = ("", TreeInputs(("en",), ()))
+        self._inputs_lock = threading.Lock()
         super().__init__((host, port), Handler)
 
-    def languages(self) -> tuple[str, ...]:
-        """The tree's languages (health.json's), read again when a new generation is swapped in."""
+    def tree_inputs(self) -> TreeInputs:
+        """What the served tree tells its servers (its languages, the limits granted), read again
+        when a new generation is swapped in."""
         generation = os.path.realpath(self.site)
-        if generation != self._languages[0]:
-            try:
-                tags = tree_languages(Path(generation))
-            except TreeLanguagesError:
-                tags = ("en",)  # a tree without its health document: its error files answer anyway
-            self._languages = (generation, tags)
-        return self._languages[1]
+        if generation != self._inputs[0]:
+            self._inputs = (generation, read_tree_inputs(Path(generation)))
+        return self._inputs[1]
+
+    def languages(self) -> tuple[str, ...]:
+        """The tree's languages (health.json's)."""
+        return self.tree_inputs().languages
+
+    def interface_limiter(self, address: str) -> RateLimiter:
+        """The interface's limit for a client address: its grant's, if the tree grants it one."""
+        grant = granted(self.tree_inputs().grants, address)
+        if grant is None:
+            return self.limiter
+        with self._inputs_lock:
+            return self.granted_limiters.setdefault(grant.per_minute, RateLimiter(grant.per_minute))
 
 
 def serve(site: Path, host: str, port: int, quiet: bool = False) -> None:

@@ -66,7 +66,9 @@ def error_documents(config: Config) -> dict[str, Any]:
         routes.error_file("429"): error_body(
             429,
             "rate_limited",
-            f"More than {RATE_PER_MINUTE} requests in a minute from your address. Wait for the "
-            f"number of seconds in Retry-After. For a higher limit, contact {config.site.contact}.",
+            f"More than {RATE_PER_MINUTE} requests in a minute from your address (or than the limit granted "
+            f"to it). Wait for the number of seconds in Retry-After. No key raises the limit: for a higher "
+            f"one, contact {config.site.contact}, saying what it is for and the addresses the requests come "
+            f"from; the operator may grant those addresses a limit of their own.",
         ),
     }

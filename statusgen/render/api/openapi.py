@@ -1,6 +1,14 @@
 """Render: the OpenAPI 3.1 document of the interface: the API's (``shapes.py``), with the
-feeds, the calendars and /metrics; and the parts every OpenAPI document of ours is made of (the
-Statuspage v2 documents' own is ``formats.statuspage_openapi``)."""
+monthly reports (JSON and CSV), the feeds, the calendars, the badges, the embeddable status and
+/metrics; and the parts every OpenAPI document of ours is made of (the Statuspage v2 documents'
+own is ``formats.statuspage_openapi``).
+
+Nothing in it names what only today's site holds where a client would be bound to it: a slug is a
+string of the slugs' pattern, with today's as examples, so that a client generated from one site
+reads another, or the same one once a service is added (categories stay an enum: any other value
+is refused with 400). Its ``servers`` are the site's address and ``/``, the host the document was
+read from (a mirror's too).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ HEADERS = {
     "Access-Control-Allow-Origin": {"description": "*", "schema": {"type": "string"}},
 }
 JSON = "application/json"
+HTML = "text/html"
 #: Said of every query parameter, after its own description (the API page says them apart).
 EMPTY = N_("An empty value counts as absent.")
 #: The 429 answer's description, with the limit of its endpoint (the API page says it in its language).
@@ -29,26 +38,32 @@ def json_answer(schema: str, description: str) -> dict[str, Any]:
     return {"description": description, "headers": HEADERS, "content": {JSON: {"schema": ref(schema)}}}
 
 
-def _errors(*codes: int, per_minute: int = RATE_PER_MINUTE) -> dict[str, Any]:
+def _errors(*codes: int, page: bool = False) -> dict[str, Any]:
+    """The error answers of an operation: the interface's JSON bodies, or for a page (a file for
+    people: counted in the pages' limit, ``page``) the HTML pages the site answers people with."""
     texts = {
         400: N_("Invalid value of a known parameter; the body lists the allowed values."),
         404: N_("Unknown slug or path."),
         405: N_("Method other than GET or HEAD; see the Allow header."),
     }
-    out: dict[str, Any] = {str(c): json_answer("Error", texts[c]) for c in codes}
+    body = {HTML: {"schema": {"type": "string"}}} if page else {JSON: {"schema": ref("Error")}}
+    out: dict[str, Any] = {str(c): {"description": texts[c], "headers": HEADERS, "content": body} for c in codes}
     out["304"] = {"description": N_("Not modified: If-None-Match matched the current ETag. No body.")}
     out["429"] = {
-        "description": TOO_MANY % {"n": per_minute},
+        "description": TOO_MANY % {"n": PAGES_PER_MINUTE if page else RATE_PER_MINUTE},
         "headers": {"Retry-After": {"description": N_("Whole seconds to wait."), "schema": {"type": "integer"}}},
-        "content": {JSON: {"schema": ref("Error")}},
+        "content": body,
     }
     return out
 
 
-def _query(name: str, values: list[str], description: str, default: str | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "enum": values}
+def _query(
+    name: str, values: list[str], description: str, default: str | None = None, schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A query parameter: one of ``values``, or of ``schema`` (a slug's)."""
+    schema = schema or {"type": "string", "enum": values}
     if default:
-        schema["default"] = default
+        schema = schema | {"default": default}
     return {
         "name": name,
         "in": "query",
@@ -59,12 +74,28 @@ def _query(name: str, values: list[str], description: str, default: str | None =
     }
 
 
-SLUG_PARAMETER = {
-    "name": "slug",
+def slug_schema(config: Config) -> dict[str, Any]:
+    """A service's slug: any string of the pattern (a service added tomorrow has one), today's
+    first few as examples."""
+    return {"type": "string", "pattern": f"^{SLUG}$", "examples": [s.slug for s in config.services[:3]]}
+
+
+def slug_parameter(config: Config) -> dict[str, Any]:
+    return {
+        "name": "slug",
+        "in": "path",
+        "required": True,
+        "description": N_("The service's slug."),
+        "schema": slug_schema(config),
+    }
+
+
+MONTH_PARAMETER = {
+    "name": "month",
     "in": "path",
     "required": True,
-    "description": N_("The service's slug."),
-    "schema": {"type": "string", "pattern": f"^{SLUG}$"},
+    "description": N_("The month, YYYY-MM in UTC; a month not kept is 404."),
+    "schema": {"type": "string", "pattern": f"^{routes.MONTH}$"},
 }
 
 
@@ -74,10 +105,11 @@ def get_operation(
     ok: dict[str, Any],
     params: list[dict[str, Any]],
     errors: tuple[int, ...],
-    per_minute: int = RATE_PER_MINUTE,
+    page: bool = False,
 ) -> dict[str, Any]:
-    """A GET operation; ``operation`` its operationId (a generated client's method name)."""
-    responses = {"200": ok, **_errors(*errors, per_minute=per_minute)}
+    """A GET operation; ``operation`` its operationId (a generated client's method name); ``page``:
+    a file for people, whose errors are the pages' (``_errors``)."""
+    responses = {"200": ok, **_errors(*errors, page=page)}
     return {"get": {"operationId": operation, "summary": summary, "parameters": params, "responses": responses}}
 
 
@@ -95,7 +127,7 @@ def referenced(schema: Any, names: dict[int, str], top: bool = True) -> Any:
 
 def _text(content_type: str, description: str) -> dict[str, Any]:
     """An answer that is not JSON: its media type without the charset, as OpenAPI names one."""
-    media = content_type.removesuffix("; charset=utf-8")
+    media = "; ".join(p for p in content_type.split("; ") if p != "charset=utf-8")
     return {"description": description, "headers": HEADERS, "content": {media: {"schema": {"type": "string"}}}}
 
 
@@ -113,7 +145,10 @@ def document(
             "The data is not a guarantee and not an SLA. Data may be reused freely.",
             "license": {"name": "Data may be reused freely", "identifier": "CC0-1.0"},
         },
-        "servers": [{"url": config.site.base_url}],
+        "servers": [
+            {"url": config.site.base_url, "description": "The site."},
+            {"url": "/", "description": "The host this document was read from: the site, or a mirror of it."},
+        ],
         "paths": paths,
         "security": [],  # no key: every operation is open to anyone
         "components": {"schemas": {name: referenced(schema, names) for name, schema in schemas.items()}},
@@ -122,6 +157,8 @@ def document(
 
 def openapi_document(config: Config) -> dict[str, Any]:
     cats = list(config.categories)
+    slug = slug_parameter(config)
+    html = _text(CONTENT_TYPES["html"], "HTML")
     paths = {
         "/api/v1/snapshot": get_operation(
             "getSnapshot",
@@ -144,14 +181,14 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "getService",
             N_("One service: current state, reason, checks, the last day of measurements."),
             json_answer("ServiceDetail", N_("The service.")),
-            [SLUG_PARAMETER],
+            [slug],
             (404,),
         ),
         "/api/v1/services/{slug}/history": get_operation(
             "getServiceHistory",
             N_("Availability and latency over time for one service."),
             json_answer("History", N_("The history.")),
-            [SLUG_PARAMETER, _query("range", list(RANGES), N_("The range; 24h when absent."), DEFAULT_RANGE)],
+            [slug, _query("range", list(RANGES), N_("The range; 24h when absent."), DEFAULT_RANGE)],
             (400, 404),
         ),
         "/api/v1/incidents": get_operation(
@@ -162,8 +199,9 @@ def openapi_document(config: Config) -> dict[str, Any]:
                 _query("active", ["1", "0"], N_("1: open incidents only; 0: closed only.")),
                 _query(
                     "service",
-                    [svc.slug for svc in config.services],
+                    [],
                     N_("One service's incidents only (its slug); an unknown one is 404."),
+                    schema=slug_schema(config),
                 ),
             ],
             (400, 404),
@@ -175,6 +213,28 @@ def openapi_document(config: Config) -> dict[str, Any]:
             [],
             (),
         ),
+        f"/{routes.API}/reports": get_operation(
+            "listReports",
+            N_("The months reported, newest first, with the site's availability of each."),
+            json_answer("ReportList", N_("The months.")),
+            [],
+            (),
+        ),
+        f"/{routes.API}/reports/{{month}}": get_operation(
+            "getReport",
+            N_("A month's report: the site, each category and each service, and the rules it counts by."),
+            json_answer("Report", N_("The report.")),
+            [MONTH_PARAMETER],
+            (404,),
+        ),
+        "/" + routes.report_csv_file("{month}"): get_operation(
+            "getReportCsv",
+            N_("A month's report as CSV, a row per service."),
+            _text(CONTENT_TYPES["csv"], "CSV (RFC 4180)"),
+            [MONTH_PARAMETER],
+            (404,),
+            page=True,
+        ),
         "/feed/incidents.xml": get_operation(
             "getIncidentsFeed", N_("Atom feed of every incident, newest first."), _text(ATOM, "Atom 1.0"), [], ()
         ),
@@ -182,7 +242,7 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "getServiceFeed",
             N_("Atom feed of one service's incidents."),
             _text(ATOM, "Atom 1.0"),
-            [SLUG_PARAMETER],
+            [slug],
             (404,),
         ),
         f"/{routes.CALENDAR}": get_operation(
@@ -196,8 +256,40 @@ def openapi_document(config: Config) -> dict[str, Any]:
             "getServiceMaintenanceCalendar",
             N_("One service's maintenance, as a calendar to subscribe to."),
             _text(CONTENT_TYPES["ics"], "iCalendar (RFC 5545)"),
-            [SLUG_PARAMETER],
+            [slug],
             (404,),
+        ),
+        "/" + routes.badge_file("{slug}", "json"): get_operation(
+            "getBadge",
+            N_("A service's status as a shields.io endpoint badge; counted as a page, not the API."),
+            json_answer("Badge", "shields.io endpoint"),
+            [slug],
+            (404,),
+            page=True,
+        ),
+        "/" + routes.badge_file("{slug}", "svg"): get_operation(
+            "getBadgeImage",
+            N_("A service's status as an SVG badge; counted as a page, not the API."),
+            _text(CONTENT_TYPES["svg"], "SVG"),
+            [slug],
+            (404,),
+            page=True,
+        ),
+        "/" + routes.embed_file().removesuffix("index.html"): get_operation(
+            "getEmbed",
+            N_("The site's status in one line: a page any site may frame."),
+            html,
+            [],
+            (),
+            page=True,
+        ),
+        "/" + routes.embed_file("{slug}").removesuffix("index.html"): get_operation(
+            "getServiceEmbed",
+            N_("One service's status in one line: a page any site may frame."),
+            html,
+            [slug],
+            (404,),
+            page=True,
         ),
         f"/{routes.METRICS}": get_operation(
             "getMetrics",
@@ -205,7 +297,7 @@ def openapi_document(config: Config) -> dict[str, Any]:
             _text(PROMETHEUS, "Prometheus text exposition format 0.0.4"),
             [],
             (),
-            PAGES_PER_MINUTE,
+            page=True,
         ),
     }
     return document(config, "API", "Public read-only API of a service-status monitor.", paths, SCHEMAS)

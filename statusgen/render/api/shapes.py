@@ -557,6 +557,18 @@ ERROR = obj(
     description="Every error: a machine code, a human message, and where it helps the allowed values.",
 )
 
+#: A service's badge as a shields.io endpoint (``formats.badges``): https://shields.io/badges/endpoint-badge
+BADGE = obj(
+    {
+        "schemaVersion": {"type": "integer", "const": 1},
+        "label": {"type": "string", "description": "The service's name."},
+        "message": {"type": "string", "description": "Its status, in words."},
+        "color": {"type": "string", "description": "A shields.io colour name."},
+        "cacheSeconds": INT,
+    },
+    description="A service's status as a shields.io endpoint badge.",
+)
+
 SCHEMAS: dict[str, Schema] = {
     "Snapshot": SNAPSHOT,
     "ServiceList": SERVICES,
@@ -569,6 +581,7 @@ SCHEMAS: dict[str, Schema] = {
     "ReportList": REPORTS,
     "Report": REPORT,
     "Error": ERROR,
+    "Badge": BADGE,
 }
 
 
@@ -576,6 +589,8 @@ def schema_for(tree_path: str) -> str | None:
     """Which schema a JSON file of the tree follows (None for files outside the API)."""
     if tree_path.startswith("_errors/"):
         return "Error"
+    if tree_path.startswith("badges/"):
+        return "Badge"
     if not tree_path.startswith("api/v1/") or tree_path.endswith("openapi.json"):
         return None
     rest = tree_path[len("api/v1/") :]
