@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig, VendorConfig
+from statusgen.decide.confirm import worth_confirming
 from statusgen.decide.incidents import Incident
 from statusgen.decide.run import decide_cycle
 from statusgen.decide.state import ServiceState
@@ -71,6 +72,12 @@ def config(services: int, canaries: int = 0, vendor: bool = False) -> Config:
     )
 
 
+def _answer(slug: str, at: datetime, up: bool) -> CheckResult:
+    return CheckResult(
+        slug, 0, at, Outcome.OK if up else Outcome.TIMEOUT, 40.0 if up else None, 200 if up else None, False
+    )
+
+
 def simulate(
     cfg: Config,
     cycles: int,
@@ -78,32 +85,35 @@ def simulate(
     canary_up: Callable[[int], bool] = lambda c: True,
     vendor: Callable[[int], str] | None = None,
     trouble: Behaviour | None = None,
+    confirm: int = 0,
+    again: Callable[[int, int, int], bool] | None = None,
 ) -> Tally:
     """Run the decisions cycle by cycle. ``vendor(c)`` is what service 0's vendor says;
-    ``trouble(i, c)`` the truth (default: the check's own answer)."""
+    ``trouble(i, c)`` the truth (default: the check's own answer). With ``confirm``, a check whose
+    first answer changes its service's state is tried again up to that many times within the
+    cycle, 10 s apart, as a run does (``decide.confirm``): ``again(i, c, k)`` is its k-th try's
+    answer (by default the cycle's)."""
     trouble = trouble or (lambda i, c: not up(i, c))
+    again = again or (lambda i, c, k: up(i, c))
     states: dict[str, ServiceState] = {}
     open_: dict[str, Incident] = {}
     out = Tally()
     for c in range(cycles):
         at = T0 + timedelta(minutes=c)
-        results = [
-            CheckResult(
-                s.slug,
-                0,
-                at,
-                Outcome.OK if up(i, c) else Outcome.TIMEOUT,
-                40.0 if up(i, c) else None,
-                200 if up(i, c) else None,
-                False,
-            )
-            for i, s in enumerate(cfg.services)
-        ]
+        firsts = [_answer(s.slug, at, up(i, c)) for i, s in enumerate(cfg.services)]
+        wanted = worth_confirming(states)
+        results = []
+        for i, first in enumerate(firsts):
+            results.append(first)
+            for k in range(1, confirm + 1 if wanted(first) else 1):
+                results.append(_answer(first.service, at + timedelta(seconds=10 * k), again(i, c, k)))
+                if results[-1].up != first.up:
+                    break
         canaries = [
             CheckResult("", i, at, Outcome.OK if canary_up(c) else Outcome.CONNECT, None, None, False)
             for i in range(len(cfg.canaries))
         ]
-        vantage = judge_vantage(results, canaries, cfg.site)
+        vantage = judge_vantage(firsts, canaries, cfg.site)
         if vantage.suspect:
             out.suspect_cycles.append(c)
             out.collection_notes.append(vantage.reason or "")
@@ -129,18 +139,29 @@ def simulate(
     return out
 
 
-def isolated_failures(seed: int = 7, services: int = 20, cycles: int = 1000, rate: float = 0.02) -> Tally:
-    """Blips: a check fails now and then, never long enough to be an outage."""
+def isolated_failures(
+    seed: int = 7, services: int = 20, cycles: int = 1000, rate: float = 0.02, confirm: int = 0
+) -> Tally:
+    """Blips: a check fails now and then, never long enough to be an outage (each try within a run,
+    a blip of its own)."""
     rng = random.Random(seed)
     table = [[rng.random() >= rate for _ in range(cycles)] for _ in range(services)]
-    return simulate(config(services), cycles, lambda i, c: table[i][c], trouble=lambda i, c: False)
+    tries = random.Random(seed + 1)
+    return simulate(
+        config(services),
+        cycles,
+        lambda i, c: table[i][c],
+        trouble=lambda i, c: False,
+        confirm=confirm,
+        again=lambda i, c, k: tries.random() >= rate,
+    )
 
 
-def hard_outage(start: int = 100, end: int = 160, services: int = 10) -> Tally:
-    return simulate(config(services), 200, lambda i, c: not (i == 0 and start <= c < end))
+def hard_outage(start: int = 100, end: int = 160, services: int = 10, confirm: int = 0) -> Tally:
+    return simulate(config(services), 200, lambda i, c: not (i == 0 and start <= c < end), confirm=confirm)
 
 
-def network_down(start: int = 50, end: int = 70, services: int = 20, canaries: int = 2) -> Tally:
+def network_down(start: int = 50, end: int = 70, services: int = 20, canaries: int = 2, confirm: int = 0) -> Tally:
     """Our own network is down: every check and canary fails; nobody else is in trouble."""
     down = range(start, end)
     return simulate(
@@ -149,10 +170,13 @@ def network_down(start: int = 50, end: int = 70, services: int = 20, canaries: i
         lambda i, c: c not in down,
         lambda c: c not in down,
         trouble=lambda i, c: False,
+        confirm=confirm,
     )
 
 
-def network_down_while_vendor_reports_trouble(start: int = 50, end: int = 53, services: int = 20) -> Tally:
+def network_down_while_vendor_reports_trouble(
+    start: int = 50, end: int = 53, services: int = 20, confirm: int = 0
+) -> Tally:
     """Our own network is down for three cycles while service 0's vendor reports an incident."""
     down = range(start, end)
     return simulate(
@@ -162,10 +186,11 @@ def network_down_while_vendor_reports_trouble(start: int = 50, end: int = 53, se
         lambda c: c not in down,
         vendor=lambda c: "partial_outage" if start - 10 <= c < end + 10 else "operational",
         trouble=lambda i, c: False,  # the vendor's trouble is theirs to report, not an outage we saw
+        confirm=confirm,
     )
 
 
-def vendor_maintenance(start: int = 20, end: int = 30, services: int = 5) -> Tally:
+def vendor_maintenance(start: int = 20, end: int = 30, services: int = 5, confirm: int = 0) -> Tally:
     """The vendor announces maintenance; our check of service 0 fails during it, then answers again."""
     during = range(start, end)
     return simulate(
@@ -174,15 +199,20 @@ def vendor_maintenance(start: int = 20, end: int = 30, services: int = 5) -> Tal
         lambda i, c: not (i == 0 and c in during),
         vendor=lambda c: "maintenance" if c in during else "operational",
         trouble=lambda i, c: False,  # failing during announced maintenance is expected
+        confirm=confirm,
     )
 
 
-def flapping(cycles: int = 60, services: int = 10) -> Tally:
-    return simulate(config(services), cycles + 10, lambda i, c: not (i == 0 and 5 <= c < 5 + cycles and c % 2))
+def flapping(cycles: int = 60, services: int = 10, confirm: int = 0) -> Tally:
+    """Down for a whole minute every other minute: with tries within a run, each of the first
+    such minutes is a confirmed outage of its own, until the bounces make it flapping."""
+    return simulate(
+        config(services), cycles + 10, lambda i, c: not (i == 0 and 5 <= c < 5 + cycles and c % 2), confirm=confirm
+    )
 
 
 #: Every scenario, by the name the bench prints.
-SCENARIOS: dict[str, Callable[[], Tally]] = {
+SCENARIOS: dict[str, Callable[..., Tally]] = {
     "isolated failures (20 services x 1000 cycles at 2%)": isolated_failures,
     "hard outage (cycles 100-160)": hard_outage,
     "our network down (20 cycles, canaries fail)": network_down,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from statusgen.config import Config
+from statusgen.decide.confirm import first_tries, last_tries, worth_confirming
 from statusgen.decide.health import RunRecord
 from statusgen.decide.reports import run_credits
 from statusgen.decide.run import (
@@ -23,10 +24,10 @@ from statusgen.decide.state import ServiceState
 from statusgen.decide.vantage import judge_vantage
 from statusgen.inbox import check_inbox_place
 from statusgen.locations.ingest import ingest
-from statusgen.model import CheckId, CheckResult, Outcome
+from statusgen.model import SET_ASIDE, CheckId, CheckResult, Outcome
 from statusgen.notes import check_notes
 from statusgen.notify.outbox import deliver, queued
-from statusgen.probe import CheckTarget, probe_all, targets
+from statusgen.probe import CheckTarget, Confirm, probe_all, targets
 from statusgen.render.build import BuildResult, build
 from statusgen.render.tree import clear_partial, recorded_store, remember_store
 from statusgen.store import Cycle, Store
@@ -58,15 +59,18 @@ async def collect(
     clock: Callable[[], datetime],
     spread_s: float = 0.0,
     first: Collection[CheckId] = frozenset(),
+    confirm: Confirm | None = None,
 ) -> tuple[list[CheckResult], list[CheckResult], dict[str, tuple[VendorRow, VendorObservation]]]:
     """Our checks and the canaries, in one run (their starts spread over ``spread_s`` seconds,
-    those in ``first`` first), and the vendor sources."""
+    those in ``first`` first, those ``confirm`` wants tried again within the run), and the vendor
+    sources."""
     active = [t for t in targets(config) if not config.by_slug[t.service].paused]
     canaries = [CheckTarget("", i, c) for i, c in enumerate(config.canaries)]
     results, fetched = await asyncio.gather(
-        probe_all(config, active + canaries, clock, spread_s, first), fetch_vendors(config, vendor_rows, clock)
+        probe_all(config, active + canaries, clock, spread_s, first, confirm=confirm),
+        fetch_vendors(config, vendor_rows, clock),
     )
-    return results[: len(active)], results[len(active) :], fetched
+    return [r for r in results if r.service], [r for r in results if not r.service], fetched
 
 
 def timed_out_before(states: Mapping[str, ServiceState]) -> frozenset[CheckId]:
@@ -100,7 +104,7 @@ def run_spread(config: Config, first: Collection[CheckId] = frozenset()) -> floa
 def loop_spread(config: Config) -> float:
     """How long ``--loop`` spreads a cycle's check starts: most of the interval, leaving room for
     the slowest check to time out and for the build, so that cycles do not overlap."""
-    slowest = max((c.timeout for s in config.services for c in s.checks), default=0.0)
+    slowest = max((c.timeout + c.confirm * c.confirm_every for s in config.services for c in s.checks), default=0.0)
     return max(0.0, min(0.8 * config.site.interval, config.site.interval - slowest - 5.0))
 
 
@@ -140,17 +144,23 @@ def run_cycle(
         states = store.states()  # read once: only this run writes them (statusgen run holds the lock)
         first = timed_out_before(states)
         spread = run_spread(config, first) if spread_s is None else spread_s
-        results, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first))
+        wanted = worth_confirming(states)
+        tries, canaries, fetched = asyncio.run(collect(config, store.vendor_rows(), clock, spread, first, wanted))
         probe_ms = (time.perf_counter() - t0) * 1000
         now = clock()
         elsewhere = from_elsewhere(config, store, now)
-        vantage = judge_vantage(results, canaries, config.site)
+        vantage = judge_vantage(first_tries(tries), canaries, config.site)  # the run as it first saw it
         observations = {slug: obs for slug, (_, obs) in fetched.items()}
         before = store.open_incidents()
-        decisions = decide_cycle(config, states, before, results, now, observations, vantage, elsewhere)
+        last_run = store.last_finished_run()
+        counted_since = last_run.finished_at if last_run else None
+        decisions = decide_cycle(
+            config, states, before, tries, now, observations, vantage, elsewhere, counted_since=counted_since
+        )
+        results = last_tries(tries)
         failed = sum(1 for r in results if not r.up)
         vendor_failed = sum(1 for o in observations.values() if o.outcome is not Outcome.OK)
-        excluded = sum(1 for r in decisions.results if r.flag == "excluded")
+        excluded = sum(1 for r in decisions.results if r.flag in SET_ASIDE)
         run = RunRecord(
             0,
             started,
@@ -168,7 +178,7 @@ def run_cycle(
         rows = [row for row, _ in fetched.values()]
         statuses = {slug: state.status.value for slug, state in decisions.states.items()}
         told = queued(store, config, before, decisions.incidents, observations, statuses, now)
-        months = run_credits(decisions.states, decisions.results, store.last_finished_run(), now, config.site.interval)
+        months = run_credits(decisions.states, decisions.results, last_run, now, config.site.interval)
         cycle = Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told, months)
         run_id = store.save_cycle(cycle)
         store.prune(now, config.site.report_months)

@@ -164,10 +164,15 @@ DEFAULT_RANGE = "24h"
 
 
 # Why a result was not counted (see decide/run.py): inside a maintenance window (configured or
-# announced by the vendor), or set aside because our own vantage point was suspect.
+# announced by the vendor), set aside because our own vantage point was suspect, or set aside
+# because the quorum of locations sees the service up (decide/quorum.py).
 MAINTENANCE_FLAG = "maintenance"
 EXCLUDED_FLAG = "excluded"
+QUORUM_FLAG = "quorum"
 FLAG_WORDS = {
     MAINTENANCE_FLAG: N_("inside a maintenance window"),
     EXCLUDED_FLAG: N_("set aside because our own vantage point looked at fault"),
+    QUORUM_FLAG: N_("set aside because fewer locations than the quorum see it failing"),
 }
+#: The flags of results set aside (counted apart as excluded), not of maintenance.
+SET_ASIDE = frozenset({EXCLUDED_FLAG, QUORUM_FLAG})

@@ -311,9 +311,12 @@ def test_loop_spreads_checks_over_most_of_the_interval():
     from statusgen.config import Config, SiteConfig
     from statusgen.cycle import loop_spread
 
-    svc = ServiceConfig("api", "A", "c", (CheckConfig("https://a.example", timeout=10),))
+    svc = ServiceConfig("api", "A", "c", (CheckConfig("https://a.example", timeout=10, confirm=0),))
     assert loop_spread(Config(path=None, site=SiteConfig(interval=60), categories={}, services=(svc,))) == 45.0
     assert loop_spread(Config(path=None, site=SiteConfig(interval=300), categories={}, services=(svc,))) == 240.0
+    # a check tried twice more, 10 s apart, may hold the run 20 s past its timeout: 60 - 10 - 20 - 5
+    tried = ServiceConfig("api", "A", "c", (CheckConfig("https://a.example", timeout=10),))
+    assert loop_spread(Config(path=None, site=SiteConfig(interval=60), categories={}, services=(tried,))) == 25.0
     assert loop_spread(Config(path=None, site=SiteConfig(interval=1), categories={}, services=(svc,))) == 0.0
 
 

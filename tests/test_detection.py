@@ -75,3 +75,18 @@ def test_an_outage_right_after_a_vendor_maintenance_counts_only_failures_after_i
     assert out.opened[inc.id][0] == 32  # the third failed cycle after the window
     assert inc.started_at == detection.T0 + timedelta(minutes=30)  # its first failure after the window
     assert inc.updates[0].message.startswith("Opened after 3 failed cycles in a row")
+
+
+def test_tries_within_a_run_open_and_resolve_within_the_run_and_open_nothing_false():
+    """site.confirm = 2 (the default): a check that starts failing is tried twice more within the
+    run, so the outage opens in the run of its first failure and resolves in the run of its first
+    answer; blips tried again, our own network down and a vendor's maintenance open nothing."""
+    out = detection.hard_outage(start=100, end=160, confirm=2)
+    assert list(out.opened.values()) == [[100, 160]]
+    assert detection.isolated_failures(seed=7, confirm=2).incidents == 0
+    assert detection.network_down(start=50, end=70, confirm=2).incidents == 0
+    assert detection.network_down_while_vendor_reports_trouble(confirm=2).incidents == 0
+    assert detection.vendor_maintenance(confirm=2).incidents == 0
+    flap = detection.flapping(cycles=60, confirm=2)
+    # a whole minute down is a confirmed outage; once the bounces make it flapping, one incident holds
+    assert flap.false_incidents == 0 and flap.incidents == 3

@@ -1,6 +1,7 @@
 """The decisions held by invariants: a hypothesis state machine drives ``decide_cycle``.
 
-Random sequences of cycles: each check's outcome and latency, vendor views
+Random sequences of cycles: each check's outcome and latency (and, where its first result
+changes what its service's state says, up to two more tries within the run), vendor views
 (operational, degraded, outage, maintenance, stale, unreadable), configured
 maintenance windows opening and closing, mass failures with and without
 canaries, services added and paused. After every cycle the invariants of our
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from statusgen.config import CheckConfig, Config, MaintenanceWindow, ServiceConfig, SiteConfig, VendorConfig
+from statusgen.decide.confirm import worth_confirming
 from statusgen.decide.incidents import Incident
 from statusgen.decide.run import decide_cycle
 from statusgen.decide.state import ServiceState
@@ -27,6 +29,7 @@ from statusgen.vendors.model import VendorIncident, VendorMaintenance, VendorObs
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MIN = timedelta(minutes=1)
+SECOND = timedelta(seconds=1)
 SLUGS = tuple(f"s{i}" for i in range(6))
 OUTCOMES = ("ok", "ok", "ok", "slow", "timeout", "http_status", "keyword")
 VENDOR_SAYS = ("operational", "degraded", "partial_outage", "major_outage", "maintenance", "stale", "unreadable")
@@ -146,13 +149,24 @@ class Decisions(RuleBasedStateMachine):
     @rule(data=st.data(), mass=st.sampled_from(("none", "none", "none", "with canaries", "without canaries")))
     def cycle(self, data: st.DataObject, mass: str) -> None:
         at = self.now
-        results = []
+        results, firsts = [], []
+        wanted = worth_confirming(self.states)
         for svc in self.services.values():
             if svc.paused:
                 continue
             for n in range(len(svc.checks)):
                 outcome = "timeout" if mass != "none" else data.draw(st.sampled_from(OUTCOMES))
-                results.append(result(svc.slug, n, at, outcome))
+                first = result(svc.slug, n, at, outcome)
+                results.append(first)
+                firsts.append(first)
+                # tries again within the run to confirm a failure (decide.confirm), each drawn: it may
+                # say otherwise (a recovery's tries, which may end an incident within the run, are the
+                # detection scenarios' to cover: tests/test_detection.py)
+                for k in range(1, 1 + (data.draw(st.integers(0, 2)) if wanted(first) and not first.up else 0)):
+                    again = outcome if mass != "none" else data.draw(st.sampled_from(OUTCOMES))
+                    results.append(result(svc.slug, n, at + k * 10 * SECOND, again))
+                    if results[-1].up != first.up:
+                        break
         canaries = [result("", n, at, "timeout" if mass == "with canaries" else "ok") for n in range(self.canaries)]
         vendors = {
             svc.slug: self.observe_vendor(svc, data.draw(st.sampled_from(VENDOR_SAYS)))
@@ -166,22 +180,34 @@ class Decisions(RuleBasedStateMachine):
             services=tuple(self.services.values()),
             canaries=tuple(CheckConfig(f"https://canary{n}.example/") for n in range(self.canaries)),
         )
-        vantage = judge_vantage(results, canaries, config.site)
-        decided = decide_cycle(config, self.states, self.open, results, at, vendors, vantage)
+        vantage = judge_vantage(firsts, canaries, config.site)
+        done = at + 30 * SECOND  # when the run decides: after its tries within the run
+        decided = decide_cycle(config, self.states, self.open, results, done, vendors, vantage)
         counted = {
             slug: [s.result for s in decided.results if s.result.service == slug and s.flag is None]
             for slug in self.services
         }
+        flags = {(s.result.service, s.result.check_index): s.flag for s in decided.results}
         for slug, state in decided.states.items():
             seen = self.seen[slug]
             if state.own_status is Status.MAINTENANCE or self.services[slug].paused:
                 seen.run.clear()  # a window (or a pause) starts the count afresh
-            seen.run += [r.ts for r in counted[slug] if not r.up or r.slow]
+            # every try of the run counts as the state machine counts it: as its check's last try is
+            # flagged (a maintenance window, our own vantage point at fault, when only the first
+            # tries count), failures set aside
+            tries = [
+                r
+                for r in (firsts if vantage.suspect else results)
+                if r.service == slug
+                and (flags[(slug, r.check_index)] is None or (r.up and not vantage.suspect))
+                and flags[(slug, r.check_index)] != "maintenance"
+            ]
+            seen.run += [r.ts for r in tries if not r.up or r.slow]
             if slug in self.open:
-                seen.failed_while_open += [r.ts for r in counted[slug] if not r.up]
+                seen.failed_while_open += [r.ts for r in tries if not r.up]
         assert len({i.service for i in decided.incidents}) == len(decided.incidents), "one incident per service"
         for inc in decided.incidents:
-            self.check_incident(inc, counted[inc.service], at)
+            self.check_incident(inc, counted[inc.service], done)
         self.states = decided.states
         self.now += MIN
 

@@ -316,7 +316,7 @@ def test_one_locations_broken_path_is_labelled_without_outage_or_incident(tmp_pa
     farm.failing = {AGENTS["ap"]}
     seen = cycle_from_everywhere(config, clock)
     assert seen["status"] == "degraded" and seen["incident"] is None
-    assert "Failing from ap only (1 of 3 locations)" in seen["reason"]
+    assert "Failing from ap, fewer than the 2 locations needed to count it; the other 2 see it up." in seen["reason"]
 
 
 def test_two_of_three_failing_is_an_outage_whose_incident_names_them(tmp_path: Path, farm: Farm) -> None:
@@ -325,7 +325,7 @@ def test_two_of_three_failing_is_an_outage_whose_incident_names_them(tmp_path: P
     farm.failing = {AGENTS["eu"], AGENTS["ap"]}
     seen = cycle_from_everywhere(config, clock)
     assert seen["status"] == "partial_outage", seen  # this host still sees it up
-    assert "Failing from eu, ap (2 of 3 locations)" in seen["reason"]
+    assert "Failing from 2 of 3 locations: eu and ap." in seen["reason"]
     opened = seen["incident"].updates[0].message
     assert "(from eu) answered HTTP 503" in opened and "(from ap) answered HTTP 503" in opened
     farm.failing = set()
@@ -337,16 +337,18 @@ def test_this_hosts_own_broken_path_is_set_aside(tmp_path: Path, farm: Farm) -> 
     farm.failing = {"127.0.0.1"}
     seen = cycle_from_everywhere(config, clock)
     assert seen["status"] == "degraded" and seen["incident"] is None
-    assert "Failing from main only (1 of 3 locations)" in seen["reason"]
+    assert "Failing from main, fewer than the 2 locations needed to count it" in seen["reason"]
+    assert "set aside because fewer locations than the quorum see it failing" in seen["reason"]
     with Store(config.site.store) as store:
-        flags = store.db.execute("SELECT flag FROM results").fetchall()
-    assert flags == [("excluded",)]  # not counted against the service's availability
+        flags = store.db.execute("SELECT flag, outcome FROM results ORDER BY flag").fetchall()
+    # this host's failure not counted against the service's availability; the others' answers are
+    assert flags == [(None, "ok"), (None, "ok"), ("quorum", "http_status")]
 
 
 def test_a_stopped_agent_is_set_aside_after_its_intervals(tmp_path: Path, farm: Farm) -> None:
     config, clock = three_locations(tmp_path, farm), Clock()
     farm.failing = {AGENTS["ap"]}
-    assert "ap only" in cycle_from_everywhere(config, clock)["reason"]
+    assert "Failing from ap," in cycle_from_everywhere(config, clock)["reason"]
     clock.t += timedelta(seconds=config.site.stale_after_s)  # ap stops; its last failure grows old
     seen = cycle_from_everywhere(config, clock, agents=("eu",))
     assert seen["status"] == "operational" and "Failing" not in seen["reason"]
@@ -400,7 +402,11 @@ def test_the_three_location_demo_shows_each_location(tmp_path: Path, monkeypatch
     monkeypatch.chdir(tmp_path)
     demo.main(["--locations", "--no-serve", "--cycles", "2", "--days", "0", "--pause", "0"])
     record = orjson.loads((tmp_path / "site/api/v1/services/acme-web.json").read_bytes())["service"]
-    assert record["status"] == "degraded" and "Failing from ap-south only (1 of 4 locations)" in record["reason"]
+    assert record["status"] == "degraded"
+    assert (
+        "Failing from ap-south, fewer than the 3 locations needed to count it; the other 3 see it up."
+        in (record["reason"])
+    )
     assert [e["location"] for e in record["checks"][1]["locations"]] == ["main", "eu-west", "us-east", "ap-south"]
     page = lxml.html.document_fromstring((tmp_path / "site/services/acme-web/index.html").read_bytes())
     rows = page.xpath("//table[caption='Each check as each location saw it last']/tbody/tr/th")

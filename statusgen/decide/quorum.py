@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from statusgen.decide.state import ServiceState
-from statusgen.i18n import SENTENCES, Said, Value, said
+from statusgen.i18n import SENTENCES, Said, said_list, said_plural
 from statusgen.model import CheckResult, Status
 
 
@@ -39,11 +39,30 @@ class Seen:
         return bool(self.failing) and not self.outage
 
     def words(self) -> Said:
-        told: dict[str, Value] = {"where": ", ".join(self.failing), "failing": len(self.failing)}
-        told["fresh"] = len(self.fresh)
+        """Where it fails, as it reads for any quorum and any count: "Failing from 3 of 4 locations:
+        eu-west, us-east and ap-south.", "Failing from ap-south, fewer than the 2 locations needed
+        to count it; the other 2 see it up." """
+        where = said_list(list(self.failing))
         if self.outage:
-            return said("Failing from %(where)s (%(failing)s of %(fresh)s locations).", **told)
-        return said("Failing from %(where)s only (%(failing)s of %(fresh)s locations); the others see it up.", **told)
+            return said_plural(
+                "Failing from %(failing)s of %(fresh)s location: %(where)s.",
+                "Failing from %(failing)s of %(fresh)s locations: %(where)s.",
+                len(self.fresh),
+                failing=len(self.failing),
+                fresh=len(self.fresh),
+                where=where,
+            )
+        up = len(self.fresh) - len(self.failing)
+        return said_plural(
+            "Failing from %(where)s, fewer than the %(quorum)s locations needed to count it; the other "
+            "location sees it up.",
+            "Failing from %(where)s, fewer than the %(quorum)s locations needed to count it; the other "
+            "%(up)s see it up.",
+            up,
+            where=where,
+            quorum=self.quorum,
+            up=up,
+        )
 
 
 def _latest(results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:

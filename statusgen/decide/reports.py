@@ -28,7 +28,7 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.history import Span
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
-from statusgen.model import EXCLUDED_FLAG, Status
+from statusgen.model import SET_ASIDE, Status
 
 STATUS_COLUMNS: tuple[str, ...] = tuple(s.value for s in Status)
 PARTIAL_WEIGHT = 0.3  # a partial outage's share of down time
@@ -107,7 +107,7 @@ def run_credits(
     """``credits`` of a run's decisions: ``previous``, the last run finished before it."""
     excluded: dict[str, int] = {}
     for r in results:
-        if r.flag == EXCLUDED_FLAG:
+        if r.flag in SET_ASIDE:
             excluded[r.result.service] = excluded.get(r.result.service, 0) + 1
     before = int(previous.finished_at.timestamp()) if previous and previous.finished_at else None
     statuses = {slug: state.status for slug, state in states.items()}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from statusgen.config import Config, ServiceConfig
+from statusgen.decide.confirm import Round, rounds
 from statusgen.decide.incidents import Incident, advance, link_vendor
 from statusgen.decide.merge import merge, usable_view, vendor_says, view_status
 from statusgen.decide.operator import operator_state, with_notes
@@ -22,7 +23,7 @@ from statusgen.decide.quorum import counted_from_elsewhere, labelled, seen_by
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
 from statusgen.i18n import said
-from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, CheckResult, Status
+from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, QUORUM_FLAG, CheckResult, Status
 from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
 from statusgen.vendors.model import VendorObservation
@@ -33,7 +34,7 @@ class StoredResult:
     """A result as read back, with the flag set on it by the decisions."""
 
     result: CheckResult
-    flag: str | None  # None (counted), MAINTENANCE_FLAG or EXCLUDED_FLAG
+    flag: str | None  # None (counted), or why not: MAINTENANCE_FLAG, EXCLUDED_FLAG or QUORUM_FLAG
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ def decide_cycle(
     vendors: Mapping[str, VendorObservation] | None = None,
     vantage: Vantage | None = None,
     elsewhere: Mapping[str, Mapping[str, Sequence[CheckResult]]] | None = None,
+    counted_since: datetime | None = None,
 ) -> Decisions:
     """Every decision of a cycle: each service's state, merged with its vendor, and its incident.
 
@@ -63,8 +65,12 @@ def decide_cycle(
 
     ``elsewhere``: each service's fresh results from the other locations, by location (a site
     with [[locations]]). The quorum of them and this host then decides (``decide.quorum``): a
-    failure it confirms is counted with this host's results; this host's failures it does not
-    confirm are set aside (``excluded``), and the state says where it fails.
+    failure it confirms is counted with this host's results, in the state and in history (the
+    results newer than ``counted_since``, the previous run); this host's failures it does not
+    confirm are set aside (``quorum``), and the state says where it fails.
+
+    ``results`` may hold several tries of a check (``decide.confirm``): each round of them is a
+    cycle of the state machine, and history keeps each check's last.
     """
     vendors = vendors or {}
     suspect = vantage is not None and vantage.suspect
@@ -76,20 +82,33 @@ def decide_cycle(
     flagged: list[StoredResult] = []
     for svc in config.services:
         prev = prev_states.get(svc.slug) or ServiceState()
-        mine = by_service.get(svc.slug, [])
+        tries = rounds(by_service.get(svc.slug, [])) or [Round(now, [])]
+        if suspect:  # tries again confirm nothing when our own path is at fault: the run as first seen
+            tries = tries[:1]
+        mine = tries[-1].results  # what the run concluded of each check: history keeps it
         obs = vendors.get(svc.slug)
         view = usable_view(obs, svc, now)
         vendor_maintenance = view is not None and view_status(view) is Status.MAINTENANCE
-        flags = [result_flag(r, svc, now, vendor_maintenance, suspect) for r in mine]
         seen = None
         if elsewhere and svc.checks and not svc.paused:
             seen = seen_by(config.site.location, mine, elsewhere.get(svc.slug, {}), config.site.quorum)
-            if seen.minority:  # this host's failures the quorum does not confirm
-                flags = [EXCLUDED_FLAG if f is None and not r.up else f for r, f in zip(mine, flags, strict=True)]
-        flagged += [StoredResult(r, f) for r, f in zip(mine, flags, strict=True)]
+        minority = seen is not None and seen.minority
+
+        flagged += [StoredResult(r, result_flag(r, svc, now, vendor_maintenance, suspect, minority)) for r in mine]
         extra = counted_from_elsewhere(seen, config.site.location) if seen else []
+        # the other locations' results the quorum counts are history's as they are the state's; each
+        # once: those an earlier run counted are older than ``counted_since``
+        flagged += [
+            StoredResult(replace(r, location=None), None)
+            for r in extra
+            if counted_since is None or r.ts > counted_since
+        ]
         vendor_view = view if vendor_maintenance else None
-        own = own_state(prev, svc, [*mine, *extra], [*flags, *[None] * len(extra)], now, vendor_view)
+        own = prev
+        for tried in tries:  # each round of tries within the run is a cycle of the state machine
+            flags = [result_flag(r, svc, now, vendor_maintenance, suspect, minority) for r in tried.results]
+            counted = [*tried.results, *extra]
+            own = own_state(own, svc, counted, [*flags, *[None] * len(extra)], now, vendor_view, tried.at)
         new = merge(prev, own, svc, obs, now)
         new = operator_state(new, (m for m in config.operator.incidents if m.service == svc.slug), now)
         if seen is not None:
@@ -107,13 +126,16 @@ def decide_cycle(
 
 
 def result_flag(
-    r: CheckResult, svc: ServiceConfig, now: datetime, vendor_maintenance: bool, suspect: bool
+    r: CheckResult, svc: ServiceConfig, now: datetime, vendor_maintenance: bool, suspect: bool, minority: bool = False
 ) -> str | None:
-    """How a result counts: None (counted), or why it counts toward nothing (see ``model.FLAG_WORDS``)."""
+    """How a result counts: None (counted), or why it counts toward nothing (see ``model.FLAG_WORDS``):
+    ``minority``, the failures of this host that fewer locations than the quorum see."""
     if vendor_maintenance or svc.maintenance_at(now) or svc.maintenance_at(r.ts):
         return MAINTENANCE_FLAG
     if suspect and not r.up:
         return EXCLUDED_FLAG
+    if minority and not r.up:
+        return QUORUM_FLAG
     return None
 
 
@@ -124,8 +146,10 @@ def own_state(
     flags: Sequence[str | None],
     now: datetime,
     vendor_maintenance: VendorView | None,
+    at: datetime | None = None,
 ) -> ServiceState:
-    """The service's state from its own counted results, before the vendor's view is merged in."""
+    """The service's state from its own counted results, before the vendor's view is merged in;
+    ``at``, when they were seen (by default their first's time)."""
     if svc.paused:
         return paused(prev, now)
     window = svc.maintenance_at(now)
@@ -139,4 +163,4 @@ def own_state(
         return under_maintenance(prev, svc, results, now, reason, "vendor")
     counted = [r for r, f in zip(results, flags, strict=True) if f is None]
     set_aside = [(r, f) for r, f in zip(results, flags, strict=True) if f is not None]
-    return decide(prev, svc, counted, now, set_aside)
+    return decide(prev, svc, counted, now, set_aside, at)

@@ -285,11 +285,14 @@ def decide(
     results: Sequence[CheckResult],
     now: datetime,
     set_aside: Sequence[tuple[CheckResult, str]] = (),
+    at: datetime | None = None,
 ) -> ServiceState:
     """The service's next own state from its previous one and this cycle's counted results.
 
     ``set_aside`` are this cycle's results that count toward nothing (with their flag): they are
-    shown as the latest evidence, and the state is otherwise held as it was.
+    shown as the latest evidence, and the state is otherwise held as it was. ``at``: when the
+    cycle was seen (by default its first result's time; a round of tries within a run, when its
+    tries were made: ``decide.confirm``).
     """
     if prev.own_status is Status.MAINTENANCE:
         prev = ServiceState(observed_at=prev.observed_at)  # a window's end starts the count afresh
@@ -297,7 +300,7 @@ def decide(
     evidence = evidence_for(svc, results, set_aside)
     if v is Verdict.NONE:
         return held(prev, svc, evidence)
-    at = min(r.ts for r in results)
+    at = at or min(r.ts for r in results)
     streaks = _streaks(prev, v, at)
     history = (prev.history + LETTERS[v])[-FLAP_WINDOW:]
     flapping = is_flapping(prev.flapping, history, streaks["good_streak"])
@@ -500,7 +503,7 @@ def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[
             streak=state.good_streak,
             needed=svc.successes_to_resolve,
         )
-    n = len(counted)
+    n = len({e.check for e in counted})  # a check seen from several locations is one check
     return said("All %(n)s checks answer as expected.", n=n) if n > 1 else said("The check answers as expected.")
 
 

@@ -25,6 +25,11 @@ latency. What keeps the figures honest, each done once, here:
   collected when it ends.
 - A task is made at its start slot, not all at once, and concurrency is
   bounded by ``site.concurrency``.
+- A check whose first result the caller wants confirmed (``confirm``: one
+  that failed where it had been passing, say) is tried again within the run,
+  ``check.confirm`` more times, each ``check.confirm_every`` seconds after its
+  first try started, until a try says otherwise. Only the tries hold a slot:
+  the waits between them do not, so they add at most their spacing to a run.
 
 TCP and DNS checks (``tcp``, ``dns``) take their slots like HTTP ones, without a
 client; an HTTPS check with a ``ca_file`` borrows from a shelf of its own, whose
@@ -61,9 +66,14 @@ TICK_S = 0.010  # the loop-lag ticker's sleep
 WARM_UP_CHECKS = 3  # checks a process makes to itself before its first real one
 
 
+#: Whether a check's first result of a run is to be confirmed by tries again within the run.
+Confirm = Callable[[CheckResult], bool]
+
+
 @dataclass(frozen=True)
 class ProbeRun:
-    """A run's results, in the order of its checks, and how late its event loop was."""
+    """A run's results, in the order of its checks (each check's tries in the order made), and
+    how late its event loop was."""
 
     results: list[CheckResult]
     loop_lag: list[tuple[float, float]]  # (seconds after the start, ms late) of each tick
@@ -160,11 +170,13 @@ async def probe_run(
     first: Collection[CheckId] = frozenset(),
     guard: RedirectGuard = REFUSE_INSIDE,
     source: str | None = None,
+    confirm: Confirm | None = None,
 ) -> ProbeRun:
     """Run the checks ``todo``, at most ``concurrency`` at a time, the *s*-th of *n* to start
     starting ``s * spread_s / n`` seconds after the first (in ``start_order``), their redirects
-    kept by ``guard``, HTTP connections leaving from ``source`` if given; the results in the
-    checks' order. A variable a check names that is not set stops the run with ``MissingSecret``."""
+    kept by ``guard``, HTTP connections leaving from ``source`` if given, those whose first
+    result ``confirm`` wants tried again; the results in the checks' order. A variable a check
+    names that is not set stops the run with ``MissingSecret``."""
     if not todo:
         return ProbeRun([], [])
     tls = trust(None)
@@ -173,20 +185,30 @@ async def probe_run(
     gate, clients = asyncio.Semaphore(concurrency), Clients(user_agent, tls, source)
     shelves = {c: Clients(user_agent, trust(c), source) for c in {t.check.ca_file for t in todo} if c is not None}
     step = spread_s / len(todo)
-    results: list[CheckResult | None] = [None] * len(todo)
+    results: list[list[CheckResult]] = [[] for _ in todo]
     lags: list[tuple[float, float]] = []
 
-    async def check(position: int) -> None:
-        target = todo[position]
+    async def one(target: CheckTarget) -> CheckResult:
         kind, ca_file = target.check.kind, target.check.ca_file
         async with gate:
             if kind == "tcp":
-                results[position] = await probe_tcp(target, clock)
-            elif kind == "dns":
-                results[position] = await probe_dns(target, clock)
-            else:
-                async with (shelves[ca_file] if ca_file else clients).lend() as client:
-                    results[position] = await probe_one(client, target, clock, guard)
+                return await probe_tcp(target, clock)
+            if kind == "dns":
+                return await probe_dns(target, clock)
+            async with (shelves[ca_file] if ca_file else clients).lend() as client:
+                return await probe_one(client, target, clock, guard)
+
+    async def check(position: int) -> None:
+        target, started = todo[position], loop.time()
+        tries = results[position]
+        tries.append(await one(target))
+        if confirm is None or not confirm(tries[0]):
+            return
+        for n in range(1, target.check.confirm + 1):
+            await asyncio.sleep(max(0.0, started + n * target.check.confirm_every - loop.time()))
+            tries.append(await one(target))
+            if tries[-1].up != tries[0].up:
+                return  # it says otherwise: nothing left to confirm
 
     start_at = loop.time()
     ticker = asyncio.create_task(_tick(lags, start_at))
@@ -204,4 +226,4 @@ async def probe_run(
         gc.enable()
         ticker.cancel()
         await asyncio.gather(*(shelf.aclose() for shelf in (clients, *shelves.values())))
-    return ProbeRun([r for r in results if r is not None], lags)
+    return ProbeRun([r for tries in results for r in tries], lags)

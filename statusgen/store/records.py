@@ -13,6 +13,7 @@ from statusgen.decide.incidents import Incident
 from statusgen.decide.reports import Credits
 from statusgen.decide.run import StoredResult
 from statusgen.decide.state import ServiceState
+from statusgen.model import SET_ASIDE
 from statusgen.timeutil import floor_to, to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -82,7 +83,7 @@ def bucket_of(r: StoredResult, res: int) -> BucketRow:
     row = BucketRow(floor_to(to_epoch(r.result.ts), res))
     if r.flag == "maintenance":
         row.maintenance = 1
-    elif r.flag == "excluded":
+    elif r.flag in SET_ASIDE:
         row.excluded = 1
     elif r.result.up:
         row.up, row.slow = 1, int(r.result.slow)

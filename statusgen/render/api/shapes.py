@@ -59,10 +59,11 @@ EVIDENCE_FIELDS: Schema = {
     "at": TIME,
     "label": {"type": "string", "description": "The check's public name (its label, or its URL's host)."},
     "flag": {
-        "enum": [None, "maintenance", "excluded"],
+        "enum": [None, "maintenance", "excluded", "quorum"],
         "description": "null when the result counted; maintenance (inside a maintenance window, configured "
-        "or announced by the vendor) or excluded (set aside because our own vantage point looked at fault) "
-        "when it counted toward nothing.",
+        "or announced by the vendor), excluded (set aside because our own vantage point looked at fault) or "
+        "quorum (set aside because fewer locations than the quorum see the service failing) when it counted "
+        "toward nothing.",
     },
     "certificate": {"oneOf": [CERTIFICATE, {"type": "null"}]},
     "condition": {
@@ -136,7 +137,7 @@ LAST_DAY_ROW = {
         {"type": ["number", "null"], "description": "latency_ms: null when no answer came"},
         {"type": ["integer", "null"], "description": "http_status: null when no answer came"},
         {"type": "boolean", "description": "slow: answered above the check's degraded_ms"},
-        {"enum": [None, "maintenance", "excluded"], "description": "flag: null when the result counted"},
+        {"enum": [None, "maintenance", "excluded", "quorum"], "description": "flag: null when the result counted"},
     ],
     "minItems": 7,
     "maxItems": 7,  # not "items": false, which client generators do not read
@@ -426,7 +427,11 @@ LAST_RUN = obj(
         "vendor_sources_failed": INT,
         "canaries_attempted": INT,
         "canaries_failed": INT,
-        "results_excluded": {**INT, "description": "Failed results set aside because our vantage point was suspect."},
+        "results_excluded": {
+            **INT,
+            "description": "Failed results set aside: our vantage point was suspect, or the quorum of locations "
+            "saw the service up.",
+        },
     },
     description="The last collection run: when, how long, and what it attempted and what failed.",
 )
