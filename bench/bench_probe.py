@@ -49,7 +49,7 @@ from pathlib import Path
 from statusgen.config import CheckConfig, Config, ServiceConfig, SiteConfig
 from statusgen.cycle import run_spread
 from statusgen.model import CheckId, Outcome
-from statusgen.probe import ProbeRun, probe_run, targets
+from statusgen.probe import Confirm, ProbeRun, probe_run, targets
 
 CHECKS = 1000
 HANGING_EVERY = 20  # every 20th check hangs: 50 of 1000, 5%
@@ -237,11 +237,16 @@ class Timed:
     run: ProbeRun
 
 
-def timed(config: Config, spread_s: float, first: frozenset[CheckId] = frozenset()) -> Timed:
+def timed(
+    config: Config, spread_s: float, first: frozenset[CheckId] = frozenset(), confirm: Confirm | None = None
+) -> Timed:
     """One run of the engine, timed from the call to the last result."""
     start, own, busy = time.perf_counter(), time.process_time(), machine_busy_seconds()
     site = config.site
-    run = asyncio.run(probe_run(targets(config), site.user_agent, site.concurrency, spread_s=spread_s, first=first))
+    todo = targets(config)
+    run = asyncio.run(
+        probe_run(todo, site.user_agent, site.concurrency, spread_s=spread_s, first=first, confirm=confirm)
+    )
     return Timed(time.perf_counter() - start, time.process_time() - own, machine_busy_seconds() - busy, run)
 
 
@@ -401,6 +406,20 @@ def main() -> None:
             f"{describe(true_errors(cold.cycle.run, cold.held))}"
         )
         warm = report_cycle(later)
+        tried = timed(config, run_spread(config, first), first, confirm=lambda r: not r.up)
+        confirm = bench_config(target.port, CONCURRENCY).services[0].checks[0]
+        spacing = confirm.confirm * confirm.confirm_every
+        tries = len(tried.run.results) - CHECKS
+        verdict(
+            f"a later run, its {CHECKS // HANGING_EVERY} hanging checks tried again ({tries} tries)",
+            f"{tried.seconds:.2f} s",
+            f"<= {warm.cycle.seconds + spacing + 1:.1f} s",
+            tried.seconds <= warm.cycle.seconds + spacing + 1.0,
+        )
+        print(
+            f"  (the run without tries, {warm.cycle.seconds:.2f} s, plus their spacing, {confirm.confirm} x "
+            f"{confirm.confirm_every:g} s, plus 1 s)"
+        )
         if os.environ.get("BENCH_PROBE_SEQUENTIAL", "1") == "0":
             return
         base = sequential(config)
