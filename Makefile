@@ -7,17 +7,25 @@ STAMP  := $(VENV)/.installed
 TESTS  := $(VENV)/.installed-test
 SYSPKG := $(VENV)/.system-packages
 
-.PHONY: run run-locations test lint bench screenshot setup system clean catalogs language check-catalogs
+.PHONY: run run-locations test lint bench screenshot setup system clean catalogs language check-catalogs wheelhouse
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
-	touch $(STAMP)
+	@echo "make: a virtual environment in $(VENV)/, for statusgen and what it needs (once)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "make: installing statusgen into it, editable, and its dependencies (pip; again when pyproject.toml changes)"
+	@$(BIN)/pip install --quiet -e .
+	@touch $(STAMP)
 
 $(TESTS): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(TESTS)
+	@echo "make: installing the test tools into $(VENV)/ (pip)"
+	@$(BIN)/pip install --quiet -e '.[test]'
+	@touch $(TESTS)
+
+# The wheels the release tests install from (tests/wheelhouse.py): fetched here, before the tests
+# run, so that the test run itself needs no network.
+wheelhouse: $(TESTS)
+	@echo "make: the wheels of statusgen's dependencies, for the release tests (test-artifacts/, once)"
+	@$(BIN)/python -m tests.wheelhouse >/dev/null
 
 $(SYSPKG): scripts/system-packages.sh | $(STAMP)
 	bash scripts/system-packages.sh
@@ -30,7 +38,8 @@ system: $(SYSPKG)
 
 ## run: start the bundled demo targets on loopback, run cycles against them, serve at http://127.0.0.1:$(PORT)
 run: setup
-	PORT=$(PORT) $(BIN)/python -m statusgen.demo
+	@echo "make: the demo: services on loopback, 150 days of simulated past, then live runs served on port $(PORT)"
+	@PORT=$(PORT) $(BIN)/python -m statusgen.demo
 
 ## run-locations: the demo with three probe agents on 127.0.0.2-4 delivering to a folder inbox (docs/locations.md)
 run-locations: setup
@@ -43,7 +52,7 @@ lint: $(TESTS)
 	$(BIN)/mypy
 
 ## test: lint, then every test
-test: lint system
+test: lint system wheelhouse
 	$(BIN)/python -m pytest -q
 
 ## screenshot: refresh docs/front-page.png, the README's picture of the demo, with the browser test

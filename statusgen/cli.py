@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,17 @@ config_option = click.option(
     show_default=DEFAULT_CONFIG,
     help="The configuration file (or $STATUSGEN_CONFIG).",
 )
+
+
+@contextmanager
+def progress(label: str, length: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr while it is a terminal; nothing at all in logs and CI."""
+    if not sys.stderr.isatty():
+        yield lambda _: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
 
 new_store_option = click.option(
     "--new-store",
@@ -399,8 +412,8 @@ def simulate(n: int, days: int, config_out: Path, db: Path, output: Path, seed: 
     if db.exists():
         raise click.UsageError(f"--db {db} exists; simulate fills a new store only (remove it or pick another path)")
     config_out.write_text(config_text(n, db.resolve(), output.resolve(), int(interval)), encoding="utf-8")
-    with click.progressbar(length=n, label=f"simulating {n} services x {days} days") as bar:
-        fill(n, days, db, utcnow(), seed, bar.update, int(interval))
+    with progress(f"simulating {n} services x {days} days", n) as done:
+        fill(n, days, db, utcnow(), seed, done, int(interval))
     click.echo(f"wrote {config_out} and {db}; now: statusgen build --config {config_out}")
 
 
@@ -414,12 +427,13 @@ def doctor(config_path: Path, repair: bool) -> None:
     """Read every stored value back and name the damaged ones (exit 3 when there are any, until
     --repair has dropped them)."""
     from statusgen.store import Store, lock_store
-    from statusgen.store.doctor import examine
+    from statusgen.store.doctor import READINGS, examine
     from statusgen.store.doctor import repair as repaired
 
     cfg = load_config(config_path)
     with lock_store(cfg.site.store), Store(cfg.site.store, expected=True) as store:
-        found = examine(store)
+        with progress(f"reading every stored value of {cfg.site.store}", len(READINGS)) as done:
+            found = examine(store, done)
         for damage in found:
             click.echo(damage.line())
         if not found:

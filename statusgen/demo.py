@@ -1,6 +1,7 @@
 """The bundled demo: loopback targets that behave like real services, a config
-pointing at them, 150 days of simulated past, a few quick cycles, then the
-preview server and a live loop.
+pointing at them, 150 days of simulated past, a first cycle, then the preview
+server while a few quick cycles and then a live loop go on. It says what it
+does at each step (with a progress bar on a terminal).
 
     make run            # or: python -m statusgen.demo [--port 8080] [--cycles 8]
 
@@ -23,6 +24,7 @@ import argparse
 import os
 import secrets
 import shutil
+import sys
 import threading
 import time
 from collections import Counter
@@ -30,6 +32,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import click
 
 from statusgen.agent.run import agent_run
 from statusgen.config import Config, load_config
@@ -147,6 +151,9 @@ def demo_config(
             'title = "statusgen demo"',
             f'base_url = "http://127.0.0.1:{serve_port}"',
             f"interval = {interval}",
+            # A failing check is tried again within its run (site.confirm): a second apart here, as
+            # the demo's first runs are, not ten (the first run would take twenty seconds).
+            "confirm_every = 1",
             f'store = "{(workdir / "statusgen.db").resolve()}"',
             f'output = "{output.resolve()}"',
             'vantage_point = "this machine (loopback demo targets)"',
@@ -172,11 +179,22 @@ def demo_config(
 
 
 def simulated_past(store: Path, days: int) -> None:
-    """``days`` of simulated history for the demo's services that are not paused, ending now."""
+    """``days`` of simulated history for the demo's services that are not paused, ending now; with
+    a progress bar on a terminal."""
     services = [
         Simulated(s.slug, s.name, s.median_ms, OUTAGES_PER_DAY) for s in SERVICES if "paused" not in s.service_keys
     ]
-    fill(services, days, store, utcnow(), seed=27)
+    label = f"demo: simulating {days} days of past for {len(services)} services"
+    if not sys.stdout.isatty():
+        say(label)
+        fill(services, days, store, utcnow(), seed=27)
+        return
+    with click.progressbar(length=len(services), label=label) as bar:
+        fill(services, days, store, utcnow(), seed=27, progress=bar.update)
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
 
 
 def cycle(config: Config) -> str:
@@ -209,28 +227,33 @@ def main(argv: list[str] | None = None) -> None:
     if args.locations:
         os.environ.setdefault(KEY_VARIABLE, secrets.token_hex(32))  # the agents' and the builder's key
     config = load_config(cfg_path)
-    print(f"demo targets on http://127.0.0.1:{targets.server_address[1]}; config {cfg_path}", flush=True)
+    say(f"demo: {len(SERVICES)} services on http://127.0.0.1:{port} (loopback), configured in {cfg_path}")
     if args.days > 0:
         simulated_past(config.site.store, args.days)
-        print(f"simulated {args.days} days of past for the demo's services", flush=True)
-    for _ in range(args.cycles):
-        print(cycle(config), flush=True)
+    if args.cycles > 0:
+        say("demo: the first run: checking every service, then building the whole site (a few seconds)")
+        say(cycle(config))
+    server = None
+    if not args.no_serve:  # served from the first build on: the quick runs go on meanwhile
+        server = PreviewServer(args.output, "127.0.0.1", args.port, quiet=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        say(
+            f"\nstatusgen demo: open http://127.0.0.1:{args.port}/ "
+            f"(API: http://127.0.0.1:{args.port}/api/v1/snapshot). Ctrl-C stops.\n"
+        )
+    if args.cycles > 1:
+        say(f"demo: {args.cycles - 1} more quick runs, {args.pause:g} s apart, then one every {args.interval} s")
+    for _ in range(args.cycles - 1):
         time.sleep(args.pause)
-    if args.no_serve:
+        say(cycle(config))
+    if server is None:
         return
-    server = PreviewServer(args.output, "127.0.0.1", args.port, quiet=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(
-        f"\nstatusgen demo: open http://127.0.0.1:{args.port}/ "
-        f"(API: http://127.0.0.1:{args.port}/api/v1/snapshot). Ctrl-C stops.\n",
-        flush=True,
-    )
     try:
         while True:
             time.sleep(args.interval)
-            print(cycle(config), flush=True)
+            say(cycle(config))
     except KeyboardInterrupt:
-        print("stopped", flush=True)
+        say("stopped")
 
 
 if __name__ == "__main__":

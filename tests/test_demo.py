@@ -32,6 +32,7 @@ class RunningDemo:
     base: str
     port: int
     folder: Path
+    said: list[str]  # what it printed until it served
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(self.base + path, timeout=10)
@@ -63,7 +64,7 @@ def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDe
         else:
             raise AssertionError("the demo did not start serving within 120 s:\n" + "".join(lines))
         assert f"http://127.0.0.1:{port}/" in lines[-1]
-        yield RunningDemo(f"http://127.0.0.1:{port}", port, folder)
+        yield RunningDemo(f"http://127.0.0.1:{port}", port, folder, lines)
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -71,6 +72,19 @@ def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDe
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def test_the_demo_says_each_step_and_serves_from_its_first_build(running_demo: RunningDemo) -> None:
+    """`make run` answers as soon as the first run has built the site: the quick runs after it go
+    on while it serves (they took some 15 s before it answered)."""
+    steps = [line.split(":")[0] if line.startswith("run ") else line[:24] for line in running_demo.said if line.strip()]
+    assert steps == [
+        "demo: 8 services on http",
+        "demo: simulating 150 day",
+        "demo: the first run: che",
+        "run 3",
+        "statusgen demo: open htt",
+    ]
 
 
 def test_the_demo_writes_in_the_folder_it_runs_from(running_demo: RunningDemo) -> None:
@@ -130,7 +144,7 @@ def test_the_reports_have_three_whole_months_of_past(running_demo: RunningDemo) 
 def test_every_link_names_the_port_it_serves_on(running_demo: RunningDemo) -> None:
     here = f"http://127.0.0.1:{running_demo.port}"
     servers = running_demo.get("/api/v1/openapi.json").json()["servers"]
-    assert [s["url"] for s in servers] == [here]
+    assert [s["url"] for s in servers] == [here, "/"]  # its address, and wherever it is read from
     for path in ("/feed/incidents.xml", "/api/", "/api/v1/openapi.json"):
         text = running_demo.get(path).text
         hosts = set(re.findall(r"https?://127\.0\.0\.1:\d+", text))

@@ -20,6 +20,7 @@ What a repair does, by table:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,41 +118,46 @@ def _json_rows(store: Store, table: str, sql: str, what: str, read: Any) -> list
     return found
 
 
-def examine(store: Store) -> list[Damage]:
-    """Every stored value that does not read back, table by table."""
-    return [
-        *_hours(store),
-        *_buckets(store),
-        *_json_rows(
-            store,
-            "service_state",
-            "SELECT service, NULL, service, state FROM service_state",
-            "state",
-            ServiceState.from_json,
-        ),
-        *_json_rows(
-            store,
-            "incidents",
-            "SELECT service, started_at, id, record FROM incidents",
-            "incident",
-            Incident.from_json,
-        ),
-        *_json_rows(
-            store,
-            "vendor_sources",
-            "SELECT service, NULL, service, view FROM vendor_sources WHERE view IS NOT NULL",
-            "last vendor view",
-            _table,
-        ),
-        *_json_rows(
-            store,
-            "notifications",
-            "SELECT notifier, queued_at, event || char(0) || notifier, body FROM notifications",
-            "queued notification",
-            _table,
-        ),
-        *_location_results(store),
-    ]
+def _states(store: Store) -> list[Damage]:
+    sql = "SELECT service, NULL, service, state FROM service_state"
+    return _json_rows(store, "service_state", sql, "state", ServiceState.from_json)
+
+
+def _incidents(store: Store) -> list[Damage]:
+    sql = "SELECT service, started_at, id, record FROM incidents"
+    return _json_rows(store, "incidents", sql, "incident", Incident.from_json)
+
+
+def _vendor_views(store: Store) -> list[Damage]:
+    sql = "SELECT service, NULL, service, view FROM vendor_sources WHERE view IS NOT NULL"
+    return _json_rows(store, "vendor_sources", sql, "last vendor view", _table)
+
+
+def _notifications(store: Store) -> list[Damage]:
+    sql = "SELECT notifier, queued_at, event || char(0) || notifier, body FROM notifications"
+    return _json_rows(store, "notifications", sql, "queued notification", _table)
+
+
+#: Each table's reading, in the order ``examine`` goes through them.
+READINGS: tuple[Callable[[Store], list[Damage]], ...] = (
+    _hours,
+    _buckets,
+    _states,
+    _incidents,
+    _vendor_views,
+    _notifications,
+    _location_results,
+)
+
+
+def examine(store: Store, progress: Callable[[int], None] = lambda _: None) -> list[Damage]:
+    """Every stored value that does not read back, table by table (``progress`` is told of each
+    table read: ``len(READINGS)`` in all)."""
+    found = []
+    for reading in READINGS:
+        found += reading(store)
+        progress(1)
+    return found
 
 
 def repair(store: Store, damages: list[Damage]) -> list[str]:
