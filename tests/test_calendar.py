@@ -156,6 +156,7 @@ def test_a_vendor_that_reshuffles_its_windows_leaves_the_calendars_bounded(tmp_p
     calendars keep 200 of the source's events told and at most 200 cancelled ones, none cancelled
     for more than 7 days; the windows that stay keep their UID and their SEQUENCE."""
     rng, page, clock = random.Random(53), tmp_path / "relay.json", Clock()
+    page.write_text("{}")  # a file source must be there when the configuration is read
     config = load_config(write_config(tmp_path, VENDOR_SERVICE.format(extra="", vendor=page)))
     clock.t = start = clock.t - timedelta(days=10)
     kept_uids = None
@@ -181,6 +182,7 @@ def test_a_vendor_that_reshuffles_its_windows_leaves_the_calendars_bounded(tmp_p
 
 def test_a_services_calendar_events_bounds_its_calendar(tmp_path: Path) -> None:
     rng, page, clock = random.Random(8), tmp_path / "relay.json", Clock()
+    page.write_text("{}")  # a file source must be there when the configuration is read
     config = load_config(write_config(tmp_path, VENDOR_SERVICE.format(extra="calendar_events = 5", vendor=page)))
     page.write_bytes(reshuffled(clock(), clock(), rng))
     run_cycle(config, clock)

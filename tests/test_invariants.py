@@ -38,6 +38,7 @@ STALE_AFTER = 600.0
 SOURCE_PHRASES = (
     "Vendor reports",
     "The vendor status page could not be read",
+    "The vendor status page has never been read",
     "The vendor's view is too old",
     "The vendor has not acknowledged",
     "Scheduled maintenance",

@@ -98,8 +98,10 @@ def test_stale_vendor_view_is_set_aside_with_a_note():
         NOW,
     )
     assert st.status is Status.OPERATIONAL
+    read = f"{(NOW - timedelta(hours=2)).astimezone(UTC):%Y-%m-%d %H:%M} UTC"  # our last good read
     assert st.reason == (
-        "Fine. The vendor status page could not be read (timed out); its last view is too old and is set aside."
+        f"Fine. The vendor status page could not be read since {read}: timed out; its last view is too old and is "
+        "set aside."
     )
 
 
@@ -112,10 +114,8 @@ def test_never_read_source_falls_back_to_our_checks():
     failed = VendorObservation(None, Outcome.PARSE, None, "statuspage payload: not JSON")
     st = merge(ServiceState(), own(Status.OPERATIONAL, "Fine."), SVC, failed, NOW)
     assert st.status is Status.OPERATIONAL
-    assert st.reason == (
-        "Fine. The vendor status page could not be read (statuspage payload: not JSON); "
-        "its last view is too old and is set aside."
-    )
+    assert st.reason == "Fine. The vendor status page has never been read: statuspage payload: not JSON."
+    assert "too old" not in st.reason  # a view never read is not old
 
 
 def test_vendor_only_service_follows_the_vendor_without_an_incident_of_ours():

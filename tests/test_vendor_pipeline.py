@@ -124,9 +124,10 @@ def test_merged_statuses_and_reasons(vendor_site):
     reasons = {s["slug"]: s["reason"] for s in snap["services"]}
     assert reasons["sendgrid"].startswith("Vendor reports: Login issues reported from Azure users")
     assert reasons["sendgrid"].endswith("; our checks pass.")
-    assert "The vendor status page could not be read (timed out)" in reasons["slow"]
-    assert "could not be read (answer exceeded the size cap)" in reasons["huge"]
-    assert "could not be read (statuspage payload" in reasons["html"] or "could not be read (" in reasons["html"]
+    assert "The vendor status page has never been read: timed out." in reasons["slow"]
+    assert "has never been read: answer exceeded the size cap." in reasons["huge"]
+    assert "has never been read: vendor payload: is an HTML page" in reasons["html"]
+    assert not any("too old" in reasons[slug] for slug in ("slow", "huge", "html", "truncated"))
 
 
 def test_service_record_carries_the_vendor_view(vendor_site):

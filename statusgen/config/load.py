@@ -264,6 +264,29 @@ def _vendor(table: Any, where: str, problems: _Problems) -> VendorConfig | None:
         return None
 
 
+def _vendor_files(
+    services: tuple[ServiceConfig, ...], base: Path, name: str, problems: _Problems
+) -> tuple[ServiceConfig, ...]:
+    """A vendor source that is a local file, found relative to the configuration file (as every
+    path of it is), and refused at once when it cannot be read: a run would otherwise say only,
+    and quietly, that the vendor's page was never read."""
+    out = []
+    for svc in services:
+        vendor = svc.vendor
+        if vendor is not None and not urlsplit(vendor.url).netloc:
+            found = Path(os.path.abspath(base / vendor.url))
+            if not found.is_file() or not os.access(found, os.R_OK):
+                why = "is not a file" if found.exists() else "does not exist"
+                problems.add(
+                    f'service "{svc.slug}", vendor',
+                    f"url {found} {why} (or cannot be read): give the vendor's status URL, or the path of a "
+                    f"payload file relative to {name}",
+                )
+            svc = replace(svc, vendor=replace(vendor, url=str(found)))
+        out.append(svc)
+    return tuple(out)
+
+
 def _windows(raw: Any, where: str, problems: _Problems) -> tuple[MaintenanceWindow, ...]:
     if not isinstance(raw, list):
         problems.add(where, "maintenance must be a list of tables ([[services.maintenance]] with start and end)")
@@ -464,7 +487,7 @@ def parse_config(text_: str, path: Path) -> Config:
     site = _site(doc, path.parent, problems)
     categories = _categories(doc, problems)
     targets = _targets(doc, categories, problems)
-    services = _services(doc, site, categories, problems)
+    services = _vendor_files(_services(doc, site, categories, problems), path.parent, path.name, problems)
     canaries = _canaries(doc, site, problems)
     locations = _locations(doc, site, problems)
     _check_locations(services, locations, problems)

@@ -34,6 +34,7 @@ from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState
 from statusgen.i18n import SENTENCES, Said, said, said_plural
 from statusgen.model import BAD, DESCRIPTIONS, STATUS_WORDS, Outcome, Status
+from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
 from statusgen.vendors.model import VendorObservation
 
@@ -75,12 +76,21 @@ def vendor_says(view: VendorView) -> Said:
 def _note(obs: VendorObservation, stale: bool) -> Said | None:
     if obs.outcome is not Outcome.OK:
         what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else said(DESCRIPTIONS[obs.outcome])
-        if stale or obs.view is None:
+        if obs.view is None or obs.last_ok_at is None:  # never read: there is no view to be too old
+            return said("The vendor status page has never been read: %(what)s.", what=what)
+        since = moment(obs.last_ok_at)
+        if stale:
             return said(
-                "The vendor status page could not be read (%(what)s); its last view is too old and is set aside.",
+                "The vendor status page could not be read since %(since)s: %(what)s; its last view is too old "
+                "and is set aside.",
+                since=since,
                 what=what,
             )
-        return said("The vendor status page could not be read (%(what)s); its last view is used.", what=what)
+        return said(
+            "The vendor status page could not be read since %(since)s: %(what)s; its last view is used.",
+            since=since,
+            what=what,
+        )
     return said("The vendor's view is too old and is set aside.") if stale else None
 
 

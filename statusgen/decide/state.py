@@ -504,6 +504,10 @@ def _explain_counted(state: ServiceState, svc: ServiceConfig, counted: Sequence[
             needed=svc.successes_to_resolve,
         )
     n = len({e.check for e in counted})  # a check seen from several locations is one check
+    if not n:
+        return (
+            said("No checks of our own: the vendor's page alone tells.") if not svc.checks else said("No result yet.")
+        )
     return said("All %(n)s checks answer as expected.", n=n) if n > 1 else said("The check answers as expected.")
 
 

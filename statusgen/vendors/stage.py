@@ -11,6 +11,7 @@ never the values of the variables it names.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
@@ -22,11 +23,14 @@ from statusgen.config import Config, ServiceConfig, VendorConfig
 from statusgen.config.secrets import public_url
 from statusgen.errors import StatusgenError, VendorParseError
 from statusgen.jsonout import dump
-from statusgen.model import Outcome
+from statusgen.model import DESCRIPTIONS, Outcome
 from statusgen.neterrors import Network, RedirectGuard
+from statusgen.text import one_line
 from statusgen.vendors import VendorView, fetch_source, kumapair, parse_vendor, read_local
 from statusgen.vendors.fetch import FetchResult, pinned_transport
 from statusgen.vendors.model import VendorObservation, VendorRow
+
+log = logging.getLogger("statusgen.vendors")
 
 DETAIL_LIMIT = 300
 
@@ -127,6 +131,20 @@ async def fetch_vendors(
             if prev is None or prev.url != url:
                 prev = VendorRow(svc.slug, url)
             got = await _fetch(client, prev, svc.vendor, config.site.max_bytes, guard)
-            return svc.slug, settle(prev, svc.vendor, got, clock())
+            row, obs = settle(prev, svc.vendor, got, clock())
+            _say_change(svc.slug, url, prev.outcome, obs)
+            return svc.slug, (row, obs)
 
         return dict(await asyncio.gather(*(one(s) for s in sourced)))
+
+
+def _say_change(slug: str, url: str, before: str | None, obs: VendorObservation) -> None:
+    """A source that could not be read is logged once, when it starts failing (or fails
+    otherwise), and once when it is read again: not at every run."""
+    if obs.outcome.value == before:
+        return
+    if obs.outcome is not Outcome.OK:
+        what = DESCRIPTIONS[obs.outcome] + (f" ({one_line(obs.detail)[:300]})" if obs.detail else "")
+        log.warning("vendor source of %r (%s) could not be read: %s", slug, url, what)
+    elif before is not None:
+        log.info("vendor source of %r (%s) read again", slug, url)
