@@ -85,10 +85,15 @@ def main(log_format: str) -> None:
 
 
 @main.command("check-config")
-@click.argument("config_path", type=click.Path(dir_okay=False, path_type=Path), required=False, default=DEFAULT_CONFIG)
-def check_config(config_path: Path) -> None:
-    """Validate a configuration file and its notes folder, and report every problem at once."""
+@config_option
+@click.argument("config_file", metavar="[CONFIG]", type=click.Path(dir_okay=False, path_type=Path), required=False)
+def check_config(config_path: Path, config_file: Path | None) -> None:
+    """Validate a configuration file (CONFIG, or --config as for every other command) and its
+    notes folder, and report every problem at once."""
     from statusgen.notes import checked_config
+
+    if config_file is not None:
+        config_path = config_file
 
     cfg = checked_config(config_path)
     checks = sum(len(s.checks) for s in cfg.services)
