@@ -93,8 +93,8 @@ BROKEN = [
             'services.toml: [site]: base_url must be an http:// or https:// URL, got "status.example.org"',
             "services.toml: [site]: interval must be a number of seconds, greater than 0 and at most 86400, got 0",
             'services.toml: [site]: unknown key "colour"; allowed keys: title, base_url, description, interval, '
-            "stale_after, report_months, location, inbox, inbox_key, quorum, minority_failure, languages, store, "
-            "output, notes, "
+            "stale_after, report_months, location, inbox, inbox_key, quorum, minority_failure, languages, logo, "
+            "favicon, stylesheet, accent, powered_by, store, output, notes, "
             "concurrency, "
             "failures_to_open, successes_to_resolve, confirm, confirm_every, max_bytes, user_agent, vantage_point, "
             "contact, "

@@ -6,6 +6,7 @@ from the same tuples, so a key cannot be read without being documented.
 
 from __future__ import annotations
 
+from statusgen.config.brand import MAX_BRAND_BYTES, accent
 from statusgen.config.values import (
     MAX_CATCH_UP,
     MAX_CONFIRM_EVERY,
@@ -124,6 +125,46 @@ SITE_KEYS = (
         ("en",),
         'The languages of the pages: the first at /, each other at /{tag}/ (e.g. ["en", "de", "ja"]; shipped: '
         "en, de, fr, es, pt-BR, ja). The JSON API, the Statuspage documents and the feeds speak the first.",
+    ),
+    Key(
+        "logo",
+        path_value,
+        None,
+        "The operator's logo, an SVG or PNG file relative to the configuration file: copied into the site and "
+        "shown in the header of every page and in the embeddable status, named by the site's title for those who "
+        "do not see it; the favicon too, unless favicon is given. An SVG may hold no script, event handler or "
+        f"reference to another file (docs/branding.md). At most {MAX_BRAND_BYTES >> 10} KB.",
+    ),
+    Key(
+        "favicon",
+        path_value,
+        None,
+        "The site's icon in browsers' tabs, an SVG, PNG or ICO file relative to the configuration file (an ICO "
+        "replaces statusgen's /favicon.ico); the logo by default, else statusgen's. "
+        f"At most {MAX_BRAND_BYTES >> 10} KB.",
+    ),
+    Key(
+        "stylesheet",
+        path_value,
+        None,
+        "The operator's own CSS file, relative to the configuration file: copied into the site and loaded after "
+        "statusgen's, so its rules win; it may import nothing nor name another site's files, which the pages' "
+        f"content security policy would not load. At most {MAX_BRAND_BYTES >> 10} KB.",
+    ),
+    Key(
+        "accent",
+        accent,
+        None,
+        "The colour of links, the site's name and a band atop the header: \"#0a5fc2\" (the light theme's; the "
+        'dark theme keeps statusgen\'s links) or { light = "#0a5fc2", dark = "#6cb6ff" }. Each must give text of '
+        "at least 4.5:1 (WCAG AA) on its theme's backgrounds; check-config names the ratio and a colour that does.",
+    ),
+    Key(
+        "powered_by",
+        boolean,
+        None,
+        'Whether the footer ends with a link to statusgen ("Powered by statusgen"): by default on a site with a '
+        "logo, favicon, stylesheet or accent of its own; true on every site, false on none.",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),

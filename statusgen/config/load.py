@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from statusgen.config.brand import KINDS, brand_file
 from statusgen.config.keys import (
     CHECK_KEYS,
     COMMON_KEYS,
@@ -106,6 +107,13 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
     inbox = values.get("inbox")
     if inbox and not is_remote(inbox):
         values["inbox"] = os.path.abspath(base / inbox)
+    for key in KINDS:  # the brand's files: read now, once, and checked as the build will copy them
+        if key in values:
+            try:
+                values[key] = brand_file(key, values[key], base)
+            except Invalid as exc:
+                problems.add("[site]", f"{key} {exc}")
+                del values[key]
     return SiteConfig(**values)
 
 

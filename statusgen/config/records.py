@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from statusgen.config.brand import THEME_STYLESHEET, Accent, BrandFile
 from statusgen.config.conditions import Condition
 from statusgen.config.cron import last_fire
 from statusgen.config.operatorfiles import OperatorFiles
@@ -168,11 +169,40 @@ class SiteConfig:
     quorum: int | None = None  # None: a majority of the locations with fresh results
     minority_failure: str = "degraded"
     languages: tuple[str, ...] = ("en",)  # BCP 47 tags; the first at /, each other at /{tag lowercased}/
+    # the operator's brand (docs/branding.md): files read and checked with the configuration
+    logo: BrandFile | None = None
+    favicon: BrandFile | None = None
+    stylesheet: BrandFile | None = None
+    accent: Accent | None = None
+    powered_by: bool | None = None  # None: on a site with a brand of its own
 
     @property
     def stale_after_s(self) -> float:
         """Seconds after which the site's data is out of date (``stale_after``, or three intervals)."""
         return self.stale_after if self.stale_after is not None else STALE_INTERVALS * self.interval
+
+    @property
+    def branded(self) -> bool:
+        """Whether the site carries a brand of its own (a logo, a favicon, a stylesheet, an accent)."""
+        return any(x is not None for x in (self.logo, self.favicon, self.stylesheet, self.accent))
+
+    @property
+    def shows_powered_by(self) -> bool:
+        """Whether the pages' footer links to statusgen: ``powered_by``, or by default on a branded
+        site (an unbranded one looks like statusgen already)."""
+        return self.branded if self.powered_by is None else self.powered_by
+
+    @property
+    def icon(self) -> BrandFile | None:
+        """The operator's favicon: its own file, else the logo (None: statusgen's)."""
+        return self.favicon or self.logo
+
+    @property
+    def brand_stylesheets(self) -> tuple[str, ...]:
+        """The stylesheets the pages load after statusgen's, in order: the one made of the brand
+        (the logo's place, the accent), then the operator's own, which may change anything."""
+        made = ("/" + THEME_STYLESHEET,) if self.logo is not None or self.accent is not None else ()
+        return made + ((self.stylesheet.url,) if self.stylesheet is not None else ())
 
 
 @dataclass(frozen=True)
