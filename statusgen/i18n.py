@@ -19,9 +19,15 @@ import gettext
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from datetime import UTC, date, datetime
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any, Union
+
+from babel import Locale
+from babel.dates import format_skeleton
+
+from statusgen.timeutil import iso, moment, parse_time
 
 DOMAIN = "statusgen"
 SOURCE = "en"
@@ -99,6 +105,35 @@ def translations(tag: str) -> gettext.NullTranslations:
         return gettext.GNUTranslations(f)
 
 
+# -- times as each language writes them --------------------------------------------------------
+
+
+@cache
+def _locale(tag: str) -> Locale:
+    return Locale.parse(locale_name(tag))
+
+
+@lru_cache(maxsize=4096)
+def date_words(day: date, tag: str, skeleton: str = "yMMMd") -> str:
+    """A day as language ``tag`` writes it, by Babel's ``skeleton`` (``Nov 22, 2026``)."""
+    return format_skeleton(skeleton, day, locale=_locale(tag))
+
+
+@lru_cache(maxsize=2048)
+def _clock_words(hour: int, minute: int, tag: str) -> str:
+    return format_skeleton("Hm", datetime(2000, 1, 1, hour, minute, tzinfo=UTC), tzinfo=UTC, locale=_locale(tag))
+
+
+def moment_words(when: datetime, tag: str, skeleton: str = "yMMMd") -> str:
+    """A time in UTC as the pages of language ``tag`` write it, to the minute: its day (by
+    ``skeleton``) and its 24-hour clock, joined by the locale's medium date-time pattern, then
+    ``UTC`` (``Nov 22, 2026, 20:21 UTC``, ``2026年11月22日 20:21 UTC``). The pages' filters
+    (``render.words``) and the decisions' sentences (``said_time``) both say a time with it."""
+    when = when.astimezone(UTC)
+    pattern = str(_locale(tag).datetime_formats["medium"])  # "{1}, {0}": the date, then the time
+    return pattern.format(_clock_words(when.hour, when.minute, tag), date_words(when.date(), tag, skeleton)) + " UTC"
+
+
 # -- words said once, said again in another language -----------------------------------------
 
 Gettext = Callable[[str], str]
@@ -112,8 +147,8 @@ class Said(str):
 
     It is its English text (the str itself: what the store, the logs and the tests read), and its
     message with the values that fill it (``said``, ``said_plural``; a value may be a ``Said``
-    too), or the parts it joins (``Said.joined``). ``say`` says it in a language; ``to_json`` and
-    ``from_json`` keep it in the store."""
+    too, a time among them: ``said_time``), or the parts it joins (``Said.joined``). ``say`` says
+    it in a language; ``to_json`` and ``from_json`` keep it in the store."""
 
     message: str | tuple[str, str] | None
     values: dict[str, Value]
@@ -151,11 +186,12 @@ class Said(str):
         message of ``%(first)s`` and ``%(next)s``: ``SENTENCES``, ``CLAUSES``)."""
         return cls.made(None, {}, None, tuple(parts), joiner)
 
-    def say(self, gettext: Gettext, ngettext: Ngettext) -> str:
-        """This sentence in the language of ``gettext`` and ``ngettext``."""
+    def say(self, gettext: Gettext, ngettext: Ngettext, tag: str = SOURCE) -> str:
+        """This sentence in the language of ``gettext`` and ``ngettext``, its times as ``tag``
+        writes them."""
         if self.message is None:
-            return _fold(gettext(self.separator), [say(p, gettext, ngettext) for p in self.parts])
-        values = {k: v.say(gettext, ngettext) if isinstance(v, Said) else v for k, v in self.values.items()}
+            return _fold(gettext(self.separator), [say(p, gettext, ngettext, tag) for p in self.parts])
+        values = {k: v.say(gettext, ngettext, tag) if isinstance(v, Said) else v for k, v in self.values.items()}
         if isinstance(self.message, tuple):
             assert self.plural_n is not None
             return ngettext(*self.message, self.plural_n) % values
@@ -177,11 +213,27 @@ class Said(str):
         """What ``to_json`` wrote (a plain value stays one)."""
         if not isinstance(doc, dict):
             return doc  # type: ignore[no-any-return]  # a value as JSON keeps it: str, int, float
+        if "time" in doc:
+            return said_time(parse_time(doc["time"]))
         if "join" in doc:
             return cls.joined(doc["join"], [cls.from_json(p) for p in doc["parts"]])
         message = tuple(doc["said"]) if isinstance(doc["said"], list) else doc["said"]
         values = {k: cls.from_json(v) for k, v in doc.get("values", {}).items()}
         return cls.made(message, values, doc.get("count"))
+
+
+class SaidTime(Said):
+    """A time in a sentence (``said_time``): in English ``timeutil.moment``'s words
+    (``2026-11-22 20:21 UTC``, what the store's text, the logs and the notifications read); in a
+    language, as its pages write a time (``moment_words``). Kept as ``{"time": RFC 3339}``."""
+
+    when: datetime
+
+    def say(self, gettext: Gettext, ngettext: Ngettext, tag: str = SOURCE) -> str:
+        return moment_words(self.when, tag)
+
+    def to_json(self) -> Any:
+        return {"time": iso(self.when)}
 
 
 #: How the parts of a ``Said.joined`` are put together: sentences one after another, and the
@@ -238,6 +290,13 @@ def said_duration(seconds: float) -> Said:
     return Said.joined(SENTENCES, [said(message, n=count) for count, _, message in duration_parts(seconds)])
 
 
+def said_time(when: datetime) -> Said:
+    """A time in a sentence of the decisions, said by each language in its own form (``SaidTime``)."""
+    words = SaidTime(moment(when))
+    words.when = when.astimezone(UTC)
+    return words
+
+
 def said(message: str, /, **values: Value) -> Said:
     """A sentence made of a message and the values that fill its ``%(name)s`` places."""
     return Said.made(message, values)
@@ -248,15 +307,16 @@ def said_plural(one: str, many: str, count: int, /, **values: Value) -> Said:
     return Said.made((one, many), values, count)
 
 
-def say(value: Value, gettext: Gettext, ngettext: Ngettext) -> str:
-    """Words in a language: a ``Said`` said in it, anything else as it is."""
-    return value.say(gettext, ngettext) if isinstance(value, Said) else str(value)
+def say(value: Value, gettext: Gettext, ngettext: Ngettext, tag: str = SOURCE) -> str:
+    """Words in a language: a ``Said`` said in it (its times as ``tag`` writes them), anything
+    else as it is."""
+    return value.say(gettext, ngettext, tag) if isinstance(value, Said) else str(value)
 
 
 def say_in(value: Value, tag: str) -> str:
-    """Words in the language ``tag`` (its catalog: ``translations``)."""
+    """Words in the language ``tag`` (its catalog: ``translations``; its forms: Babel's)."""
     catalog = translations(tag)
-    return say(value, catalog.gettext, catalog.ngettext)
+    return say(value, catalog.gettext, catalog.ngettext, tag)
 
 
 def _english_plural(one: str, many: str, n: int) -> str:

@@ -78,5 +78,6 @@ def human_duration(delta: timedelta) -> str:
 
 
 def moment(when: datetime) -> str:
-    """A time as a reader sees it in text that must not change while nothing does: ``2026-11-22 20:21 UTC``."""
+    """A time as English text that must not change while nothing does: ``2026-11-22 20:21 UTC`` (a
+    decision's sentence keeps a time apart, ``i18n.said_time``, and says it so in English)."""
     return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"

@@ -26,8 +26,10 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from statusgen import routes
 from statusgen.config import Config
+from statusgen.i18n import Language
 from statusgen.render.build import build
 from statusgen.render.tree import current_generation
+from statusgen.render.words import words as words_of
 from statusgen.store import Store
 from statusgen.web.publish import publish_tree
 from statusgen.web.serve import PreviewServer
@@ -128,6 +130,25 @@ def test_the_json_feeds_and_documents_stay_in_the_first_language(tri: Tri) -> No
     front_de = tri.page("de/index.html").get_element_by_id("overall").xpath("strong")[0].text_content()
     assert snapshot["summary"] != front_de and snapshot["summary"].endswith(".")
     assert snapshot["status"] in ("operational", "degraded", "partial_outage", "major_outage", "maintenance", "unknown")
+
+
+#: A time as the store's English keeps it inside a sentence (``timeutil.moment``), not as a page writes one.
+STORE_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
+
+
+@pytest.mark.parametrize("tag", ["de", "ja"])
+def test_a_time_inside_a_reason_is_written_as_the_page_writes_a_time(tri: Tri, tag: str) -> None:
+    """A reason's times ("failing since ...", a maintenance's end) read as every other time of the
+    page (Babel's day and 24-hour clock, in UTC, ``Words.moment``), in the JSON's language too."""
+    said_since = 0
+    for svc in tri.config.services:
+        record = tri.json(routes.service_file(svc.slug))["service"]
+        reason = tri.page(f"{tag}/services/{svc.slug}/index.html").get_element_by_id("reason").text_content()
+        assert not STORE_TIME.search(reason) and not STORE_TIME.search(record["reason"]), (tag, svc.slug, reason)
+        if record["since"] and words_of(Language("en")).moment(record["since"]) in record["reason"]:
+            assert words_of(Language(tag)).moment(record["since"]) in reason, (tag, svc.slug, reason)
+            said_since += 1
+    assert said_since >= 2  # the demo's two failing services and its slow one say since when
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,32 @@
-"""Durations and lists are said one way: the decisions' sentences (``i18n.said_duration``,
-``said_list``) and the pages (``render.words.Words.duration``, the site's sentence) walk the
-same units and join the same way, in every language."""
+"""Durations, lists and times are said one way: the decisions' sentences (``i18n.said_duration``,
+``said_list``, ``said_time``) and the pages (``render.words.Words.duration`` and ``moment``, the
+site's sentence) walk the same units, join the same way and write a time alike, in every language."""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime
 
 import pytest
+from babel.lists import format_list
 from hypothesis import given
 from hypothesis import strategies as st
 
 from statusgen.decide.overall import summary
-from statusgen.i18n import SHIPPED, Language, duration_parts, said_duration, said_list, say_in, translations
+from statusgen.i18n import (
+    SHIPPED,
+    Language,
+    Said,
+    duration_parts,
+    locale_name,
+    said,
+    said_duration,
+    said_list,
+    said_time,
+    say_in,
+    translations,
+)
 from statusgen.model import Status
 from statusgen.render.words import words
 
@@ -68,3 +83,34 @@ def test_a_list_is_joined_alike_by_the_sentences_and_the_site_summary() -> None:
             % {"n": 2},
         ]
         assert told == catalog.gettext("%(sentence)s.") % {"sentence": say_in(said_list(parts), tag)}
+
+
+def test_a_time_in_a_sentence_is_said_in_each_language_as_its_pages_write_one() -> None:
+    """A time is a value of its own in a sentence: its English text is the one the store, the logs
+    and the notifications read; each language says it as its pages' ``moment`` filter writes a
+    time (Babel's day and 24-hour clock, in UTC); the store keeps it as RFC 3339."""
+    since = datetime(2026, 11, 29, 3, 53, 12, tzinfo=UTC)
+    reason = said("%(failing)s; failing since %(since)s.", failing="api timed out", since=said_time(since))
+    assert reason == "api timed out; failing since 2026-11-29 03:53 UTC."
+    kept = reason.to_json()
+    assert kept["values"]["since"] == {"time": "2026-11-29T03:53:12Z"}
+    back = Said.from_json(json.loads(json.dumps(kept)))
+    assert back == reason
+    for tag in SHIPPED:
+        time_words = words(Language(tag)).moment("2026-11-29T03:53:12Z")
+        assert time_words in say_in(back, tag) and time_words in say_in(reason, tag), tag
+    assert "29. Nov. 2026, 03:53 UTC" in say_in(back, "de") and "2026年11月29日 3:53 UTC" in say_in(back, "ja")
+    # a sentence an older version kept, its time a plain string, is read and said as it was kept
+    older = Said.from_json(
+        {"said": reason.message, "values": {"failing": "api timed out", "since": "2026-11-29 03:53 UTC"}}
+    )
+    assert "2026-11-29 03:53 UTC" in say_in(older, "de")
+
+
+def test_the_catalogs_join_a_list_as_babel_writes_one_in_their_locale() -> None:
+    """The list messages of each catalog say what Babel's list patterns say for its locale
+    (Japanese joins with "、"); English, the source, keeps its own words ("a, b and c")."""
+    for tag in SHIPPED[1:]:
+        for parts in (["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]):
+            assert say_in(said_list(parts), tag) == format_list(parts, locale=locale_name(tag)), (tag, parts)
+    assert say_in(said_list(["a", "b", "c"]), "ja") == "a、b、c"

@@ -16,9 +16,8 @@ from datetime import datetime
 from typing import Protocol
 
 from statusgen.config import ServiceConfig
-from statusgen.i18n import Said, Value, said, said_plural
+from statusgen.i18n import Said, Value, said, said_plural, said_time
 from statusgen.model import Certificate, Outcome
-from statusgen.timeutil import moment
 
 DAY_S = 86400
 
@@ -60,7 +59,7 @@ def warnings(evidence: Sequence[Seen], svc: ServiceConfig) -> list[Said]:
         check = svc.checks[e.check - 1]
         if e.outcome == Outcome.OK.value and e.certificate and expiring(e.certificate, e.at, check.cert_expiry_days):
             left = days_left(e.certificate, e.at)
-            told: dict[str, Value] = {"check": e.label or check.name, "at": moment(e.certificate.not_after)}
+            told: dict[str, Value] = {"check": e.label or check.name, "at": said_time(e.certificate.not_after)}
             told["warning"] = check.cert_expiry_days
             if left < 1:
                 out.append(

@@ -32,9 +32,8 @@ from datetime import datetime
 
 from statusgen.config import ServiceConfig
 from statusgen.decide.state import ServiceState
-from statusgen.i18n import SENTENCES, Said, said, said_plural
+from statusgen.i18n import SENTENCES, Said, said, said_plural, said_time
 from statusgen.model import BAD, DESCRIPTIONS, STATUS_WORDS, Outcome, Status
-from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
 from statusgen.vendors.model import VendorObservation
 
@@ -78,7 +77,7 @@ def _note(obs: VendorObservation, stale: bool) -> Said | None:
         what = obs.detail if obs.outcome is Outcome.PARSE and obs.detail else said(DESCRIPTIONS[obs.outcome])
         if obs.view is None or obs.last_ok_at is None:  # never read: there is no view to be too old
             return said("The vendor status page has never been read: %(what)s.", what=what)
-        since = moment(obs.last_ok_at)
+        since = said_time(obs.last_ok_at)
         if stale:
             return said(
                 "The vendor status page could not be read since %(since)s: %(what)s; its last view is too old "

@@ -22,9 +22,8 @@ from statusgen.decide.operator import operator_state, with_notes
 from statusgen.decide.quorum import counted_from_elsewhere, labelled, seen_by
 from statusgen.decide.state import ServiceState, decide, paused, under_maintenance
 from statusgen.decide.vantage import Vantage
-from statusgen.i18n import said
+from statusgen.i18n import said, said_time
 from statusgen.model import EXCLUDED_FLAG, MAINTENANCE_FLAG, QUORUM_FLAG, CheckResult, Status
-from statusgen.timeutil import moment
 from statusgen.vendors import VendorView
 from statusgen.vendors.model import VendorObservation
 
@@ -154,7 +153,7 @@ def own_state(
         return paused(prev, now)
     window = svc.maintenance_at(now)
     if window is not None:
-        until = moment(window.end) if window.end else said("its end")
+        until = said_time(window.end) if window.end else said("its end")
         reason = said("Scheduled maintenance: %(title)s (until %(until)s).", title=window.title, until=until)
         return under_maintenance(prev, svc, results, window.start or now, reason, "schedule")
     if vendor_maintenance is not None:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from statusgen.config import CheckConfig, ServiceConfig
 from statusgen.decide import certs
-from statusgen.i18n import CLAUSES, N_, SENTENCES, Said, said, said_list, said_plural
+from statusgen.i18n import CLAUSES, N_, SENTENCES, Said, said, said_list, said_plural, said_time
 from statusgen.model import (
     DESCRIPTIONS,
     FLAG_WORDS,
@@ -40,7 +40,7 @@ from statusgen.model import (
     Outcome,
     Status,
 )
-from statusgen.timeutil import iso, moment, parse_iso, parse_time
+from statusgen.timeutil import iso, parse_iso, parse_time
 
 
 class Verdict(StrEnum):
@@ -444,7 +444,7 @@ def _set_aside(evidence: Sequence[Evidence]) -> Said:
 
 
 def _since_words(state: ServiceState) -> Said | str:
-    return moment(state.since) if state.since else said("the start")
+    return said_time(state.since) if state.since else said("the start")
 
 
 def _held(state: ServiceState) -> Said:

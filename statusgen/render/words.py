@@ -11,7 +11,7 @@ service of a build shows the same ones.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
 
@@ -21,7 +21,7 @@ from babel.numbers import format_decimal, format_percent
 from babel.units import format_unit
 
 from statusgen.decide.incidents import SEVERITY
-from statusgen.i18n import N_, Language, duration_parts, translations
+from statusgen.i18n import N_, Language, date_words, duration_parts, moment_words, translations
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.text import outside_link
 from statusgen.timeutil import iso, parse_iso
@@ -108,7 +108,6 @@ class Words:
     def __init__(self, language: Language):
         self.language = language
         self.locale = Locale.parse(language.locale)
-        self.datetime_pattern = str(self.locale.datetime_formats["medium"])  # "{1}, {0}": the date, then the time
         catalog = translations(language.tag)
         self.gettext, self.ngettext = catalog.gettext, catalog.ngettext
         # the same figures recur on every page and row (counts, minutes, latencies): said once each
@@ -180,26 +179,15 @@ class Words:
         return when.astimezone(UTC)
 
     def _moment(self, stamp: str | None) -> str:
-        """``2026-11-22T20:21:31Z`` as ``Nov 22, 2026, 20:21 UTC`` (in the locale's form)."""
+        """``2026-11-22T20:21:31Z`` as ``Nov 22, 2026, 20:21 UTC`` (in the locale's form:
+        ``i18n.moment_words``, as the decisions' sentences say a time)."""
         if not stamp or parse_iso(stamp) is None:
             return ""
-        when = self._when(stamp)
-        return self._joined(self._date(when.date(), "yMMMd"), self._time(when.hour, when.minute))
-
-    @lru_cache(maxsize=4096)  # noqa: B019 - a Words lives as long as the process (``words``)
-    def _date(self, day: date, skeleton: str) -> str:
-        return format_skeleton(skeleton, day, locale=self.locale)
-
-    @lru_cache(maxsize=2048)  # noqa: B019 - a Words lives as long as the process (``words``)
-    def _time(self, hour: int, minute: int) -> str:
-        return format_skeleton("Hm", datetime(2000, 1, 1, hour, minute, tzinfo=UTC), tzinfo=UTC, locale=self.locale)
-
-    def _joined(self, date_words: str, time_words: str) -> str:
-        return self.datetime_pattern.format(time_words, date_words) + " UTC"
+        return moment_words(self._when(stamp), self.language.tag)
 
     def _day(self, stamp: str) -> str:
         """``2026-11-22T00:00:00Z`` as ``Nov 22, 2026`` (in the locale's form)."""
-        return self._date(self._when(stamp).date(), "yMMMd")
+        return date_words(self._when(stamp).date(), self.language.tag)
 
     def day_word(self, day: str) -> str:
         """A UTC day as its pages name it, ``2026-11-22``, in words."""
@@ -214,8 +202,7 @@ class Words:
         """A bucket's start, as precise as its resolution needs."""
         if resolution_s >= 86400:
             return self.day(stamp)
-        when = self._when(stamp)
-        return self._joined(self._date(when.date(), "MMMd"), self._time(when.hour, when.minute))
+        return moment_words(self._when(stamp), self.language.tag, "MMMd")
 
     def script(self) -> dict[str, dict[str, str]]:
         """What the site's script says, in this language: its sentences, and the words of
