@@ -416,6 +416,30 @@ def test_japanese_lines_break_between_phrases_not_inside_words(browser: Browser,
     page.context.close()
 
 
+#: What each language writes after a label (the catalogs' "label: value" messages say the same).
+LABEL_COLONS = {"ja": "\uff1a", "de": ": ", "en": ": "}
+
+
+@pytest.mark.parametrize("tag", ["ja", "de", "en"])
+def test_a_stacked_table_labels_its_cells_with_the_colon_of_the_page_s_language(
+    browser: Browser, preview: str, tri: Tri, tag: str
+) -> None:
+    """On a phone a table's cells are stacked, each after its column's name (``data-label``) and the
+    colon its language writes: the full-width one in Japanese, on every page with such a table."""
+    prefix = "" if tag == "en" else f"/{tag}"
+    pages = pages_to_read(tri)  # the service, a month's report, the months, a day's incidents
+    for rel in (pages[1], pages[3], "reports/", pages[6]):
+        page = open_page(browser, f"{preview}{prefix}/{rel}", "light", 360)
+        shown = page.evaluate(
+            """() => [...document.querySelectorAll("table.stack td[data-label]")].map((td) => [
+              td.dataset.label, getComputedStyle(td, "::before").content])"""
+        )
+        page.context.close()
+        for label, content in shown:
+            assert content == f'"{label}{LABEL_COLONS[tag]}"', (tag, rel, content)
+        assert shown, (tag, rel)
+
+
 def test_past_stale_after_a_page_warns_in_its_own_language(browser: Browser, preview: str, tri: Tri) -> None:
     """The stale warning is said in the page's language, and tells the site's sentence as of then
     only in it: the snapshot's (the JSON's language) on a page in that language, the page's own on
