@@ -38,6 +38,7 @@ MARKS = [
     "--av-low",
     "--av-none",
     "--av-maint",
+    "--av-new",
     "--lat-p50",
     "--lat-p95",
     "--focus",
@@ -170,18 +171,24 @@ def test_controls_have_labels_and_links_have_words(demo: DemoBuild) -> None:
 
 def test_status_is_never_told_by_colour_alone(demo: DemoBuild) -> None:
     for path, page in _pages(demo):
-        for word in page.xpath("//span[starts-with(@class, 'st st-')]"):
+        for word in page.xpath("//span[starts-with(@class, 'st st-')][not(parent::p[@class='headline'])]"):
             status = word.get("class").removeprefix("st st-")
             assert text_of(word) == status_word(status), path
+        for headline in page.xpath("//p[@class='headline']/span"):  # its words say it: "4 services affected"
+            assert text_of(headline), path
         for bar in page.xpath("//div[@class='bar']"):  # the colours of a bar are told in words beside it
             (foot,) = bar.xpath("following-sibling::p[@class='bar-foot']")
-            words = r"([\d.]+% available|No checks counted) over 90 days, [\d,]+ min of incidents"
+            words = (
+                r"(([\d.]+% available|No checks counted) over 90 days"
+                r"|[\d.]+% available since \w+ \d+, \d+, when collecting began"
+                r"|Collecting since \w+ \d+, \d+: no whole day counted yet), [\d,]+ min of incidents"
+            )
             assert re.fullmatch(words, text_of(foot)), path
         for cell in page.xpath("//table[@id='days']//td[@class]"):
             assert re.fullmatch(r"[\d.]+%|no data|maintenance only", text_of(cell)), path
     front = demo.page("index.html")
     legend = front.xpath("//ul[@class='legend']/li")
-    assert len(legend) == 6 and all(text_of(item) for item in legend)
+    assert len(legend) == 8 and all(text_of(item) for item in legend)  # the bands, today so far, no data yet
     assert len(front.xpath("//div[@class='bar']")) == len(demo.config.services)
 
 

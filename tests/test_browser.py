@@ -185,10 +185,26 @@ def tip_in_view(page: Page, tip: Locator) -> None:
     assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 0.5  # type: ignore[index]
 
 
+def drawn(site: Site, slug: str, width: int) -> list[dict[str, Any]]:
+    """The days a front page bar draws at ``width``, as the docs say: the last 90 days (60 under
+    900 px, 30 under 600 px), then today so far, the service record's bucket in progress."""
+    points = site.json(f"/api/v1/services/{slug}/history?range=90d")["points"]
+    shown = 30 if width < 600 else 60 if width < 900 else 90
+    today = site.json(f"/api/v1/services/{slug}")["service"]["in_progress"]["90d"]
+    return [*points[-shown:], today | {"today": True}]
+
+
+def told_day(point: dict[str, Any]) -> str:
+    text = told(point, 86400)
+    if point.get("today"):  # "Dec 4, 2026, today so far: 100% available, ..."
+        day, rest = text.split(": ", 1)
+        return f"{day}, today so far: {rest}"
+    return text
+
+
 def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site: Site) -> None:
-    history = site.json("/api/v1/services/acme-api/history?range=90d")
-    points, res = history["points"], history["resolution_s"]
-    for width in (1280, 360):
+    for width in (1280, 800, 360):
+        days = drawn(site, "acme-api", width)
         seen = visit(browser, site.base + "/", width=width)
         page = seen.page
         bar, tip = "#svc-acme-api .bar", page.locator("#svc-acme-api .tip")
@@ -196,11 +212,11 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
             "nothing is fetched before it is asked"
         )
         assert page.is_visible("#h-services ~ p [data-hint]"), "the script says how to use the bars"
-        for day in (89, 45, 0):
-            point_at(page, bar, day, len(points))
-            expect(tip).to_have_text(told(points[day], res))
+        for day in (len(days) - 1, len(days) // 2, 0):
+            point_at(page, bar, day, len(days))
+            expect(tip).to_have_text(told_day(days[day]))
             tip_in_view(page, tip)
-            if day == 45:
+            if day == len(days) // 2:
                 page.screenshot(path=str(ARTIFACTS / f"front-tip-{width}.png"))
         page.mouse.move(0, 0)
         expect(tip).to_have_count(0)
@@ -208,35 +224,62 @@ def test_front_page_bar_tells_a_day_on_hover_and_on_focus(browser: Browser, site
         page.keyboard.press("Tab")  # the bar is the next stop
         assert page.evaluate("document.activeElement.className") == "bar"
         active = page.locator("#svc-acme-api .bar")
-        for key, day in (("", 89), ("ArrowLeft", 88), ("ArrowLeft", 87), ("Home", 0), ("ArrowRight", 1), ("End", 89)):
+        last = len(days) - 1
+        for key, day in (("", last), ("ArrowLeft", last - 1), ("Home", 0), ("ArrowRight", 1), ("End", last)):
             if key:
                 page.keyboard.press(key)
-            expect(tip).to_have_text(told(points[day], res))
-            assert active.get_attribute("aria-valuetext") == told(points[day], res)
-            assert active.get_attribute("aria-valuenow") == str(day + 1)
-            tip_in_view(page, tip)
-        assert active.get_attribute("role") == "slider" and "Acme API" in (active.get_attribute("aria-label") or "")
-        page.keyboard.press("Tab")
-        expect(tip).to_have_count(0)
-        histories = [u for u in seen.requests if "/history" in u]
-        assert histories == [site.base + "/api/v1/services/acme-api/history?range=90d"]  # once, when first asked
-        assert seen.errors == []
+            expect(tip).to_have_text(told_day(days[day]))
+            assert active.get_attribute("aria-valuetext") == told_day(days[day])
+        cells = page.locator("#svc-acme-api .bar i").evaluate_all(
+            "els => els.filter(e => e.getBoundingClientRect().width > 0).length"
+        )
+        assert cells >= 1
         page.context.close()
+
+
+def test_a_phone_shows_the_last_30_days_and_a_tap_tells_the_day_it_lands_on(browser: Browser, site: Site) -> None:
+    days = drawn(site, "acme-api", 390)
+    assert len(days) == 31
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(site.base + "/", wait_until="load")
+    bar = page.locator("#svc-acme-api .bar")
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    assert box is not None
+    # the tenth cell from the left: each of the 31 a 31st of the bar
+    page.touchscreen.tap(box["x"] + box["width"] * 9.5 / 31, box["y"] + box["height"] / 2)
+    expect(page.locator("#svc-acme-api .tip")).to_have_text(told_day(days[9]))
+    assert box["width"] / 31 > 9, "a day a finger can hit"
+    context.close()
 
 
 def test_front_page_without_javascript_tells_the_90_days_in_words(browser: Browser, site: Site) -> None:
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(site.base + "/")
+    since = site.json("/api/v1/health")["collection"]["collecting_since"]
     for svc in site.json("/api/v1/snapshot")["services"]:
-        summary = site.json(f"/api/v1/services/{svc['slug']}/history?range=90d")["summary"]
-        assert page.inner_text(f"#svc-{svc['slug']} .bar-foot") == bar_foot(summary)
+        history = site.json(f"/api/v1/services/{svc['slug']}/history?range=90d")
+        young = since if since and since > history["points"][0]["start"] else None
+        assert page.inner_text(f"#svc-{svc['slug']} .bar-foot") == bar_foot(history["summary"], young)
         bar = page.locator(f"#svc-{svc['slug']} .bar")
         assert bar.get_attribute("tabindex") is None, "no keyboard stop without the script that tells the days"
         assert not page.is_visible("[data-hint]"), "no word of pointing and keys without the script"
         widths = bar.locator("i").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
-        assert all(w > 0 for w in widths) and sum(widths) == pytest.approx(bar.bounding_box()["width"], abs=1)  # type: ignore[index]
+        # the 90 days, then today so far as of the last build, one day wide, in its band
+        assert all(w > 0 for w in widths) and sum(widths) == pytest.approx(bar.bounding_box()["width"] * 90 / 91, abs=1)  # type: ignore[index]
+        today = site.json(f"/api/v1/services/{svc['slug']}")["service"]["in_progress"]["90d"]
+        shown = page.locator(f"#svc-{svc['slug']}").get_attribute("data-today")
+        assert shown == day_band(today["availability"], today["maintenance"]), svc["slug"]
     context.close()
+
+
+def day_band(availability: float | None, maintenance: int) -> str:
+    """A day's band letter by the legend's thresholds: 100%, 99%, 95%, below; maintenance or no data."""
+    if availability is None:
+        return "x" if maintenance else "n"
+    return "f" if availability >= 100 else "h" if availability >= 99 else "m" if availability >= 95 else "l"
 
 
 # -- a service page --------------------------------------------------------------------------

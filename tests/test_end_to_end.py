@@ -342,8 +342,9 @@ def test_openapi_document_is_one_a_client_generator_reads_without_duplicates(sce
 
 def test_the_front_page_opens_with_the_overall_sentence(scenario):
     html = get(scenario, "/").text
-    first = html[html.index("</h1>") : html.index("</p>", html.index("</h1>"))]
+    first = html[html.index("</h1>") : html.index("</div>", html.index("</h1>"))]
     assert 'class="banner banner-major_outage"' in first
+    assert '<p class="headline"><span class="st st-major_outage">Major outage: Gamma Pay</span></p>' in first
     assert "<strong>1 service has a major outage; the other 2 are operating normally.</strong>" in first
     incident = get(scenario, "/api/v1/incidents?active=1").json()["incidents"][0]
     assert f'<a href="{incident["links"]["page"]}">' in first  # the open incident, linked

@@ -46,7 +46,7 @@ from statusgen.render.templating import environment
 from statusgen.render.words import ENGLISH, band, outside_link, words
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Store
-from statusgen.timeutil import iso, utcnow
+from statusgen.timeutil import iso, parse_time, utcnow
 
 DEMO_CYCLES = 6
 SIZE_LIMIT = 150_000
@@ -304,10 +304,17 @@ def test_front_page_groups_services_by_category_with_status_words(demo: DemoBuil
             assert item.xpath(".//a/@href")[0] == svc["links"]["page"]
 
 
-def bar_foot(summary: dict[str, Any]) -> str:
-    """The words under a bar, from the summary of the 90-day history."""
+def bar_foot(summary: dict[str, Any], since: str | None = None) -> str:
+    """The words under a bar, from the summary of the 90-day history; ``since``, when a site
+    younger than 90 days began collecting."""
+    minutes = f"{number(summary['incident_minutes'])} min of incidents"
+    if since is not None:
+        day = f"{parse_time(since):%b} {parse_time(since).day}, {parse_time(since).year}"
+        if summary["availability"] is None:
+            return f"Collecting since {day}: no whole day counted yet, {minutes}"
+        return f"{number(summary['availability'])}% available since {day}, when collecting began, {minutes}"
     share = "No checks counted" if summary["availability"] is None else f"{number(summary['availability'])}% available"
-    return f"{share} over 90 days, {number(summary['incident_minutes'])} min of incidents"
+    return f"{share} over 90 days, {minutes}"
 
 
 def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> None:
@@ -318,15 +325,28 @@ def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> N
         points = history["points"]
         (item,) = page.xpath(f"//li[@id='svc-{svc['slug']}']")
         cells = item.xpath("div[@class='bar']/i")
-        spans = [int(re.fullmatch(r"--n:(\d+)", c.get("style")).group(1)) if c.get("style") else 1 for c in cells]
+        assert all(c.get("style") is None for c in cells)  # classes: the content security policy lists no hash
+        classes = [c.get("class").split() for c in cells]
+        spans = [next((int(k[1:]) for k in ks if re.fullmatch(r"s\d+", k)), 1) for ks in classes]
         assert sum(spans) == len(points) == 90
         at, before = 0, None
-        for cell, span in zip(cells, spans, strict=True):
-            css = bands[cell.get("class")]
-            assert {band(p["availability"], p["maintenance"]) for p in points[at : at + span]} == {css}
-            assert css != before and text_of(cell) == "", "a cell is a run of days in one band, told by the script"
+        since = demo.json("api/v1/health.json")["collection"]["collecting_since"]
+        for cell, span, ks in zip(cells, spans, classes, strict=True):
+            days = points[at : at + span]
+            if ks[0] == "y":  # no data yet: days that ended before the site's first run
+                css = "y"
+                assert all(iso(parse_time(p["start"]) + timedelta(days=1)) <= since for p in days)
+            else:
+                css = bands[ks[0]]
+                assert {band(p["availability"], p["maintenance"]) for p in days} == {css}
+            # the days older than the last 60 are o60, than the last 30 o30: hidden where the bar is narrow
+            age = "o60" if at + span <= 30 else "o30" if at + span <= 60 else ""
+            assert age in ks if age else not {"o60", "o30"} & set(ks), (at, span, ks)
+            boundary = at in (30, 60)
+            assert (css != before or boundary) and text_of(cell) == "", "a run of days in one band, told by the script"
             at, before = at + span, css
-        assert text_of(item.xpath("p[@class='bar-foot']")[0]) == bar_foot(history["summary"])
+        young = since if since and since > points[0]["start"] else None
+        assert text_of(item.xpath("p[@class='bar-foot']")[0]) == bar_foot(history["summary"], young)
 
 
 # -- service pages ------------------------------------------------------------------------------
@@ -1038,7 +1058,16 @@ def test_latency_lines_break_at_gaps_and_dot_lone_buckets() -> None:
 
 def test_a_bar_joins_the_days_of_a_band() -> None:
     points = _points([(None, 0)] * 3 + [(100.0, 0)] * 2 + [(99.5, 12), (99.1, 3), (100.0, 0)])
-    assert charts.bar(Columns.of(points)) == [("n", 3), ("f", 2), ("h", 2), ("f", 1)]
+    assert charts.bar(Columns.of(points)) == [("n", 3, ""), ("f", 2, ""), ("h", 2, ""), ("f", 1, "")]
+
+
+def test_a_bar_splits_its_runs_where_a_narrow_screen_cuts_it_and_knows_a_new_site() -> None:
+    points = _points([(100.0, 0)] * 90)
+    assert charts.bar(Columns.of(points)) == [("f", 30, "o60"), ("f", 30, "o30"), ("f", 30, "")]
+    starts = [p["start"] for p in points]
+    since = parse_time(starts[85]) + timedelta(hours=6)  # the site began on its 86th day
+    cells = charts.bar(Columns.of(points), starts, since)
+    assert cells == [("y", 30, "o60"), ("y", 30, "o30"), ("y", 25, ""), ("f", 5, "")]
 
 
 def test_charts_are_well_formed_svg(demo: DemoBuild) -> None:

@@ -145,7 +145,8 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         for lang in site_languages(config.site.languages):
             bars = {slug: r.bar[lang.tag] for slug, r in made.items()}
-            front = views.front_page(config.site, lang, *front_words(data, snapshot, health, lang.tag), bars)
+            todays = {slug: r.today for slug, r in made.items()}
+            front = views.front_page(config.site, lang, *front_words(data, snapshot, health, lang.tag), bars, todays)
             tree.main.put(lang.file("index.html"), front)
         days, months = {slug: r.day for slug, r in made.items()}, {slug: r.month for slug, r in made.items()}
         tree.main.put(routes.METRICS, metrics_text(data, snapshot, health, days, months))

@@ -106,6 +106,7 @@ class Rendered(NamedTuple):
     bar: dict[str, Markup]  # its bar on the front page, in each language of the site (by tag)
     day: Document  # its record's last day summary
     month: Document  # its record's figures of the current month
+    today: Document  # its record's day in progress (the 90-day history's bucket so far)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,8 @@ class ServiceRenderer:
                 page = views.service_page(config.site, lang, shown, panels, drawn["days"])
                 self.placer.put(page_path, page, page_key)
             bars[lang.tag] = drawn["bar"]
-        return Rendered(bars, record["service"]["last_day"]["summary"], record["service"]["this_month"])
+        service = record["service"]
+        return Rendered(bars, service["last_day"]["summary"], service["this_month"], service["in_progress"]["90d"])
 
     def draw(self, parts: dict[str, Part]) -> dict[str, Markup]:
         """Each part, by name: the cached one where it has a key, else drawn now."""
@@ -206,7 +208,8 @@ def drawings(slug: str, histories: Histories, lang: Language) -> dict[str, Part]
         name: (None if name == "24h" else f"{tag} panel {keys[name]}", panel(name)) for name in RANGES
     }
     parts["days"] = (f"{tag} days {keys['90d']}", lambda: views.service_days(get("90d"), lang))
-    parts["bar"] = (f"{tag} bar {keys['90d']}", lambda: views.front_bar(get("90d"), lang))
+    since = histories.since
+    parts["bar"] = (f"{tag} bar {keys['90d']} {iso(since)}", lambda: views.front_bar(get("90d"), lang, since))
     return parts
 
 
@@ -216,6 +219,7 @@ class Histories:
 
     def __init__(self, renderer: ServiceRenderer, svc: ServiceConfig, as_of: datetime):
         self.renderer, self.slug, self.as_of = renderer, svc.slug, as_of
+        self.since = renderer.data.epoch  # the site's first run: the days before it have no data yet
         self.spans = renderer.data.spans_of(svc.slug)
         self.windows = {name: window(rng, as_of) for name, rng in RANGES.items()}
         self.by_location = self._by_location(renderer, svc)

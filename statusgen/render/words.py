@@ -82,6 +82,7 @@ SCRIPT = {
     "not_read": N_("Not read yet."),
     "changed": N_("The status has changed since this page was made: reload it."),
     "front_changed": N_("The open incidents have changed since this page was made: reload it."),
+    "today_so_far": N_("%(day)s, today so far"),
 }
 DASH = "\u2014"
 

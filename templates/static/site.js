@@ -58,10 +58,19 @@
     return histories.get(url);
   }
 
-  // A bucket's start as precise as its resolution needs: "Nov 22, 2026" or "Nov 22, 20:05 UTC".
-  function when(start, resolution) {
+  // A bucket's start as precise as its resolution needs: "Nov 22, 2026" or "Nov 22, 20:05 UTC";
+  // the day in progress at a bar's end says so.
+  function when(start, resolution, sofar) {
     const at = new Date(start);
+    if (sofar) return say("today_so_far", { day: DAY.format(at) });
     return resolution >= 86400 ? DAY.format(at) : `${DAY_TIME.format(at)} UTC`;
+  }
+
+  // How many of a bar's days a screen this wide shows (site.css hides the older ones).
+  function shownDays(n) {
+    if (window.matchMedia("(max-width: 599.98px)").matches) return Math.min(30, n);
+    if (window.matchMedia("(max-width: 899.98px)").matches) return Math.min(60, n);
+    return n;
   }
 
   const ms = (v) => say("ms", { ms: num(v) });
@@ -86,7 +95,9 @@
     Home: () => 0, End: (i, n) => n - 1,
   };
 
-  function explore(el, src) {
+  // ``record``: for a front page bar, the service's record, whose bucket in progress of the 90-day
+  // history is the day so far drawn at the bar's end.
+  function explore(el, src, record) {
     const words = WORDS[el.dataset.tell || "availability"];
     const plot = el.dataset.plot ? el.dataset.plot.split(" ").map(Number) : null;
     const host = el.parentElement;          // positioned by the stylesheet: the tip and mark sit in it
@@ -125,22 +136,34 @@
     }
 
     function load() {
-      return history(src).then((d) => { doc = d; return d; });
+      const asked = record ? Promise.all([history(src), history(record)]) : history(src).then((d) => [d]);
+      return asked.then(([d, r]) => {
+        const today = r && r.service.in_progress && r.service.in_progress["90d"];
+        doc = { resolution_s: d.resolution_s, closed: d.points, today: today ? { ...today, sofar: true } : null };
+        return doc;
+      });
+    }
+
+    // The buckets drawn now: a bar's last days as wide as the screen shows them, and its day so far.
+    function points() {
+      if (!record) return doc.closed;
+      const shown = doc.closed.slice(doc.closed.length - shownDays(doc.closed.length));
+      return doc.today ? shown.concat([doc.today]) : shown;
     }
 
     function show(i) {
-      const points = doc.points;
-      index = Math.max(0, Math.min(points.length - 1, i));
+      const drawn = points();
+      index = Math.max(0, Math.min(drawn.length - 1, i));
       if (document.activeElement === el) cursor = index;
-      const p = points[index];
-      const text = `${when(p.start, doc.resolution_s)}: ${words(p)}`;
-      el.setAttribute("aria-valuemax", String(points.length));
+      const p = drawn[index];
+      const text = `${when(p.start, doc.resolution_s, p.sofar)}: ${words(p)}`;
+      el.setAttribute("aria-valuemax", String(drawn.length));
       el.setAttribute("aria-valuenow", String(index + 1));
       el.setAttribute("aria-valuetext", text);
       tip.textContent = text;
       if (!tip.isConnected) host.append(mark, tip);
       const a = area();
-      const step = a.width / points.length;
+      const step = a.width / drawn.length;
       Object.assign(mark.style, { left: `${a.left + index * step}px`, top: `${a.top}px`,
                                   width: `${Math.max(step, 2)}px`, height: `${a.height}px` });
       tip.style.maxWidth = `${a.hostWidth}px`;
@@ -163,7 +186,7 @@
     function indexAt(clientX) {
       const a = area();
       const f = (clientX - a.screenLeft) / a.width;
-      return f < 0 || f >= 1 ? null : Math.floor(f * doc.points.length);
+      return f < 0 || f >= 1 ? null : Math.floor(f * points().length);
     }
 
     function pointed() {
@@ -183,6 +206,15 @@
         }, HOVER_MS);
       }
     });
+    // A touch has no pointer moving over the bar first, and leaves before the focus comes: where
+    // it lands is the day chosen, now or when the focus shows it.
+    let tapX = null;
+    el.addEventListener("pointerdown", (e) => {
+      tapX = e.clientX;
+      if (document.activeElement === el) {
+        load().then(() => { const i = indexAt(tapX); if (i !== null) show(i); }, fail);
+      }
+    });
     el.addEventListener("pointerleave", () => {
       clearTimeout(timer);
       timer = 0;
@@ -192,8 +224,9 @@
     });
     el.addEventListener("focus", () => {
       load().then(() => {
-        const i = pointerX === null ? null : indexAt(pointerX);   // a click chooses the bucket under the pointer
-        show(i !== null ? i : cursor < 0 ? doc.points.length - 1 : cursor);
+        const x = pointerX === null ? tapX : pointerX;
+        const i = x === null ? null : indexAt(x);   // a click or a tap chooses the bucket under it
+        show(i !== null ? i : cursor < 0 ? points().length - 1 : cursor);
       }, fail);
     });
     el.addEventListener("blur", () => { if (pointerX === null) hide(); });
@@ -201,7 +234,7 @@
       const move = KEYS[e.key];
       if (!move) return;
       e.preventDefault();
-      load().then(() => show(move(cursor, doc.points.length)), fail);   // after the focus has shown its bucket
+      load().then(() => show(move(cursor, points().length)), fail);   // after the focus has shown its bucket
     });
   }
 
@@ -358,7 +391,7 @@
         if (count && count.textContent !== num(n)) { count.textContent = num(n); changed = true; }
       }
       if (!ownWords) overall.querySelector("strong").textContent = snap.summary;
-      else if (changed) tell("front-changed", say("changed"));
+      if (changed) tell("front-changed", say("changed"));   // the headline says what the page was made with
       for (const svc of snap.services) {
         const word = document.querySelector(`#svc-${svc.slug} .svc-head .st`);
         if (word) {
@@ -382,6 +415,7 @@
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
   document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
-    explore(bar, `/api/v1/services/${bar.parentElement.id.slice(4)}/history?range=90d`);
+    const slug = bar.parentElement.id.slice(4);
+    explore(bar, `/api/v1/services/${slug}/history?range=90d`, `/api/v1/services/${slug}`);
   });
 })();

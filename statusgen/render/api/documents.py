@@ -310,7 +310,8 @@ def collection_of(data: SiteData, tag: str | None = None) -> dict[str, Any]:
     """The state of our own collection, its reason in the site's first language (or ``tag``'s)."""
     site = data.config.site
     found = collection_state(data.last_run, site.interval, site.stale_after_s, data.now)
-    return found | {"reason": say_in(found["reason"], tag or site.languages[0])}
+    since = iso(data.epoch) if data.last_run else None  # the site's first run: no data before it
+    return found | {"reason": say_in(found["reason"], tag or site.languages[0]), "collecting_since": since}
 
 
 def stale_after(data: SiteData, as_of: datetime) -> str | None:

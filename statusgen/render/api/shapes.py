@@ -498,6 +498,7 @@ COLLECTION = obj(
         "stale": {"type": "boolean"},
         "interval_s": {"type": "number"},
         "reason": {"type": "string"},
+        "collecting_since": {**OPT_TIME, "description": "When the site's first run began; null before any."},
         "last_run": OPT_LAST_RUN,
     }
 )

@@ -23,6 +23,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -208,17 +209,43 @@ def availability(history: History, w: Words) -> Chart:
 BAR_LETTERS = {"a-full": "f", "a-high": "h", "a-mid": "m", "a-low": "l", "a-maint": "x", "a-none": "n"}
 
 
+#: A day before the site's first result: no data yet, not no data.
+NEW_LETTER = "y"
+#: Where a bar is narrow it shows its last days only (site.css): a cell older than the last 60
+#: days is ``o60`` (hidden under 900 px), older than the last 30 ``o30`` (hidden under 600 px).
+AGES = ((60, "o60"), (30, "o30"))
+
+
+def day_letter(point: Point) -> str:
+    """A day's band as a bar names it: the day so far at a bar's end (``Point``: a history's)."""
+    return BAR_LETTERS[band(point["availability"], point["maintenance"])]
+
+
 class Cell(NamedTuple):
-    """Consecutive days in the same availability band: one cell of a front page bar."""
+    """Consecutive days in the same availability band and age: one cell of a front page bar."""
 
     letter: str
     days: int
+    age: str = ""  # "o60", "o30" or "": how old its days are (``AGES``)
 
 
-def bar(cols: Columns) -> list[Cell]:
-    """The front page bar of a 90-day history: its cells, oldest first, covering every day."""
-    bands = map(band, cols.availability, cols.maintenance)
-    return [Cell(BAR_LETTERS[css], len(list(run))) for css, run in itertools.groupby(bands)]
+def bar(cols: Columns, starts: Sequence[str] = (), since: datetime | None = None) -> list[Cell]:
+    """The front page bar of a 90-day history: its cells, oldest first, covering every day; a day
+    that ended before ``since`` (the site's first run; ``starts``, the days' starts) is no data yet."""
+    n = len(cols.availability)
+
+    def letter(i: int) -> str:
+        if since is not None and i < len(starts) and parse_time(starts[i]).timestamp() + 86400 <= since.timestamp():
+            return NEW_LETTER
+        return BAR_LETTERS[band(cols.availability[i], cols.maintenance[i])]
+
+    def age(i: int) -> str:
+        return next((css for days, css in AGES if i < n - days), "")
+
+    return [
+        Cell(key[0], len(list(run)), key[1])
+        for key, run in itertools.groupby(range(n), key=lambda i: (letter(i), age(i)))
+    ]
 
 
 class DayRow(NamedTuple):

@@ -30,7 +30,7 @@ tells the same in words.
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from markupsafe import Markup
@@ -48,6 +48,7 @@ from statusgen.render.formats.statuspage_openapi import statuspage_openapi_docum
 from statusgen.render.pages import charts
 from statusgen.render.templating import render, render_text
 from statusgen.render.words import LEGEND, Words, words
+from statusgen.timeutil import iso
 
 RECENT_DAYS = 30  # the incidents page lists the past incidents of these last days, by day
 DAY_ROWS = 10  # the incidents and month pages list a day's newest incidents; the day's own page all
@@ -58,10 +59,19 @@ CHECK_FAILURES = tuple((o.value, DESCRIPTIONS[o]) for o in Outcome if o not in (
 Document = dict[str, Any]
 
 
-def front_bar(ninety: History, lang: Language) -> Markup:
-    """A service's bar on the front page, from its 90-day history: its cells and its summary."""
+def front_bar(ninety: History, lang: Language, since: datetime | None = None) -> Markup:
+    """A service's bar on the front page, from its 90-day history: its cells and its summary;
+    ``since``, the site's first run: a younger site's days before it are no data yet."""
+    starts = [p["start"] for p in ninety.document["points"]]
+    young = since is not None and bool(starts) and iso(since) > starts[0]
     return Markup(
-        render_text("front-bar.html", lang, cells=charts.bar(ninety.columns), days=ninety.document["summary"])
+        render_text(
+            "front-bar.html",
+            lang,
+            cells=charts.bar(ninety.columns, starts, since),
+            days=ninety.document["summary"],
+            since=iso(since) if young and since else None,
+        )
     )
 
 
@@ -72,6 +82,34 @@ def site_summary(snapshot: Document, lang: Language) -> str:
     return summary(counts, w.gettext, w.ngettext)
 
 
+#: The front page's headline, a few words before its sentence (``headline``).
+HEADLINES = {
+    "all": N_("All services operational"),
+    "none": N_("No service measured yet"),
+    "measured": N_("All measured services operational"),
+}
+
+
+def headline(snapshot: Document, lang: Language) -> tuple[str, str]:
+    """The front page's first words and the status whose colour and mark they take: "All
+    services operational", "Major outage: Legacy Gateway" (one service affected), "3 services
+    affected" (the worst status's colour)."""
+    w = words(lang)
+    services = snapshot["services"]
+    affected = [s for s in services if s["status"] not in (Status.OPERATIONAL.value, Status.UNKNOWN.value)]
+    if not affected:
+        if all(s["status"] == Status.UNKNOWN.value for s in services):
+            return Status.UNKNOWN.value, w.gettext(HEADLINES["none"])
+        measured = any(s["status"] == Status.UNKNOWN.value for s in services)
+        return Status.OPERATIONAL.value, w.gettext(HEADLINES["measured" if measured else "all"])
+    worst = snapshot["status"]
+    if len(affected) == 1:
+        (one,) = affected
+        return worst, w.gettext("%(status)s: %(name)s") % {"status": w.status_word(one["status"]), "name": one["name"]}
+    n = len(affected)
+    return worst, w.ngettext("%(n)s service affected", "%(n)s services affected", n) % {"n": w.number(n)}
+
+
 def front_page(
     site: SiteConfig,
     lang: Language,
@@ -79,9 +117,11 @@ def front_page(
     health: Document,
     open_incidents: Document,
     bars: dict[str, Markup],
+    todays: dict[str, Document] | None = None,
 ) -> bytes:
     """The health index, the counts, open incidents, and every service with its 90-day bar.
-    ``bars``: each service's ``front_bar``."""
+    ``bars``: each service's ``front_bar``; ``todays``: each one's day so far (its record's
+    bucket in progress of the 90-day history), drawn at the bar's end."""
     categories = []
     for slug, counts in snapshot["counts"]["by_category"].items():
         members = [s for s in snapshot["services"] if s["category"] == slug]
@@ -95,10 +135,12 @@ def front_page(
         nav="status",
         snapshot=snapshot,
         summary=site_summary(snapshot, lang),
+        headline=headline(snapshot, lang),
         health=health,
         open_incidents=open_incidents["incidents"],
         categories=categories,
         bars=bars,
+        todays={slug: charts.day_letter(point) for slug, point in (todays or {}).items()},
         legend=[(css, words(lang).gettext(said)) for css, said in LEGEND],
         statuses=STATUSES,
     )
