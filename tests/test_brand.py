@@ -7,19 +7,35 @@ shows are the ones these tests read, serve and look at.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import struct
+import threading
 import zlib
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import lxml.html
 import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, sync_playwright
 
-from statusgen.config import load_config
+from statusgen.config import Config, load_config
 from statusgen.config.brand import MAX_BRAND_BYTES, theme_backgrounds
+from statusgen.cycle import rebuild, run_cycle
+from statusgen.demo import DemoServer, demo_config
 from statusgen.errors import ConfigError
+from statusgen.render.tree import read_manifest
+from statusgen.timeutil import utcnow
+from statusgen.web.serve import PreviewServer
+from tests.conformance import Server, start_nginx, start_preview
 from tests.conftest import write_config
 from tests.test_accessibility import STATIC, contrast, theme_colours
+from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM
+from tests.test_pages import DEMO_CYCLES, StepClock
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "brand"
@@ -164,7 +180,10 @@ def test_brand_files_are_bounded_checked_and_named_by_their_key(tmp_path: Path) 
         "services.toml: [site]: stylesheet missing.css cannot be read (No such file or directory); give a file "
         "relative to the configuration file",
     ]
-    for keys, said in (('logo = "fake.png"', "is not a PNG image"), ('logo = "logo.gif"', "must name a SVG or PNG")):
+    for keys, said in (
+        ('logo = "fake.png"', "is not a PNG image"),
+        ('logo = "logo.gif"', "must name an SVG or PNG file (by its suffix)"),
+    ):
         (found,) = problems_of(site_with(tmp_path, keys + "\n"))
         assert found.startswith("services.toml: [site]: logo ") and said in found
 
@@ -228,3 +247,261 @@ def test_an_accent_is_a_colour_or_one_for_each_theme(tmp_path: Path) -> None:
         assert found.startswith("services.toml: [site]: accent must be a colour such as"), found
     site = load_config(site_with(tmp_path, 'accent = "#036"\n')).site
     assert site.accent is not None and (site.accent.light, site.accent.dark) == ("#003366", None)
+
+
+# -- the tree ---------------------------------------------------------------------------------
+
+
+def branded_tree(tmp: Path, keys: str = BRAND, files: dict[str, bytes] | None = None) -> tuple[Config, Path]:
+    """A configuration with ``keys`` built once from a new store; the served tree."""
+    tmp.mkdir(exist_ok=True)
+    config = load_config(site_with(tmp, keys, {"logo.svg": LOGO, "acme.css": STYLESHEET, **(files or {})}))
+    rebuild(config, lambda: NOW, new_store=not config.site.store.exists())
+    return config, config.site.output.resolve()
+
+
+def page(tree: Path, rel: str) -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring((tree / rel).read_text(encoding="utf-8"))
+
+
+def test_a_branded_build_copies_the_files_and_every_page_shows_them(tmp_path: Path) -> None:
+    config, tree = branded_tree(tmp_path / "a", BRAND + 'languages = ["en", "de"]\n')
+    assert (tree / "static/brand/logo.svg").read_bytes() == LOGO
+    assert (tree / "static/brand/operator.css").read_bytes() == STYLESHEET
+    theme = (tree / "static/brand/theme.css").read_text()
+    assert f"--link: {LIGHT};" in theme and f"--link: {DARK};" in theme and ".brand .logo" in theme
+    pages = ["index.html", "services/alpha/index.html", "incidents/index.html", "_errors/404.html", "de/index.html"]
+    for rel in pages:
+        doc = page(tree, rel)
+        sheets = doc.xpath("//link[@rel='stylesheet']/@href")
+        assert sheets == ["/static/site.css", "/static/brand/theme.css", "/static/brand/operator.css"], rel
+        assert doc.xpath("//link[@rel='icon']/@href") == ["/static/brand/logo.svg"], rel  # the logo, by default
+        (logo,) = doc.xpath("//header//a[@class='brand']/img")
+        assert (logo.get("src"), logo.get("width"), logo.get("height")) == ("/static/brand/logo.svg", "40", "40")
+        assert logo.get("alt") == ("Logo von Test status" if rel.startswith("de/") else "Test status logo"), rel
+        assert doc.xpath("//footer//a[@href='https://pypi.org/project/statusgen/']"), rel
+    for rel in ("embed/index.html", "embed/alpha/index.html", "de/embed/index.html"):
+        doc = page(tree, rel)
+        assert doc.xpath("//link[@rel='stylesheet']/@href")[1:] == [
+            "/static/brand/theme.css",
+            "/static/brand/operator.css",
+        ]
+        (logo,) = doc.xpath("//h1/a/img[@class='logo']")
+        assert logo.get("src") == "/static/brand/logo.svg" and logo.get("alt"), rel
+    assert config.site.shows_powered_by
+
+
+def test_powered_by_statusgen(tmp_path: Path) -> None:
+    """The footer names statusgen on a site with a brand of its own, unless asked not to; a site
+    without one looks like statusgen already, and its pages stay as they were (tests/pinned.py)."""
+    cases = {"": False, "powered_by = true\n": True, BRAND: True, BRAND + "powered_by = false\n": False}
+    for n, (keys, shown) in enumerate(cases.items()):
+        _, tree = branded_tree(tmp_path / str(n), keys)
+        links = page(tree, "index.html").xpath("//footer//a[@href='https://pypi.org/project/statusgen/']/text()")
+        assert links == (["Powered by statusgen"] if shown else []), keys
+        assert (tree / "static/brand").exists() == keys.startswith("logo"), keys
+
+
+def test_a_changed_brand_file_reaches_the_tree_and_every_page_that_shows_it(tmp_path: Path) -> None:
+    """A page kept by its key (a service page) shows the logo's size: the logo's bytes are part of
+    every key, so a new logo of another shape under the same name is news to it."""
+    config, tree = branded_tree(tmp_path)
+    service = "services/alpha/index.html"
+    key = read_manifest(tree)[service].key
+    wide = svg('<rect width="120" height="40" fill="#5046e5"/>')
+    (tmp_path / "logo.svg").write_bytes(wide)
+    (tmp_path / "acme.css").write_bytes(b".top { font-weight: 700; }\n")
+    config = load_config(config.path)
+    rebuild(config, lambda: NOW)
+    tree = config.site.output.resolve()
+    assert (tree / "static/brand/logo.svg").read_bytes() == wide
+    assert (tree / "static/brand/operator.css").read_bytes() == b".top { font-weight: 700; }\n"
+    (logo,) = page(tree, service).xpath("//header//img[@class='logo']")
+    assert (logo.get("width"), logo.get("height")) == ("120", "40")
+    assert read_manifest(tree)[service].key != key
+
+
+def test_an_ico_favicon_is_where_browsers_look(tmp_path: Path) -> None:
+    icon = ico(png(16, 16))
+    _, tree = branded_tree(tmp_path, 'favicon = "icon.ico"\n', {"icon.ico": icon})
+    assert (tree / "favicon.ico").read_bytes() == icon  # in place of statusgen's
+    doc = page(tree, "index.html")
+    assert doc.xpath("//link[@rel='icon']/@href") == ["/favicon.ico"]
+    assert doc.xpath("//link[@rel='icon']/@type") == ["image/x-icon"]
+    assert not doc.xpath("//header//img") and not (tree / "static/brand/theme.css").exists()  # no logo, no accent
+
+
+# -- both servers ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def branded_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree holding a brand file of each kind: an SVG logo, a PNG favicon, both stylesheets, and
+    an ICO favicon at /favicon.ico (built as another site's, where it is the favicon)."""
+    tmp = tmp_path_factory.mktemp("brand-served")
+    _, tree = branded_tree(tmp, BRAND + 'favicon = "icon.png"\n', {"icon.png": png(32, 32)})
+    ico_tmp = tmp_path_factory.mktemp("brand-ico")
+    _, other = branded_tree(ico_tmp, 'favicon = "icon.ico"\n', {"icon.ico": ico(png(16, 16))})
+    (tree / "favicon.ico").write_bytes((other / "favicon.ico").read_bytes())  # both kinds, one tree
+    return tree
+
+
+@pytest.fixture(scope="module", params=["serve", "nginx"])
+def brand_server(
+    request: pytest.FixtureRequest, branded_files: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    server: Server = (
+        start_preview(branded_files)
+        if request.param == "serve"
+        else start_nginx(branded_files, tmp_path_factory.mktemp("nginx-brand"))
+    )
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("/static/brand/logo.svg", "image/svg+xml"),
+        ("/static/brand/favicon.png", "image/png"),
+        ("/favicon.ico", "image/x-icon"),
+        ("/static/brand/operator.css", "text/css; charset=utf-8"),
+        ("/static/brand/theme.css", "text/css; charset=utf-8"),
+    ],
+)
+def test_both_servers_send_the_brand_files_as_what_they_are(brand_server: Server, path: str, kind: str) -> None:
+    """With X-Content-Type-Options: nosniff, a browser uses a stylesheet or an image only when its
+    type says so; and the SVG, opened as a document, runs under a policy that lets nothing run."""
+    with brand_server.client() as http:
+        answer = http.get(path)
+    assert answer.status_code == 200 and answer.content == brand_server.file(path.lstrip("/"))
+    assert answer.headers["content-type"] == kind
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
+
+
+# -- Chromium ---------------------------------------------------------------------------------
+
+
+@dataclass
+class BrandedSite:
+    base: str
+    config: Config
+
+
+@pytest.fixture(scope="module")
+def branded_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrandedSite]:
+    """The demo's services, run as the page tests run them (tests.test_pages.demo_build), with the
+    example's brand and a second language; served by the preview server."""
+    tmp = tmp_path_factory.mktemp("branded-demo")
+    for name in ("acme-logo.svg", "acme.css"):
+        shutil.copy(EXAMPLE / name, tmp / name)
+    targets = DemoServer()
+    threading.Thread(target=targets.serve_forever, daemon=True).start()
+    try:
+        text = demo_config(targets.server_address[1], 8080, tmp, tmp / "site", 30, languages=("en", "de"))
+        brand = (EXAMPLE / "services.toml").read_text().split("[site]\n", 1)[1].split("\n\n", 1)[0]
+        text = re.sub(r'title = "statusgen demo"\n', brand + "\n", text, count=1)
+        (tmp / "demo.toml").write_text(text, encoding="utf-8")
+        config = load_config(tmp / "demo.toml")
+        clock = StepClock(utcnow().replace(microsecond=0) - timedelta(days=1))
+        for n in range(DEMO_CYCLES):
+            if n == DEMO_CYCLES - 1:
+                clock.t = utcnow().replace(microsecond=0)
+            run_cycle(config, clock)
+            clock.step()
+    finally:
+        targets.shutdown()
+        targets.server_close()
+    server = PreviewServer(config.site.output, "127.0.0.1", 0, quiet=True, per_minute=100_000)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield BrandedSite(f"http://127.0.0.1:{server.server_address[1]}", config)
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def chromium(branded_site: BrandedSite) -> Iterator[Browser]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def _hex(css_colour: str) -> str:
+    r, g, b = (int(v) for v in re.findall(r"\d+", css_colour)[:3])
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _drawn(page: Page, selector: str, prop: str) -> str:
+    return page.eval_on_selector(selector, f"e => getComputedStyle(e).{prop}")
+
+
+SCREENSHOT = ROOT / "docs" / "branded.png"
+REFRESH = "STATUSGEN_REFRESH_SCREENSHOT"  # `make screenshot` sets it (tests/test_demo.py)
+AXE = Axe()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_branded_site_in_chromium_reads_well_with_no_accessibility_violation(
+    chromium: Browser, branded_site: BrandedSite, scheme: str
+) -> None:
+    """Every kind of page of the branded demo in Chromium, in each theme: the logo drawn, the
+    operator's stylesheet applied after ours, links and the site's name in the theme's accent at
+    4.5:1 or more as drawn, nothing refused by the content security policy or fetched elsewhere,
+    and axe-core finds nothing."""
+    slug = branded_site.config.services[0].slug
+    accent = LIGHT if scheme == "light" else DARK
+    urls = ["/", f"/services/{slug}/", "/incidents/", "/method/", "/de/", "/nope/", "/embed/", f"/embed/{slug}/"]
+    found = {}
+    for url in urls:
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)  # type: ignore[arg-type]
+        page = context.new_page()
+        errors: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        page.on("request", lambda r, requests=requests: requests.append(r.url))
+        answer = page.goto(branded_site.base + url, wait_until="load")
+        assert answer is not None and answer.status == (404 if url == "/nope/" else 200), url
+        if url == "/nope/":  # the page itself, answered 404 as it should be
+            errors = [
+                e
+                for e in errors
+                if not e.startswith("Failed to load resource: the server responded with a status of 404")
+            ]
+        assert errors == [], (url, errors)  # a style or image the policy refused would be said here
+        assert all(r.startswith(branded_site.base + "/") for r in requests), (url, requests)
+        assert page.eval_on_selector("img.logo", "i => i.complete && i.naturalWidth") == 40, url
+        if url.startswith("/embed/"):
+            link = "h1 a"
+            background = _drawn(page, "h1", "backgroundColor")
+        else:
+            link = "nav a:not([aria-current])"
+            background = _drawn(page, ".top", "backgroundColor")
+            assert _hex(_drawn(page, ".top", "borderTopColor")) == accent, url  # the band
+            assert _hex(_drawn(page, ".brand", "color")) == accent, url
+            assert "Georgia" in _drawn(page, ".brand", "fontFamily"), url  # the operator's rule won
+        drawn = _hex(_drawn(page, link, "color"))
+        assert drawn == accent, url
+        assert contrast(drawn, _hex(background)) >= 4.5, (url, drawn, background)
+        if url == "/":
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = page.screenshot(path=str(ARTIFACTS / f"branded-{scheme}.png"))
+            if os.environ.get(REFRESH) == "1":
+                SCREENSHOT.with_name(f"branded{'' if scheme == 'light' else '-dark'}.png").write_bytes(shot)
+        violations = AXE.run(page).response["violations"]
+        if violations:
+            found[url] = [(v["id"], v["impact"], [n["html"][:120] for n in v["nodes"][:3]]) for v in violations]
+        context.close()
+    assert found == {}
+
+
+def test_the_screenshots_of_the_brand_are_in_the_docs() -> None:
+    """docs/branding.md shows the branded demo in both themes, as the browser test takes it."""
+    doc = (ROOT / "docs" / "branding.md").read_text(encoding="utf-8")
+    for name in ("branded.png", "branded-dark.png"):
+        shot = (ROOT / "docs" / name).read_bytes()
+        assert shot[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(shot[16:20], "big") == 1280, name
+        assert f"({name})" in doc, name
+    assert "[docs/branding.md](docs/branding.md)" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -90,8 +90,9 @@ def brand_file(key: str, given: str, folder: Path) -> BrandFile:
     suffix = source.suffix.lower().lstrip(".")
     kinds = KINDS[key]
     if suffix not in kinds:
-        names = " or ".join(k.upper() for k in kinds)
-        raise Invalid(f"must name a {names} file (by its suffix, .{' or .'.join(kinds)}), got {show(given)}")
+        names = " or ".join(", ".join(k.upper() for k in kinds).rsplit(", ", 1))
+        article = "a" if key == "stylesheet" else "an"  # a CSS file, an SVG file
+        raise Invalid(f"must name {article} {names} file (by its suffix), got {show(given)}")
     try:
         with source.open("rb") as file:  # bounded by what is read, not by the size the file reports
             data = file.read(MAX_BRAND_BYTES + 1)
@@ -112,9 +113,10 @@ Size = tuple[int, int] | None
 
 
 def _png(data: bytes, given: str) -> Size:
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
-        raise Invalid(f"{given} is not a PNG image (it lacks PNG's signature)")
-    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    size = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR" or 0 in size:
+        raise Invalid(f"{given} is not a PNG image (it lacks PNG's signature and header)")
+    return size
 
 
 def _ico(data: bytes, given: str) -> Size:
@@ -180,7 +182,7 @@ def _svg(data: bytes, given: str) -> Size:
             )
         elements.append(item)
     if not elements or elements[0].tag != f"{SVG_NS}svg":
-        raise Invalid(f'{given} is not an SVG image: its root is not <svg xmlns="http://www.w3.org/2000/svg">')
+        raise Invalid(f'{given} is not an SVG image: its root is not an svg element of xmlns="{SVG_NS[1:-1]}"')
     return _svg_size(elements[0])
 
 

@@ -75,13 +75,14 @@ from statusgen.render.pages import views
 from statusgen.render.pages.fragments import Drawn, Fragments
 from statusgen.render.reports import report_files
 from statusgen.render.service import Rendered, ServiceJob, render_services
-from statusgen.render.templating import environment, static_files
+from statusgen.render.templating import brand_files, building, environment, static_files
 from statusgen.render.tree import (
     Placed,
     Placer,
     StaleTree,
     TreeWriter,
     WriteStats,
+    digest,
 )
 from statusgen.store import Store
 from statusgen.timeutil import from_epoch
@@ -127,7 +128,8 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
     with TreeWriter(config.site.output) as tree:
         data = gather(store, config, now)
         t1 = time.perf_counter()
-        site_key = keys.key(keys.SiteInputs(keys.code_key(), repr(config.site), config.categories))
+        brand = {path: digest(content) for path, content in brand_files(config.site).items()}
+        site_key = keys.key(keys.SiteInputs(keys.code_key(), repr(config.site), config.categories, brand))
         job = ServiceJob(data, store.path, site_key, use_keys)
         fragments = Fragments(config.site.output)
         with _Services(job, tree, fragments, workers) as services:
@@ -269,7 +271,7 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
         if not _kept(placer, job, paths, key):
             placer.put(paths[0], jsonout.dump(endpoint_badge(s)), key)
             placer.put(paths[1], svg_badge(s), key)
-    for path, asset in static_files().items():
+    for path, asset in (static_files() | brand_files(config.site)).items():  # an ICO favicon replaces ours
         placer.put(path, asset)
     if config.grants:  # for the servers of the tree: the addresses and rates, never purpose nor contact
         placer.put(GRANTS_FILE, grants_document(Grant(g.addresses, g.per_minute) for g in config.grants))
@@ -281,7 +283,9 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
         placer.put(lang.file("method/index.html"), views.method_page(config, lang, health))
         for path, page in views.error_pages(config.site, lang).items():
             placer.put(lang.file(path), page)
-        for path, page in views.embed_pages(config.site, lang, snapshot).items():
+        with building(config.site):  # the embeds are given the site's title alone: their logo comes from here
+            embeds = views.embed_pages(config.site, lang, snapshot)
+        for path, page in embeds.items():
             placer.put(lang.file(path), page)
 
 

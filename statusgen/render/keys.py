@@ -7,7 +7,7 @@ fields of a ``NamedTuple`` (``RECIPES``), every field must be given where the ke
 recipe in turn and checks that the key changes.
 
     code      the package's modules and templates                 -> every file's (through site)
-    site      code, the site's settings and categories             -> every other recipe's first input
+    site      code, the site's settings, categories, brand files   -> every other recipe's first input
     badge     a service's name and status                          -> its two badges
     incidents every incident record, names, the days, maintenance  -> the site-wide lists, feed, pages
     service incidents  one service's records, its name, maintenance -> its lists, feed and page
@@ -28,11 +28,14 @@ from statusgen.render.tree import digest
 
 
 class SiteInputs(NamedTuple):
-    """What every file is made with: the code and templates, the site's settings, its categories."""
+    """What every file is made with: the code and templates, the site's settings, its categories,
+    and the operator's brand files copied into the tree (a page shows the logo's size, and a
+    changed file is news to every page that names it)."""
 
     code: str
     settings: str  # the SiteConfig's repr: every setting, in declared order
     categories: dict[str, str]
+    brand: dict[str, str]  # each brand file's path in the tree -> the digest of its bytes
 
 
 class BadgeInputs(NamedTuple):

@@ -13,7 +13,9 @@ Markdown passes the ``markdown`` filter, which sanitizes it before marking it sa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from gettext import NullTranslations
 from importlib.resources import files
@@ -24,6 +26,8 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
 from statusgen import routes
+from statusgen.config import SiteConfig
+from statusgen.config.brand import THEME_STYLESHEET
 from statusgen.i18n import SOURCE, Language, site_languages, translations
 from statusgen.render.markdown import to_html
 from statusgen.render.words import words
@@ -96,8 +100,28 @@ def render(template: str, /, language: Language = ENGLISH, **context: object) ->
 
 
 def render_text(template: str, /, language: Language = ENGLISH, **context: object) -> str:
-    """A template rendered in a language (a part of a page, HTML its template escaped)."""
+    """A template rendered in a language (a part of a page, HTML its template escaped); within
+    ``building(site)``, given ``site`` when its caller gives none."""
+    site = _building.get()
+    if site is not None:
+        context.setdefault("site", site)
     return environment(language).get_template(template).render(**context)
+
+
+#: The site a build is rendering, for templates whose caller passes only some of it.
+_building: ContextVar[SiteConfig | None] = ContextVar("statusgen_building", default=None)
+
+
+@contextmanager
+def building(site: SiteConfig) -> Iterator[None]:
+    """Templates rendered within are given ``site`` unless their caller gives one: the embeddable
+    status is rendered with the site's title alone (``views.embed_pages``), and shows the
+    operator's logo and stylesheets too."""
+    token = _building.set(site)
+    try:
+        yield
+    finally:
+        _building.reset(token)
 
 
 def alternates(tags: tuple[str, ...], here: str | None) -> list[tuple[Language, str]]:
@@ -115,6 +139,42 @@ def static_files() -> dict[str, bytes]:
             if p.is_file():
                 out[prefix + p.name] = p.read_bytes()
     return out
+
+
+def brand_files(site: SiteConfig) -> dict[str, bytes]:
+    """The operator's files, copied into the tree as they were read and checked with the
+    configuration (the logo, the favicon, the stylesheet: ``config.brand``), and the stylesheet
+    made of the brand; nothing on a site without one."""
+    out = {f.path: f.data for f in (site.logo, site.favicon, site.stylesheet) if f is not None}
+    if "/" + THEME_STYLESHEET in site.brand_stylesheets:
+        out[THEME_STYLESHEET] = theme_stylesheet(site).encode()
+    return out
+
+
+def theme_stylesheet(site: SiteConfig) -> str:
+    """static/brand/theme.css, loaded after site.css (the pages' policy allows no inline style):
+    the logo's place in the header and the embeddable status, and the accent as the colour of
+    links, focus rings and the site's name, and of a band atop the header. Without a dark
+    accent, the dark theme keeps statusgen's colours but the band (config.brand: one colour
+    seldom reads as text on both themes)."""
+    rules = ["/* The operator's brand (site.logo, site.accent), made by statusgen from the configuration */"]
+    if site.logo is not None:
+        rules += [
+            ".brand { display: inline-flex; align-items: center; gap: .5rem; }",
+            ".brand .logo { display: block; height: 2rem; width: auto; max-width: 12rem; object-fit: contain; }",
+            ".embed .logo { height: 1.25em; width: auto; max-width: 8em; object-fit: contain;"
+            " vertical-align: -.25em; margin-right: .4em; }",
+        ]
+    if site.accent is not None:
+        rules += [f":root {{ --accent: {site.accent.light}; }}", ".top { border-top: .25rem solid var(--accent); }"]
+        for theme, colour in (("light", site.accent.light), ("dark", site.accent.dark)):
+            if colour is not None:
+                band = f" --accent: {colour};" if theme == "dark" else ""
+                rules.append(
+                    f"@media (prefers-color-scheme: {theme}) {{ :root {{{band} --link: {colour}; --focus: {colour}; }}"
+                    f" .brand {{ color: {colour}; }} }}"
+                )
+    return "\n".join(rules) + "\n"
 
 
 def templates_digest_parts() -> list[bytes]:
