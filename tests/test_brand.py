@@ -292,9 +292,14 @@ def test_a_branded_build_copies_the_files_and_every_page_shows_them(tmp_path: Pa
 
 
 def test_powered_by_statusgen(tmp_path: Path) -> None:
-    """The footer names statusgen on a site with a brand of its own, unless asked not to; a site
-    without one looks like statusgen already, and its pages stay as they were (tests/pinned.py)."""
-    cases = {"": False, "powered_by = true\n": True, BRAND: True, BRAND + "powered_by = false\n": False}
+    """The footer names statusgen by default (issue 57), branded or not, unless asked not to."""
+    cases = {
+        "": True,
+        "powered_by = true\n": True,
+        "powered_by = false\n": False,
+        BRAND: True,
+        BRAND + "powered_by = false\n": False,
+    }
     for n, (keys, shown) in enumerate(cases.items()):
         _, tree = branded_tree(tmp_path / str(n), keys)
         links = page(tree, "index.html").xpath("//footer//a[@href='https://pypi.org/project/statusgen/']/text()")

@@ -461,3 +461,16 @@ def test_costly_configurations_are_refused_at_once_in_little_memory(tmp_path, na
     got = json.loads(subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True, text=True).stdout)
     assert got["code"] == 2 and expected in got["err"] and "Traceback" not in got["err"], got["err"]
     assert got["s"] < 1.0 and got["mb"] < 100, got
+
+
+def test_the_user_agent_names_the_version_and_the_operators_site(tmp_path):
+    """No address that does not exist: a target's owner reads who checks it and where to ask."""
+    import statusgen
+
+    path = tmp_path / "services.toml"
+    path.write_text('[site]\nbase_url = "https://status.example.org"\n' + CATS + GOOD_SERVICE, encoding="utf-8")
+    assert load_config(path).site.user_agent == (
+        f"statusgen/{statusgen.__version__} (+https://status.example.org/method/)"
+    )
+    path.write_text('[site]\nuser_agent = "acme-monitor/1"\n' + CATS + GOOD_SERVICE, encoding="utf-8")
+    assert load_config(path).site.user_agent == "acme-monitor/1"

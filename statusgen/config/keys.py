@@ -163,8 +163,8 @@ SITE_KEYS = (
         "powered_by",
         boolean,
         None,
-        'Whether the footer ends with a link to statusgen ("Powered by statusgen"): by default on a site with a '
-        "logo, favicon, stylesheet or accent of its own; true on every site, false on none.",
+        'Whether the footer ends with a link to statusgen ("Powered by statusgen"): on by default; false hides '
+        "it.",
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
@@ -193,7 +193,13 @@ SITE_KEYS = (
         "Default seconds between the starts of a check's tries within a run.",
     ),
     Key("max_bytes", byte_size, 1_048_576, "Default cap on the bytes read from one answer."),
-    Key("user_agent", text, "statusgen/0.1 (+https://github.com/statusgen/statusgen)", "User-Agent sent by checks."),
+    Key(
+        "user_agent",
+        text,
+        None,
+        "User-Agent sent by checks and vendor fetches; by default statusgen/<version> (+<base_url>method/), "
+        "so that a target's owner finds whom to ask.",
+    ),
     Key("vantage_point", words, "a single host", "Where our checks run from, shown on the method page."),
     Key("contact", words, "the operator of this site", "Who to contact for a higher rate limit."),
     Key(

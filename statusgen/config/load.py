@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from statusgen import __version__
 from statusgen.config.brand import KINDS, brand_file
 from statusgen.config.keys import (
     CHECK_KEYS,
@@ -104,6 +105,9 @@ def _site(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SiteConfig
     for key in ("store", "output", "notes"):
         if key in values:  # absolute, but symlinks kept: the output is a link to its current generation
             values[key] = Path(os.path.abspath(base / values[key]))
+    if values.get("user_agent") is None:  # our own name and the operator's page, never an address of ours
+        base_url = str(values.get("base_url", SiteConfig.base_url))
+        values["user_agent"] = f"statusgen/{__version__} (+{base_url.rstrip('/')}/method/)"
     inbox = values.get("inbox")
     if inbox and not is_remote(inbox):
         values["inbox"] = os.path.abspath(base / inbox)

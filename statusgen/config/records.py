@@ -154,7 +154,7 @@ class SiteConfig:
     confirm: int = 2
     confirm_every: float = 10.0
     max_bytes: int = 1_048_576
-    user_agent: str = "statusgen/0.1"
+    user_agent: str = "statusgen"  # load_config names the version and the operator's site
     vantage_point: str = "a single host"
     contact: str = "the operator of this site"
     mass_failure_ratio: float = 0.6
@@ -188,9 +188,8 @@ class SiteConfig:
 
     @property
     def shows_powered_by(self) -> bool:
-        """Whether the pages' footer links to statusgen: ``powered_by``, or by default on a branded
-        site (an unbranded one looks like statusgen already)."""
-        return self.branded if self.powered_by is None else self.powered_by
+        """Whether the pages' footer links to statusgen: ``powered_by`` (on by default)."""
+        return True if self.powered_by is None else self.powered_by
 
     @property
     def icon(self) -> BrandFile | None:
