@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from statusgen import routes
 from statusgen.config import Config
-from statusgen.i18n import Language
+from statusgen.i18n import Language, translations
 from statusgen.render.build import build
 from statusgen.render.tree import current_generation
 from statusgen.render.words import words as words_of
@@ -149,6 +149,19 @@ def test_a_time_inside_a_reason_is_written_as_the_page_writes_a_time(tri: Tri, t
             assert words_of(Language(tag)).moment(record["since"]) in reason, (tag, svc.slug, reason)
             said_since += 1
     assert said_since >= 2  # the demo's two failing services and its slow one say since when
+
+
+def test_whom_to_contact_is_said_in_the_page_s_language_when_the_operator_named_no_one(tri: Tri) -> None:
+    """Without site.contact, the API page says statusgen's own words for whom to ask in its
+    language, never the English ones; the JSON error bodies keep them, in English as the rest."""
+    contact = "the operator of this site"
+    assert tri.config.site.contact == contact  # not set
+    for tag in LANGUAGES[1:]:
+        said = translations(tag).gettext(contact)
+        api = tri.page(f"{tag.lower()}/api/index.html").text_content()
+        assert said != contact and said in api and contact not in api, tag
+    assert contact in tri.page("api/index.html").text_content()
+    assert contact in tri.json("_errors/429.json")["error"]["message"]
 
 
 @pytest.fixture(scope="module")

@@ -163,8 +163,7 @@ SITE_KEYS = (
         "powered_by",
         boolean,
         None,
-        'Whether the footer ends with a link to statusgen ("Powered by statusgen"): on by default; false hides '
-        "it.",
+        'Whether the footer ends with a link to statusgen ("Powered by statusgen"): on by default; false hides it.',
     ),
     Key("store", path_value, "data/statusgen.db", "SQLite store, relative to the configuration file."),
     Key("output", path_value, "site", "Output tree, relative to the configuration file."),
@@ -201,7 +200,12 @@ SITE_KEYS = (
         "so that a target's owner finds whom to ask.",
     ),
     Key("vantage_point", words, "a single host", "Where our checks run from, shown on the method page."),
-    Key("contact", words, "the operator of this site", "Who to contact for a higher rate limit."),
+    Key(
+        "contact",
+        words,
+        None,
+        'Who to contact for a higher rate limit; not set, each page says "the operator of this site" in its language.',
+    ),
     Key(
         "mass_failure_ratio",
         ratio,

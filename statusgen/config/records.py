@@ -13,9 +13,14 @@ from statusgen.config.cron import last_fire
 from statusgen.config.operatorfiles import OperatorFiles
 from statusgen.config.secrets import public_url
 from statusgen.config.values import NOTIFY_EVENTS
+from statusgen.i18n import said
 
 #: A site's data is out of date once no run has finished for this many intervals (by default).
 STALE_INTERVALS = 3
+#: Whom to contact where the operator named no one (``site.contact``): each page says it in its
+#: language (the templates' ``say`` filter), and the text itself is English, as the error bodies are.
+# Translators: whom to ask for a higher limit, where the operator named no one ("contact the operator of this site")
+DEFAULT_CONTACT = said("the operator of this site")
 
 
 @dataclass(frozen=True)
@@ -156,7 +161,7 @@ class SiteConfig:
     max_bytes: int = 1_048_576
     user_agent: str = "statusgen"  # load_config names the version and the operator's site
     vantage_point: str = "a single host"
-    contact: str = "the operator of this site"
+    contact: str = DEFAULT_CONTACT
     mass_failure_ratio: float = 0.6
     mass_failure_min_checks: int = 5
     allow_private_targets: bool = False

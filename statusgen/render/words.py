@@ -21,7 +21,7 @@ from babel.numbers import format_decimal, format_percent
 from babel.units import format_unit
 
 from statusgen.decide.incidents import SEVERITY
-from statusgen.i18n import N_, Language, date_words, duration_parts, moment_words, translations
+from statusgen.i18n import N_, Language, date_words, duration_parts, moment_words, say_in, translations
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.text import outside_link
 from statusgen.timeutil import iso, parse_iso
@@ -235,6 +235,7 @@ class Words:
             "source_word": lambda source: self.word(SOURCE_WORDS, source),
             "flag_word": lambda flag: self.word(FLAG_WORDS, flag),
             "severity_word": self.severity_word,
+            "say": lambda value: say_in(value, self.language.tag),  # words statusgen said (i18n.Said)
         }
 
 
