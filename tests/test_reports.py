@@ -325,3 +325,37 @@ def test_the_csv_neutralises_names_a_spreadsheet_would_run(tmp_path: Path) -> No
     rows = {r["service"]: r for r in csv.DictReader(io.StringIO(text, newline=""))}
     assert {slug: r["name"] for slug, r in rows.items()} == {slug: "'" + name for slug, name in formulas.items()}
     assert rows["api"]["error_budget_left_minutes"] == "-6.8"  # 0.1% of 43,200 minutes, less the 50 down
+
+
+def test_a_category_says_how_its_figure_is_made_and_how_many_of_its_services_missed(site: dict[str, Any]) -> None:
+    """A category's availability is the mean of its services', each weighted by its counted time,
+    and its target is judged on it alone: the report says so, and how many of its services
+    missed their own target (a category without a target, as here, can hold one that missed)."""
+    sept = read(site, "api/v1/reports/2026-09.json")
+    core = {c["category"]: c for c in sept["categories"]}["core"]
+    members = [s for s in sept["services"] if s["category"] == "core"]
+    counted = [
+        sum(s["minutes"][k] for k in ("operational", "degraded", "partial_outage", "major_outage")) for s in members
+    ]
+    weighted = sum(s["availability"] * c for s, c in zip(members, counted, strict=True)) / sum(counted)
+    assert core["availability"] == pytest.approx(weighted, abs=0.001)
+    assert core["services_missed"] == 1 and core["sla"] is None  # api missed its own 99.9
+    october = {c["category"]: c for c in read(site, "api/v1/reports/2026-10.json")["categories"]}
+    assert october["money"]["services_missed"] == 1 and october["money"]["sla"]["met"] is False
+    assert october["core"]["services_missed"] == 0  # api's 10 minutes down left it at 99.978
+    november = {c["category"]: c for c in read(site, "api/v1/reports/2026-11.json")["categories"]}
+    assert (november["core"]["services_missed"], november["money"]["services_missed"]) == (1, 0)
+    assert "weighted by its counted time" in sept["rules"]["categories"]
+    page = lxml.html.document_fromstring(read(site, "reports/2026-09/index.html"))
+    rows = {
+        r.xpath("th")[0].text_content(): r.text_content() for r in page.xpath("//*[@id='h-categories']/..//tbody/tr")
+    }
+    assert "1 of its services missed its own target." in rows["Core (2)"]
+    rules = page.get_element_by_id("h-rules").getparent().text_content()
+    assert sept["rules"]["categories"] in rules
+    current = lxml.html.document_fromstring(read(site, "reports/2026-11/index.html"))
+    rows = {
+        r.xpath("th")[0].text_content(): r.text_content() for r in current.xpath("//*[@id='h-categories']/..//tbody/tr")
+    }
+    assert "1 of its services missed its own target so far." in rows["Core (2)"]
+    assert "0 of its services missed their own target so far." in rows["Money (1)"]  # its own target says

@@ -51,6 +51,11 @@ RULES = {
         "down time the target allows over the month's length less its maintenance; what is left is that less "
         "the down time so far (negative: overspent)."
     ),
+    "categories": N_(
+        "A category's availability is the mean of its services' availabilities, each weighted by its counted "
+        "time: their time up over their counted time, together. Its target is judged on that figure alone, so a "
+        "category can meet its target while some of its services miss their own; each category says how many did."
+    ),
 }
 CSV_COLUMNS = (
     "month",
@@ -84,7 +89,7 @@ class Report:
 
     month: str
     site: MonthFigures
-    categories: dict[str, tuple[MonthFigures, int]]  # category -> its figures, its services
+    categories: dict[str, tuple[MonthFigures, int, int]]  # category -> its figures, its services, those missed
     services: dict[str, MonthFigures]
 
 
@@ -102,6 +107,7 @@ def month_report(data: SiteData, month: str) -> Report:
             categories[category] = (
                 figures(month, total, held, now, config.sla.get(category), len(members)),
                 len(members),
+                sum(1 for m in members if services[m].met is False),  # their own targets, missed (so far)
             )
     every = [span for held in spans.values() for span in held]
     site = figures(month, summed(tallies.values()), every, now, None, max(1, len(config.services)))
@@ -155,8 +161,14 @@ def report_document(data: SiteData, report: Report) -> Document:
         "rules": rules(config.site.languages[0]),
         "site": figures_document(report.site),
         "categories": [
-            {"category": c, "name": config.categories[c], "services": n, **figures_document(f)}
-            for c, (f, n) in report.categories.items()
+            {
+                "category": c,
+                "name": config.categories[c],
+                "services": n,
+                "services_missed": missed,
+                **figures_document(f),
+            }
+            for c, (f, n, missed) in report.categories.items()
         ],
         "services": [
             {

@@ -46,13 +46,34 @@ REPORT = obj(
         "rules": obj(
             {
                 k: {"type": "string"}
-                for k in ("period", "unknown", "down", "degraded", "maintenance", "availability", "excluded", "sla")
+                for k in (
+                    "period",
+                    "unknown",
+                    "down",
+                    "degraded",
+                    "maintenance",
+                    "availability",
+                    "excluded",
+                    "sla",
+                    "categories",
+                )
             }
         ),
         "site": obj(FIGURES),
         "categories": {
             "type": "array",
-            "items": obj({"category": {"type": "string"}, "name": {"type": "string"}, "services": INT, **FIGURES}),
+            "items": obj(
+                {
+                    "category": {"type": "string"},
+                    "name": {"type": "string"},
+                    "services": INT,
+                    "services_missed": {
+                        **INT,
+                        "description": "Its services that missed their own target (so far, in the current month).",
+                    },
+                    **FIGURES,
+                }
+            ),
         },
         "services": {
             "type": "array",
