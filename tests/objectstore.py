@@ -175,6 +175,11 @@ def s3_server(folder: str = "site") -> Iterator[S3]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    # moto keeps its buckets per process, not per server: an earlier test's objects stay otherwise.
+    conn.request("POST", "/moto-api/reset")
+    reset = conn.getresponse()
+    reset.read()
+    assert reset.status == 200
     conn.request("PUT", "/status")
     assert conn.getresponse().status == 200
     conn.close()

@@ -127,7 +127,7 @@ def test_the_json_feeds_and_documents_stay_in_the_first_language(tri: Tri) -> No
     health = tri.json(f"{routes.API}/health.json")
     assert health["languages"] == list(LANGUAGES)
     snapshot = tri.json(f"{routes.API}/snapshot.json")
-    front_de = tri.page("de/index.html").get_element_by_id("overall").xpath("strong")[0].text_content()
+    front_de = tri.page("de/index.html").get_element_by_id("overall").xpath(".//strong")[0].text_content()
     assert snapshot["summary"] != front_de and snapshot["summary"].endswith(".")
     assert snapshot["status"] in ("operational", "degraded", "partial_outage", "major_outage", "maintenance", "unknown")
 
@@ -459,7 +459,7 @@ def test_past_stale_after_a_page_warns_in_its_own_language(browser: Browser, pre
     the front page in another, none on other pages in another."""
     snapshot = tri.json(f"{routes.API}/snapshot.json")
     late = datetime.fromisoformat(snapshot["stale_after"]) + timedelta(hours=2)
-    german = tri.page("de/index.html").get_element_by_id("overall").xpath("strong")[0].text_content()
+    german = tri.page("de/index.html").get_element_by_id("overall").xpath(".//strong")[0].text_content()
     with (LOCALE / "de" / "LC_MESSAGES" / "statusgen.po").open("rb") as f:
         catalog = pofile.read_po(f, locale="de")
     stale = catalog.get("This page has not been updated since %(time)s (%(duration)s ago).").string

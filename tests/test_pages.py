@@ -18,6 +18,7 @@ import tempfile
 import threading
 from datetime import UTC, date, datetime, timedelta
 from html.parser import HTMLParser
+from importlib.metadata import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -226,11 +227,17 @@ def test_every_link_stays_inside_the_site_and_resolves(demo: DemoBuild) -> None:
     def exists(rel: str) -> bool:
         return (demo.root / rel).is_file()
 
+    # the one address outside: "Powered by statusgen", in the footer, to the project's home page
+    (home,) = [u.split(", ", 1)[1] for u in metadata("statusgen").get_all("Project-URL") if u.startswith("Homepage,")]
     for tree_path in demo.pages():
         page = demo.page(tree_path)
+        outside = page.xpath("//a[contains(@href, ':')]")
+        assert all(a.get("href") == home and a.xpath("ancestor::footer") for a in outside), tree_path
         for link in _links(page):
             if link.startswith("#"):
                 assert page.get_element_by_id(link[1:]) is not None, f"{tree_path}: no target for {link}"
+                continue
+            if link == home:
                 continue
             parts = urlsplit(link)
             assert not parts.scheme and not parts.netloc, f"{tree_path} links outside: {link}"

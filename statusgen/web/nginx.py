@@ -68,6 +68,7 @@ from statusgen.web.nginx_http import (
     CONN_ZONE,
     NO_RATE_LIMIT_NOTE,
     PAGES_ZONE,
+    POLICY_VARIABLE,
     PREFLIGHT_VARIABLES,
     REFUSED,
     ZONE,
@@ -75,7 +76,6 @@ from statusgen.web.nginx_http import (
     grant_zone,
     granted_rates,
     http_level,
-    policy_variables,
 )
 from statusgen.web.nginx_inputs import (
     NginxOptions,
@@ -97,7 +97,7 @@ def _headers(cache: str = CACHE_CONTROL, extra: dict[str, str] | None = None) ->
     pairs = {
         "Cache-Control": cache,
         **COMMON_HEADERS,
-        "Content-Security-Policy": "".join(policy_variables()),
+        "Content-Security-Policy": POLICY_VARIABLE,
         "Referrer-Policy": REFERRER_POLICY,
         "Content-Language": "$statusgen_language",
         **PREFLIGHT_VARIABLES,

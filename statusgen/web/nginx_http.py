@@ -24,7 +24,6 @@ from statusgen.web.nginx_inputs import Vocabulary
 ZONE = "statusgen"  # the interface's
 PAGES_ZONE = "statusgen_pages"
 CONN_ZONE = "statusgen_conn"
-CONF_VALUE_MAX = 2000  # nginx reads a configuration value of at most 4 KB: longer ones are cut in parts
 NO_RATE_LIMIT_NOTE = "# No rate limit (--no-rate-limit): for benchmarks and for a CDN that limits instead."
 
 
@@ -38,19 +37,8 @@ def exact(value: str) -> str:
     return f'"~^{re.escape(value)}$"'
 
 
-def policy_parts(policy: str) -> list[str]:
-    """``policy`` cut at spaces into parts nginx can read, which join back into it."""
-    parts, words = [""], policy.split(" ")
-    for word in words:
-        if len(parts[-1]) + len(word) + 1 > CONF_VALUE_MAX:
-            parts.append("")
-        parts[-1] += word + " "
-    parts[-1] = parts[-1][:-1]
-    return parts
-
-
-def policy_variables() -> list[str]:
-    return [f"$statusgen_csp_{n}" for n in range(len(policy_parts(PAGE_POLICY)))]
+#: The variable that holds an answer's Content-Security-Policy.
+POLICY_VARIABLE = "$statusgen_csp"
 
 
 #: The variables that hold a CORS preflight's headers: empty (so never sent) on any other request.
@@ -115,23 +103,20 @@ def preflight_maps() -> list[str]:
 
 def security_policy_maps(languages: tuple[str, ...]) -> list[str]:
     """The Content-Security-Policy of each answer, by the file it sends: its pages' (.html), the
-    embeddable status's in every language, or the one that runs nothing. The pages' policy is
-    long, so it is held in parts."""
-    page, document = policy_parts(PAGE_POLICY), DOCUMENT_POLICY
-    embed = policy_parts(EMBED_POLICY)
-    embed += [""] * (len(page) - len(embed))  # never longer: it differs by one shorter word
-    out = [
+    embeddable status's in every language, or the one that runs nothing."""
+    rules = [
+        f'"~^/{routes.embed_pattern(languages)}$"  "{EMBED_POLICY}";',
+        f'"~\\.html$"  "{PAGE_POLICY}";',
+        f'default  "{DOCUMENT_POLICY}";',
+    ]
+    return [
         "# Content-Security-Policy, by the file answered ($uri is that file once try_files or",
         "# error_page has chosen it): the pages run the site's own script and stylesheet, fetch its",
-        "# own interface, allow the inline styles of the front page's bar by their hashes, and may",
-        "# not be framed (but the embeddable status, /embed/ and each language's, made to be);",
-        "# every other file runs nothing. Held in parts (nginx reads a value of at most 4 KB),",
-        "# joined in add_header.",
+        "# own interface and may not be framed (but the embeddable status, /embed/ and each",
+        "# language's, made to be); every other file runs nothing.",
+        *block(f"map $uri {POLICY_VARIABLE}", rules),
+        "",
     ]
-    for n, (variable, part) in enumerate(zip(policy_variables(), page, strict=True)):
-        rules = [f'"~^/{routes.embed_pattern(languages)}$"  "{embed[n]}";', f'"~\\.html$"  "{part}";']
-        out += block(f"map $uri {variable}", [*rules, f'default  "{"" if n else document}";'])
-    return out + [""]
 
 
 def grant_zone(per_minute: int) -> str:
