@@ -287,6 +287,8 @@ def config_text(n: int, store: Path, output: Path, interval: int = MINUTE) -> st
         f"interval = {interval}",
         f'store = "{store}"',
         f'output = "{output}"',
+        "# Nothing answers at the checks' port 9 (discard): a run's failures need no confirming.",
+        "confirm = 0",
         "",
         "[categories]",
     ]

@@ -5,10 +5,12 @@ build to render them in worker processes."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
 import orjson
+import pytest
 
 from statusgen.store import Store
 from statusgen.store.doctor import examine, repair
@@ -19,8 +21,11 @@ from tests.test_stopping import MANY
 HOUR = 3600
 
 
-def simulated(tmp_path: Path) -> tuple[Path, Path, Path]:
-    cfg, db, site = tmp_path / "sim.toml", tmp_path / "sim.db", tmp_path / "site"
+@pytest.fixture(scope="module")
+def simulation(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One simulated store (and its configuration) for the module: each test builds from a copy."""
+    folder = tmp_path_factory.mktemp("simulation")
+    cfg, db = folder / "sim.toml", folder / "sim.db"
     made = statusgen(
         "simulate",
         "--services",
@@ -32,9 +37,20 @@ def simulated(tmp_path: Path) -> tuple[Path, Path, Path]:
         "--db",
         str(db),
         "--output",
-        str(site),
+        str(folder / "site"),
     )
     assert made.returncode == 0, made.stderr
+    return cfg, db
+
+
+@pytest.fixture
+def simulated(tmp_path: Path, simulation: tuple[Path, Path]) -> tuple[Path, Path, Path]:
+    """A copy of the simulated store, its configuration pointing at it, and the site built from it."""
+    cfg, db, site = tmp_path / "sim.toml", tmp_path / "sim.db", tmp_path / "site"
+    shutil.copyfile(simulation[1], db)
+    text = simulation[0].read_text(encoding="utf-8")
+    text = text.replace(str(simulation[1]), str(db)).replace(str(simulation[1].parent / "site"), str(site))
+    cfg.write_text(text, encoding="utf-8")
     built = statusgen("build", "--config", str(cfg))
     assert built.returncode == 0, built.stderr
     return cfg, db, site
@@ -61,8 +77,8 @@ def served(site: Path) -> bytes:
     return (site.resolve() / ".manifest.json").read_bytes()
 
 
-def test_a_damaged_value_stops_runs_and_builds_until_doctor_repairs_it(tmp_path):
-    cfg, db, site = simulated(tmp_path)
+def test_a_damaged_value_stops_runs_and_builds_until_doctor_repairs_it(simulated: tuple[Path, Path, Path]) -> None:
+    cfg, db, site = simulated
     before = served(site)
     damage_an_hour(db, "service-0007")
     for command in ("run", "build"):  # the run stores its results, then both make the records again
@@ -86,8 +102,10 @@ def test_a_damaged_value_stops_runs_and_builds_until_doctor_repairs_it(tmp_path)
     assert statusgen("doctor", "--config", str(cfg)).returncode == 0
 
 
-def test_doctor_finds_damage_in_every_kind_of_stored_value_and_says_what_was_lost(tmp_path):
-    cfg, db, _ = simulated(tmp_path)
+def test_doctor_finds_damage_in_every_kind_of_stored_value_and_says_what_was_lost(
+    simulated: tuple[Path, Path, Path],
+) -> None:
+    cfg, db, _ = simulated
     con = sqlite3.connect(db)
     hour = con.execute("SELECT max(hour) FROM result_hours WHERE service = 'service-0001'").fetchone()[0] - 10 * HOUR
     con.execute("DELETE FROM results WHERE service = 'service-0001' AND ts >= ? AND ts < ?", (hour, hour + HOUR))
