@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from statusgen import __version__
 from statusgen.config import load_config
 from statusgen.errors import StatusgenError, StoreError
 from statusgen.model import SEVERITIES, VENDOR_FORMATS
+from statusgen.progress import Advance, untold
 
 DEFAULT_CONFIG = "services.toml"
 
@@ -52,10 +53,10 @@ config_option = click.option(
 
 
 @contextmanager
-def progress(label: str, length: int) -> Iterator[Callable[[int], None]]:
+def progress(label: str, length: int) -> Iterator[Advance]:
     """A progress bar on stderr while it is a terminal; nothing at all in logs and CI."""
     if not sys.stderr.isatty():
-        yield lambda _: None
+        yield untold
         return
     with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
         yield bar.update
@@ -325,7 +326,7 @@ def build(config_path: Path, new_store: bool) -> None:
 
     cfg = load_config(config_path)
     with lock_store(cfg.site.store):
-        result = rebuild(cfg, new_store=new_store)
+        result = rebuild(cfg, new_store=new_store, progress=progress)
     click.echo(f"{result.line()} -> {cfg.site.output}")
 
 
@@ -582,7 +583,8 @@ def publish(
         cfg = load_config(config_path)
         check_inbox_place(cfg, remote)  # the agents' inbox is never among what is published
         site = site or cfg.site.output
-    for line in publish_tree(site or Path("site"), remote, rclone_bin, dry_run, precompressed).lines():
+    published = publish_tree(site or Path("site"), remote, rclone_bin, dry_run, precompressed, progress)
+    for line in published.lines():
         click.echo(line)
 
 

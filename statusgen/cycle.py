@@ -28,6 +28,7 @@ from statusgen.model import SET_ASIDE, CheckId, CheckResult, Outcome
 from statusgen.notes import check_notes
 from statusgen.notify.outbox import deliver, queued
 from statusgen.probe import CheckTarget, Confirm, probe_all, targets
+from statusgen.progress import Progress, quiet
 from statusgen.render.build import BuildResult, build
 from statusgen.render.tree import clear_partial, recorded_store, remember_store
 from statusgen.store import Cycle, Store
@@ -190,10 +191,12 @@ def run_cycle(
         store.close()
 
 
-def rebuild(config: Config, clock: Callable[[], datetime] = utcnow, new_store: bool = False) -> BuildResult:
+def rebuild(
+    config: Config, clock: Callable[[], datetime] = utcnow, new_store: bool = False, progress: Progress = quiet
+) -> BuildResult:
     store = open_store(config, new_store)
     try:
-        built = build(store, config, clock())
+        built = build(store, config, clock(), progress=progress)
         remember_store(config.site.output, config.site.store)
         return built
     finally:

@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
         "statusgen.errors",
         "statusgen.text",  # text cleaned where it enters, by every edge
         "statusgen.timeutil",
+        "statusgen.progress",  # how long work tells how far it has come
         "statusgen.i18n",
         "statusgen.model",
         "statusgen.latency",

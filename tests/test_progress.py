@@ -1,5 +1,6 @@
-"""Long commands show a progress bar on a terminal, and stay quiet in logs and CI: the same
-commands run once on a pseudo-terminal and once with their output in pipes."""
+"""Long commands (simulate, doctor, the demo, a build, a publish) show a progress bar on a
+terminal, and stay quiet in logs and CI: the same commands run once on a pseudo-terminal and once
+with their output in pipes."""
 
 from __future__ import annotations
 
@@ -77,3 +78,23 @@ def test_the_demo_says_each_step_and_shows_its_bar_on_a_terminal_only(tmp_path: 
     lines = logged.stdout.splitlines()
     assert len(lines) == 2 and lines[0].startswith("demo: 8 services on http://127.0.0.1:")
     assert lines[1] == "demo: simulating 100 days of past for 7 services"  # the label, without a bar
+
+
+def test_a_first_build_and_publish_show_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    in_pipes(simulate(tmp_path), tmp_path)
+    build = [str(STATUSGEN), "build", "--config", str(tmp_path / "s.toml")]
+    shown = on_a_terminal(build, tmp_path)
+    assert "rendering 40 services" in shown and "100%" in shown and " files built in " in shown, shown
+    logged = in_pipes(build, tmp_path)
+    assert logged.stderr == "" and logged.stdout.count("\n") == 1 and " files built in " in logged.stdout
+
+    def publish(remote: Path) -> list[str]:
+        return [str(STATUSGEN), "publish", "--config", str(tmp_path / "s.toml"), "--remote", f":local:{remote}"]
+
+    shown = on_a_terminal(publish(tmp_path / "remote-tty"), tmp_path)
+    files = sum(1 for p in (tmp_path / "remote-tty").rglob("*") if p.is_file())
+    assert files > 100 and f"publishing {files} files to :local:" in shown and "100%" in shown, shown
+    logged = in_pipes(publish(tmp_path / "remote-pipes"), tmp_path)
+    assert logged.stderr == "" and "publishing" not in logged.stdout
+    assert logged.stdout.splitlines()[-1].startswith("published ")
+    assert f": {files} of {files} files uploaded, 0 deleted" in logged.stdout

@@ -53,6 +53,7 @@ from statusgen.errors import RenderError, StatusgenError
 from statusgen.i18n import say_in, site_languages, translations
 from statusgen.model import SLUG_RE
 from statusgen.policy import GRANTS_FILE, Grant, grants_document
+from statusgen.progress import Advance, Progress, quiet
 from statusgen.render import keys
 from statusgen.render.api.documents import (
     collection_of,
@@ -111,19 +112,23 @@ class BuildResult:
         )
 
 
-def build(store: Store, config: Config, now: datetime, workers: int | None = None) -> BuildResult:
+def build(
+    store: Store, config: Config, now: datetime, workers: int | None = None, progress: Progress = quiet
+) -> BuildResult:
     """One build: a new generation of the output tree, swapped in. ``workers``: the processes that
-    render the services (by default ``workers_for`` the site; 1: this process alone). Should a
-    file to keep be missing from the served generation (someone removed it), the build is made
-    again with every file made anew."""
+    render the services (by default ``workers_for`` the site; 1: this process alone); ``progress``
+    is told each service rendered. Should a file to keep be missing from the served generation
+    (someone removed it), the build is made again with every file made anew."""
     workers = workers_for(len(config.services)) if workers is None else workers
     try:
-        return _build(store, config, now, workers, use_keys=True)
+        return _build(store, config, now, workers, True, progress)
     except StaleTree:
-        return _build(store, config, now, workers, use_keys=False)
+        return _build(store, config, now, workers, False, progress)
 
 
-def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: bool) -> BuildResult:
+def _build(
+    store: Store, config: Config, now: datetime, workers: int, use_keys: bool, progress: Progress
+) -> BuildResult:
     t0 = time.perf_counter()
     with TreeWriter(config.site.output) as tree:
         data = gather(store, config, now)
@@ -132,7 +137,11 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
         site_key = keys.key(keys.SiteInputs(keys.code_key(), repr(config.site), config.categories, brand))
         job = ServiceJob(data, store.path, site_key, use_keys)
         fragments = Fragments(config.site.output)
-        with _Services(job, tree, fragments, workers) as services:
+        count = len(config.services)
+        with (
+            _Services(job, tree, fragments, workers) as services,
+            progress(f"rendering {count} services", count) as advance,
+        ):
             notices = site_notices(data)  # the snapshot and the feeds tell the same maintenance
             ended = ended_notices(data)
             docs = site_documents(data, notices) | statuspage_documents(data, notices, ended)
@@ -143,7 +152,7 @@ def _build(store: Store, config: Config, now: datetime, workers: int, use_keys: 
                 data, job.site_key, lambda paths, key: _kept(tree.main, job, paths, key)
             ):
                 tree.main.put(path, content if isinstance(content, bytes) else jsonout.dump(content), key)
-            made = services.rendered()
+            made = services.rendered(advance)
         snapshot, health = docs[f"{routes.API}/snapshot.json"], docs[f"{routes.API}/health.json"]
         for lang in site_languages(config.site.languages):
             bars = {slug: r.bar[lang.tag] for slug, r in made.items()}
@@ -193,11 +202,12 @@ class _Services:
             ]
         return self
 
-    def rendered(self) -> dict[str, Rendered]:
-        """What each service's rendering hands on (its bar, its last day), once its files are placed."""
+    def rendered(self, advance: Advance) -> dict[str, Rendered]:
+        """What each service's rendering hands on (its bar, its last day), once its files are
+        placed; ``advance`` is told how many more are."""
         if self.pool is None:
             every = list(range(len(self.job.data.config.services)))
-            return render_services(self.job, self.tree.main, self.fragments, every)
+            return render_services(self.job, self.tree.main, self.fragments, every, advance)
         out: dict[str, Rendered] = {}
         try:
             for task in self.tasks:
@@ -205,6 +215,7 @@ class _Services:
                 self.tree.absorb(placed)
                 self.fragments.absorb(drawn)
                 out.update(made)
+                advance(len(made))
         except BrokenProcessPool:
             raise RenderError(
                 "a process rendering the services ended unexpectedly; the last complete site is left in place"

@@ -45,6 +45,7 @@ from statusgen.decide.history import (
 )
 from statusgen.i18n import Language, say_in, site_languages
 from statusgen.model import RANGES, Range
+from statusgen.progress import Advance, untold
 from statusgen.render import keys
 from statusgen.render.api.documents import (
     incident_document,
@@ -286,8 +287,11 @@ class Histories:
         return self.made[name]
 
 
-def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int]) -> dict[str, Rendered]:
-    """Render the services at ``indexes`` of the configuration; what each hands on."""
+def render_services(
+    job: ServiceJob, placer: Placer, fragments: Fragments, indexes: list[int], advance: Advance = untold
+) -> dict[str, Rendered]:
+    """Render the services at ``indexes`` of the configuration; what each hands on. ``advance``
+    is told of each one done."""
     renderer = ServiceRenderer(job, placer, fragments)
     services = job.data.config.services
     made = {}
@@ -295,6 +299,7 @@ def render_services(job: ServiceJob, placer: Placer, fragments: Fragments, index
         for i in indexes:
             try:
                 made[services[i].slug] = renderer.render(services[i])
+                advance(1)
             except DECODING:  # a value SQLite found sound that does not decode (a latency histogram)
                 raise damaged(
                     job.store, "measurements (a latency histogram of its buckets)", services[i].slug

@@ -72,6 +72,7 @@ from typing import Literal
 from statusgen import routes
 from statusgen.errors import StatusgenError
 from statusgen.policy import CACHE_CONTROL, content_type
+from statusgen.progress import Progress, quiet
 from statusgen.rclonecmd import LISTING_NOT_FOUND, json_line, rclone_error
 from statusgen.render.tree import Entry, current_generation, digest, gens_dir, read_manifest
 from statusgen.web.languages import TreeLanguagesError, tree_languages
@@ -440,10 +441,16 @@ def stage_encoded(source: Path, files: Iterable[str], folder: Path) -> Path:
 
 
 def publish_tree(
-    site: Path, remote: str, rclone: str = "rclone", dry_run: bool = False, precompressed: bool = False
+    site: Path,
+    remote: str,
+    rclone: str = "rclone",
+    dry_run: bool = False,
+    precompressed: bool = False,
+    progress: Progress = quiet,
 ) -> PublishReport:
     """Copy the tree at ``site`` to ``remote``: what changed since the last publish to it (all
-    that differs from the remote, the first time), leaves first, deletions last."""
+    that differs from the remote, the first time), leaves first, deletions last; ``progress`` is
+    told the files of each step once it has run."""
     check_remote(remote)
     source = source_generation(site)
     runner = Rclone(rclone, remote)
@@ -461,9 +468,14 @@ def publish_tree(
         compare, steps = BLIND, plan_changes(manifest, record.files, precompressed, languages)
     report = PublishReport(remote, source, compare, dry_run)
     record.path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="work-", dir=record.path.parent) as work:
+    files = sum(len(step.files) for step in steps)
+    with (
+        tempfile.TemporaryDirectory(prefix="work-", dir=record.path.parent) as work,
+        progress(f"publishing {files} files to {remote}", files) as advance,
+    ):
         for step in steps:
             report.results.append(runner.step(step, source, compare, Path(work), dry_run))
             if not dry_run:
                 record.update(step, manifest)
+            advance(len(step.files))
     return report
