@@ -151,16 +151,22 @@ def test_a_time_inside_a_reason_is_written_as_the_page_writes_a_time(tri: Tri, t
     assert said_since >= 2  # the demo's two failing services and its slow one say since when
 
 
-def test_whom_to_contact_is_said_in_the_page_s_language_when_the_operator_named_no_one(tri: Tri) -> None:
-    """Without site.contact, the API page says statusgen's own words for whom to ask in its
-    language, never the English ones; the JSON error bodies keep them, in English as the rest."""
-    contact = "the operator of this site"
-    assert tri.config.site.contact == contact  # not set
+def test_what_the_operator_did_not_set_is_said_in_the_page_s_language(tri: Tri) -> None:
+    """Without site.description and site.contact, each page says statusgen's own words for them in
+    its language (the description in its head and on the front page, whom to ask on the API page),
+    never the English ones; the JSON error bodies keep them, in English as the rest."""
+    description, contact = "Current state of the services we depend on.", "the operator of this site"
+    assert (tri.config.site.description, tri.config.site.contact) == (description, contact)  # not set
     for tag in LANGUAGES[1:]:
-        said = translations(tag).gettext(contact)
+        catalog = translations(tag)
+        assert catalog.gettext(description) != description and catalog.gettext(contact) != contact
+        pages = [tri.page(f"{tag.lower()}/{rel}") for rel in first_language_pages(tri)]
+        heads = {said for page in pages for said in page.xpath("//meta[@name='description']/@content")}
+        assert heads == {catalog.gettext(description)}, tag
+        front = tri.page(f"{tag.lower()}/index.html").text_content()
+        assert catalog.gettext(description) in front and description not in front, tag
         api = tri.page(f"{tag.lower()}/api/index.html").text_content()
-        assert said != contact and said in api and contact not in api, tag
-    assert contact in tri.page("api/index.html").text_content()
+        assert catalog.gettext(contact) in api and contact not in api, tag
     assert contact in tri.json("_errors/429.json")["error"]["message"]
 
 

@@ -63,7 +63,13 @@ from statusgen.policy import RATE_PER_MINUTE
 SITE_KEYS = (
     Key("title", words, "Service status", "Title shown on every page and feed."),
     Key("base_url", base_url, "http://127.0.0.1:8080", "Public URL the site is served at; used in feeds and links."),
-    Key("description", words, "Current state of the services we depend on.", "One line under the title."),
+    Key(
+        "description",
+        words,
+        None,
+        'One line under the title; not set, each page says "Current state of the services we depend on." '
+        "in its language.",
+    ),
     Key(
         "interval",
         seconds_up_to(MAX_INTERVAL),

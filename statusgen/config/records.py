@@ -17,8 +17,10 @@ from statusgen.i18n import said
 
 #: A site's data is out of date once no run has finished for this many intervals (by default).
 STALE_INTERVALS = 3
-#: Whom to contact where the operator named no one (``site.contact``): each page says it in its
-#: language (the templates' ``say`` filter), and the text itself is English, as the error bodies are.
+#: What the site says where the operator set no ``site.description`` or ``site.contact``: each page
+#: in its language (the templates' ``say`` filter); the text itself is English (the error bodies).
+# Translators: the line under the site's title on every page, where the operator wrote none
+DEFAULT_DESCRIPTION = said("Current state of the services we depend on.")
 # Translators: whom to ask for a higher limit, where the operator named no one ("contact the operator of this site")
 DEFAULT_CONTACT = said("the operator of this site")
 
@@ -148,7 +150,7 @@ class LocationConfig:
 class SiteConfig:
     title: str = "Service status"
     base_url: str = "http://127.0.0.1:8080"
-    description: str = "Current state of the services we depend on."
+    description: str = DEFAULT_DESCRIPTION
     interval: float = 60.0
     store: Path = Path("data/statusgen.db")
     output: Path = Path("site")
