@@ -150,7 +150,9 @@ def test_an_outage_opens_and_resolves_two_messages_each(tmp_path, targets: Targe
         + webhook("apprise-json", f"json://{receiver.url}/json")
         + webhook("mail", f"mailto://127.0.0.1:{smtp_port}?from=status@example.org&to=ops@example.org")
     )
-    cfg = site(tmp_path, SERVICE.format(target=targets.url("/a")), notify)
+    # the check's label reaches the body as the reason: untrusted text with markup in it
+    body = SERVICE.format(target=targets.url("/a")).replace('url = "', 'label = "Alpha <Cloud> & *Co*"\nurl = "')
+    cfg = site(tmp_path, body, notify)
     clock = Clock()
     cycles(cfg, clock, 2)
     targets.set("/a", 503)
@@ -177,7 +179,9 @@ def test_an_outage_opens_and_resolves_two_messages_each(tmp_path, targets: Targe
 
     assert [m["Subject"] for m in box.messages] == [p["title"] for p in posted]
     html = box.messages[0].get_body(("html",)).get_content()
-    assert "Alpha &lt;Cloud&gt;" not in html or "<Cloud>" not in html  # the name is text, never markup
+    # the label is text, never markup: escaped once for HTML, its emphasis marks shown as they are
+    assert "Alpha &lt;Cloud&gt; &amp; *Co* answered HTTP 503" in html
+    assert "<Cloud>" not in html and "&amp;lt;" not in html and "<em>" not in html
     assert "https://status.example.org/services/alpha/incidents/#inc-alpha-" in html
 
     with Store(cfg.site.store) as store:
@@ -461,3 +465,92 @@ def test_a_configured_maintenance_is_told_as_it_begins_and_as_it_ends(tmp_path, 
     assert status not in ("maintenance", "operational")
     assert event["title"] == "Alpha <Cloud> & Co: maintenance ended"
     assert f"; now: {STATUS_WORDS[Status(status)]}." in ended["markdown"] and "Disk &lt;swap&gt;" in ended["markdown"]
+
+
+TWO_CHECKS = """
+[categories]
+cloud = "Cloud"
+
+[[services]]
+slug = "alpha"
+name = "Alpha"
+category = "cloud"
+failures_to_open = 2
+successes_to_resolve = 1
+[[services.checks]]
+url = "{a}"
+[[services.checks]]
+url = "{b}"
+"""
+
+
+def test_a_change_of_status_while_open_is_told_as_escalated_worse_and_better(tmp_path, targets: Targets, receiver):
+    """docs/notifications.md: ``incident.escalated`` when its status changes while it is open (worse
+    or better); the severity a notifier filters on is the incident's worst so far; an event's id is
+    the incident's and the update's place in it."""
+    targets.set("/a")
+    targets.set("/b")
+    notify = webhook("all", f"statusgen://{receiver.url}/all") + webhook(
+        "critical", f"statusgen://{receiver.url}/critical", 'min_severity = "critical"'
+    )
+    cfg = site(tmp_path, TWO_CHECKS.format(a=targets.url("/a"), b=targets.url("/b")), notify)
+    clock = Clock()
+    cycles(cfg, clock, 1)
+    targets.set("/a", 503)  # one check of two fails: a partial outage (major)
+    cycles(cfg, clock, 2)
+    targets.set("/b", 503)  # both fail: a major outage (critical), worse
+    cycles(cfg, clock, 1)
+    targets.set("/b")  # one fails again: a partial outage, better
+    cycles(cfg, clock, 1)
+    targets.set("/a")
+    cycles(cfg, clock, 1)
+
+    posted = [p.json() for p in receiver.at("/all")]
+    for post in posted:
+        Draft202012Validator(SCHEMA).validate(post)
+    events = [post["events"][0] for post in posted]
+    assert [(e["kind"], e["status"], e["severity"]) for e in events] == [
+        ("incident.opened", "partial_outage", "major"),
+        ("incident.escalated", "major_outage", "critical"),
+        ("incident.escalated", "partial_outage", "critical"),  # the worst it reached
+        ("incident.resolved", "operational", "critical"),
+    ]
+    assert [e["title"] for e in events[:3]] == ["Alpha: partial outage", "Alpha: major outage", "Alpha: partial outage"]
+    incident = events[0]["incident"]["id"]
+    assert [e["id"] for e in events] == [f"{incident}/{n}" for n in range(4)]
+    assert [e["incident"]["id"] for e in events] == [incident] * 4
+    assert [e["incident"]["open"] for e in events] == [True, True, True, False]
+    # the notifier of critical incidents hears of it once it is critical, and to its end
+    assert kinds(receiver.at("/critical")) == [["incident.escalated"], ["incident.escalated"], ["incident.resolved"]]
+
+
+def test_a_notifier_removed_from_the_configuration_is_sent_nothing_more(tmp_path, targets: Targets, receiver):
+    """docs/notifications.md: "A notifier removed from the configuration is sent nothing more": the
+    event it refused waits no longer, even for a notifier of the same name configured again."""
+    targets.set("/a")
+    stays = webhook("stays", f"statusgen://{receiver.url}/stays")
+    goes = webhook("goes", f"statusgen://{receiver.url}/goes")
+    body = SERVICE.format(target=targets.url("/a"))
+    cfg = site(tmp_path, body, stays + goes)
+    clock = Clock()
+    cycles(cfg, clock, 1)
+    refused: set[str] = set()
+    receiver.on_post = lambda post: refused.add(post.path)
+    receiver.status = 503  # both refuse the opening: it waits for each
+    targets.set("/a", 503)
+    cycles(cfg, clock, 2)
+    assert refused == {"/stays", "/goes"} and receiver.posts == []
+
+    receiver.status = 200
+    receiver.on_post = None
+    without = site(tmp_path, body, stays)  # "goes" removed: a run with it gone
+    cycles(without, clock, 1)
+    assert kinds(receiver.at("/stays")) == [["incident.opened"]]
+    assert receiver.at("/goes") == []
+
+    again = site(tmp_path, body, stays + goes)  # configured again: it hears only of what comes after
+    cycles(again, clock, 1)
+    targets.set("/a")
+    cycles(again, clock, 2)
+    assert kinds(receiver.at("/stays")) == [["incident.opened"], ["incident.resolved"]]
+    assert kinds(receiver.at("/goes")) == [["incident.resolved"]]
