@@ -58,6 +58,7 @@ def config_text(targets: Targets, vendor: str) -> str:
 title = "Status{nasty}"
 base_url = "https://status.example.org"
 interval = 60
+confirm_every = 0
 description = "All{nasty}of it"
 contact = "ops{nasty}@example.org"
 vantage_point = "a{nasty}host"
