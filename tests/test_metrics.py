@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gzip
 import subprocess
-from datetime import datetime
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from statusgen import routes
 from statusgen.model import STATUSES
+from tests.conformance import Server, served
 from tests.pinned import build_pinned_site
 
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
@@ -103,8 +106,10 @@ def test_incidents_vendors_health_and_the_last_run(site: Path) -> None:
     state = {s.labels["state"]: s.value for s in found["statusgen_collection_state"]}
     assert state[health["collection"]["state"]] == 1 and sum(state.values()) == 1
     (last,) = found["statusgen_last_run_timestamp_seconds"]
-    finished = health["collection"]["last_run"]["finished_at"]
-    assert last.value == datetime.fromisoformat(finished).timestamp(), "to the second, every digit kept"
+    # the pinned store's last run: its third cycle, at START + 3 min 5 s, finished 2 s later (tests/pinned.py)
+    finished = datetime(2026, 11, 20, 12, 33, 7, tzinfo=UTC)
+    assert health["collection"]["last_run"]["finished_at"] == "2026-11-20T12:33:07Z"
+    assert last.value == finished.timestamp() == 1795177987.0, "to the second, every digit kept"
 
 
 def test_a_label_value_is_escaped(site: Path) -> None:
@@ -114,3 +119,40 @@ def test_a_label_value_is_escaped(site: Path) -> None:
     line = _sample("x", {"service": 'a"b\\c\nd'}, 1)
     (family,) = text_string_to_metric_families(line + "\n")
     assert family.samples[0].labels == {"service": 'a"b\\c\nd'}
+
+
+# -- /metrics and the rate limit (docs/integrations.md, docs/api.md "HTTP rules") --------------------
+
+INTERFACE_PER_MINUTE = 120  # docs/api.md: the interface's limit per client address
+PAGES_PER_MINUTE = 1200  # docs/api.md and docs/integrations.md: the pages' limit, /metrics among them
+
+
+@pytest.fixture(scope="module", params=["serve", "nginx"])
+def server(request: pytest.FixtureRequest, site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from served(request.param, site, tmp_path_factory.mktemp(f"metrics-{request.param}"))
+
+
+def test_metrics_count_as_a_page_for_the_rate_limit(server: Server) -> None:
+    """ "``/metrics`` counts as a page for the rate limit (1,200 requests a minute from one address)":
+    a client that used up the interface's 120 still scrapes it; 1,200 scrapes use up the pages'
+    limit, so a page is refused after them (nginx's bucket lets a few more through as it drains)
+    and so is /metrics, with the HTML 429."""
+    with server.client() as client:
+        started = time.monotonic()
+        assert [client.get("/api/v1/health").status_code for _ in range(INTERFACE_PER_MINUTE)] == [200] * 120
+        # the interface's limit reached: the 429 of the interface (JSON), /metrics not among it
+        extra = 0
+        while client.get("/api/v1/health").status_code == 200:
+            extra += 1
+            assert extra <= 2 * (time.monotonic() - started) + 1
+        started, rate = time.monotonic(), PAGES_PER_MINUTE / 60
+        scrapes = [client.get("/metrics") for _ in range(PAGES_PER_MINUTE)]
+        assert [r.status_code for r in scrapes] == [200] * PAGES_PER_MINUTE
+        assert scrapes[-1].content == server.file(routes.METRICS)
+        for url in ("/", "/metrics"):
+            extra = 0
+            while (r := client.get(url)).status_code == 200:
+                extra += 1
+                assert extra <= min(rate * (time.monotonic() - started) + 1, PAGES_PER_MINUTE), url
+            assert r.status_code == 429 and r.headers["content-type"].startswith("text/html"), url
+            assert int(r.headers["retry-after"]) >= 1
