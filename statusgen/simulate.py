@@ -25,10 +25,10 @@ from statusgen.decide.health import RunRecord
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate, incident_id, title_for
 from statusgen.decide.reports import Credits, Tally, month_bounds, split_by_month
 from statusgen.decide.state import ServiceState
-from statusgen.i18n import Said, said, said_duration, said_plural
+from statusgen.i18n import Said, said, said_duration, said_plural, said_time
 from statusgen.model import Status
 from statusgen.store import RAW_RETENTION_S, RESOLUTIONS, Store
-from statusgen.timeutil import floor_to, from_epoch, moment, to_epoch
+from statusgen.timeutil import floor_to, from_epoch, to_epoch
 
 CATEGORIES = {
     "cloud": "Cloud",
@@ -263,7 +263,7 @@ def current_state(p: Profile, now: int, step: int = MINUTE) -> ServiceState:
     status = Status.MAJOR_OUTAGE if ongoing else Status.OPERATIONAL
     since = ongoing[0] if ongoing else max((e for s, e in p.outages if e <= now), default=now - 86400)
     if ongoing:
-        reason = said("%(failing)s; failing since %(since)s.", failing=_timed_out(), since=moment(from_epoch(since)))
+        reason = said("%(failing)s; failing since %(since)s.", failing=_timed_out(), since=said_time(from_epoch(since)))
     else:
         reason = said("The check answers as expected.")
     return ServiceState(

@@ -12,6 +12,7 @@ import pytest
 from babel.lists import format_list
 from hypothesis import given
 from hypothesis import strategies as st
+from markupsafe import Markup
 
 from statusgen.decide.overall import summary
 from statusgen.i18n import (
@@ -114,3 +115,13 @@ def test_the_catalogs_join_a_list_as_babel_writes_one_in_their_locale() -> None:
         for parts in (["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]):
             assert say_in(said_list(parts), tag) == format_list(parts, locale=locale_name(tag)), (tag, parts)
     assert say_in(said_list(["a", "b", "c"]), "ja") == "a、b、c"
+
+
+def test_the_pages_lists_are_the_decisions_in_each_language_and_keep_links() -> None:
+    """The templates' ``listed`` filter: the open incidents' links, a maintenance's services, a
+    vendor's components joined as each language joins a list, never ", " alone (issue 54)."""
+    link = Markup('<a href="/incidents/#a">A &amp; B</a>')
+    assert words(Language("en")).listed([link, "<b>", "C"]) == f"{link}, &lt;b&gt; and C"
+    assert words(Language("ja")).listed([link, "<b>", "C"]) == f"{link}、&lt;b&gt;、C"
+    assert words(Language("de")).listed(["x", "y"]) == "x und y"
+    assert words(Language("fr")).listed(["x"]) == "x" and words(Language("fr")).listed([]) == ""

@@ -433,7 +433,7 @@ def _set_aside(evidence: Sequence[Evidence]) -> Said:
     """ "Not counted: the latest result of check 2, set aside because ..." and the like."""
     flags = sorted({e.flag for e in evidence if e.flag})
     why = said_list([said(FLAG_WORDS[f]) if f in FLAG_WORDS else f for f in flags])
-    checks = ", ".join(str(e.check) for e in evidence)
+    checks = said_list([str(e.check) for e in evidence])
     return said_plural(
         "Not counted: the latest result of check %(checks)s, %(why)s.",
         "Not counted: the latest result of checks %(checks)s, %(why)s.",

@@ -11,6 +11,7 @@ service of a build shows the same ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
@@ -19,9 +20,19 @@ from babel import Locale
 from babel.dates import format_skeleton
 from babel.numbers import format_decimal, format_percent
 from babel.units import format_unit
+from markupsafe import Markup, escape
 
 from statusgen.decide.incidents import SEVERITY
-from statusgen.i18n import N_, Language, date_words, duration_parts, moment_words, say_in, translations
+from statusgen.i18n import (
+    N_,
+    Language,
+    date_words,
+    duration_parts,
+    moment_words,
+    said_list,
+    say_in,
+    translations,
+)
 from statusgen.model import DESCRIPTIONS, FLAG_WORDS, STATUS_WORDS, Outcome, Status
 from statusgen.text import outside_link
 from statusgen.timeutil import iso, parse_iso
@@ -70,9 +81,20 @@ SCRIPT = {
     "no_result": N_("No result yet"),
     "no_fresh": N_("No fresh result"),
     "last_day": N_(
-        "Last day: %(count)s results, %(failed)s failed; availability %(availability)s; latency p50 %(p50)s, "
-        "p95 %(p95)s."
+        "Last day, from %(start)s to %(end)s: %(checks)s counted, %(failed)s failed%(more)s; availability "
+        "%(availability)s; latency p50 %(p50)s, p95 %(p95)s; %(minutes)s min of incidents. The counts add up: the "
+        "24-hour panel's %(closed_checks)s counted and %(closed_failed)s failed, plus %(progress_checks)s counted "
+        "and %(progress_failed)s failed in the bucket in progress."
     ),
+    "progress": N_(
+        "In progress since %(start)s, not in the figures above: %(checks)s counted, %(failed)s failed%(more)s; "
+        "availability %(availability)s; latency p50 %(p50)s, p95 %(p95)s; %(minutes)s min of incidents."
+    ),
+    "in_maintenance": N_("%(n)s in maintenance"),
+    "set_aside": N_("%(n)s set aside"),
+    "panels_changed": N_("Newer figures have been published since this page was made: reload it."),
+    "chart_so_far": N_("so far"),
+    "bucket_so_far": N_("%(time)s, so far"),
     "so_far": N_("So far: %(availability)s available, %(down)s minutes down; incidents: %(incidents)s."),
     "target_met": N_("Target met so far; %(left)s of %(budget)s minutes of error budget left."),
     "target_missed": N_("Target missed so far; %(left)s of %(budget)s minutes of error budget left."),
@@ -236,7 +258,18 @@ class Words:
             "flag_word": lambda flag: self.word(FLAG_WORDS, flag),
             "severity_word": self.severity_word,
             "say": lambda value: say_in(value, self.language.tag),  # words statusgen said (i18n.Said)
+            "listed": self.listed,
         }
+
+    def listed(self, parts: Iterable[object]) -> Markup:
+        """Parts as a list in this language ("a, b and c"; "a、b、c" in Japanese): the decisions'
+        ``said_list``, each part escaped unless it is markup already (a link)."""
+        items = [escape(part) for part in parts]
+        marks = [f"\x00{n}\x00" for n in range(len(items))]  # kept as they are by every catalog's joiners
+        text = escape(say_in(said_list(marks), self.language.tag))
+        for mark, item in zip(marks, items, strict=True):
+            text = text.replace(mark, item)
+        return Markup(text)
 
 
 @cache
