@@ -8,6 +8,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from jsonschema import Draft202012Validator
 from statusgen import routes
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
+from statusgen.store import Store
+from statusgen.timeutil import iso
 from statusgen.vendors import parse_vendor
 from statusgen.web.serve import PreviewServer
-from tests.conftest import write_config
+from tests.conftest import Clock, Targets, write_config
 from tests.pinned import build_pinned_site
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "vendors" / "statuspage"
@@ -123,7 +126,7 @@ def test_the_documents_are_views_of_one_page(site: Path) -> None:
     unresolved = document(site, "unresolved")["incidents"]
     assert unresolved == summary["incidents"] and all(i["status"] != "resolved" for i in unresolved)
     recent = document(site, "incidents")["incidents"]
-    assert any(i["status"] == "resolved" for i in recent) and len(recent) <= 50
+    assert any(i["status"] == "resolved" for i in recent)  # its cap: test_incidents_json_holds_the_50_most_recent
     active = document(site, "active")["scheduled_maintenances"]
     assert [m["name"] for m in active] == ["Database <upgrade>"] and active[0]["status"] == "in_progress"
 
@@ -188,3 +191,154 @@ def test_a_second_site_takes_the_first_as_its_vendor(site: Path, served: str, tm
         record = orjson.loads((config.site.output / f"api/v1/services/up-{n}.json").read_bytes())["service"]
         assert record["vendor"]["view"]["status"] == by_name[name] != "operational", name
         assert record["status"] == by_name[name]
+
+
+# -- promises of docs/api.md, "Statuspage v2", on sites of real runs -----------------------------------
+
+ONE = """
+[categories]
+cloud = "Cloud"
+
+[[services]]
+slug = "alpha"
+name = "Alpha"
+category = "cloud"
+failures_to_open = 2
+successes_to_resolve = 2
+[[services.checks]]
+url = "{a}"
+[[services.checks]]
+url = "{b}"
+"""
+
+
+def v2(config_output: Path, name: str) -> Any:
+    return orjson.loads((config_output / FILES[name]).read_bytes())
+
+
+def test_incidents_json_holds_the_50_most_recent(tmp_path: Path, targets: Targets) -> None:
+    """ "incidents.json (the 50 most recent, resolved ones included)", newest first as Statuspage's:
+    a site of 60 incidents, the operator's (docs/notes.md), one an hour over the last three days."""
+    targets.set("/a")
+    targets.set("/b")
+    clock = Clock()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    starts = {n: clock() - timedelta(days=3) + timedelta(hours=n) for n in range(60)}
+    for n, started in starts.items():
+        resolved = f"resolved = {iso(started + timedelta(minutes=10))}\n" if n != 59 else ""  # the newest is open
+        (notes / f"incident-{n:02}.md").write_text(
+            f'+++\nservice = "alpha"\ntitle = "Incident {n:02}"\nseverity = "minor"\nstarted = {iso(started)}\n'
+            f"{resolved}+++\nSomething {n:02} happened.\n",
+            encoding="utf-8",
+        )
+    config = load_config(write_config(tmp_path, ONE.format(a=targets.url("/a"), b=targets.url("/b"))))
+    run_cycle(config, clock)
+    recent = v2(config.site.output, "incidents")["incidents"]
+    assert len(recent) == 50
+    newest = sorted(starts, key=starts.__getitem__, reverse=True)[:50]
+    assert [i["created_at"] for i in recent] == [iso(starts[n]) for n in newest]
+    assert [i["name"].endswith(f"Incident {n:02}") for i, n in zip(recent, newest, strict=True)] == [True] * 50
+    assert [i["status"] for i in recent] == ["investigating"] + ["resolved"] * 49
+    (unresolved,) = v2(config.site.output, "unresolved")["incidents"]
+    assert unresolved["name"].endswith("Incident 59")
+
+
+def test_our_incident_goes_through_every_status_statuspage_has(tmp_path: Path, targets: Targets) -> None:
+    """docs/api.md: "investigating as it opened, identified once it changed (a change of severity,
+    an operator's note), monitoring while its service is back and the incident not yet closed,
+    resolved"; its updates newest first, an operator's note an update (identified) with its words."""
+    targets.set("/a")
+    targets.set("/b")
+    path = write_config(tmp_path, ONE.format(a=targets.url("/a"), b=targets.url("/b")))
+    clock = Clock()
+
+    def cycle() -> list[dict[str, Any]]:
+        config = load_config(path)  # a run reads the notes folder with its configuration
+        run_cycle(config, clock)
+        clock.tick()
+        return list(v2(config.site.output, "incidents")["incidents"])
+
+    assert cycle() == []
+    targets.set("/a", 503)  # one check of two: a partial outage once two cycles failed
+    assert cycle() == []
+    (opened,) = cycle()
+    assert (opened["status"], opened["impact"], opened["monitoring_at"]) == ("investigating", "major", None)
+    assert [u["status"] for u in opened["incident_updates"]] == ["investigating"]
+    (affected,) = opened["incident_updates"][0]["affected_components"]
+    assert (affected["name"], affected["old_status"], affected["new_status"]) == (
+        "Alpha",
+        "operational",
+        "partial_outage",
+    )
+
+    targets.set("/b", 503)  # both: a major outage, a change of severity
+    (worse,) = cycle()
+    assert (worse["status"], worse["impact"]) == ("identified", "critical")
+    assert [u["status"] for u in worse["incident_updates"]] == ["identified", "investigating"]
+
+    with Store(load_config(path).site.store) as store:
+        (ours,) = store.incidents()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "dns.md").write_text(
+        f'+++\nincident = "{ours.id}"\nat = {iso(clock())}\n+++\nWe think this is DNS at the provider.\n',
+        encoding="utf-8",
+    )
+    (noted,) = cycle()
+    assert noted["status"] == "identified"
+    assert [u["status"] for u in noted["incident_updates"]] == ["identified", "identified", "investigating"]
+    assert noted["incident_updates"][0]["body"] == "We think this is DNS at the provider."
+
+    targets.set("/a")
+    targets.set("/b")  # back: one good cycle of the two that close it
+    (back,) = cycle()
+    assert (back["status"], back["resolved_at"]) == ("monitoring", None)
+    assert back["monitoring_at"] is not None
+    assert back["created_at"] == opened["created_at"] and back["id"] == opened["id"]
+
+    (closed,) = cycle()
+    assert closed["status"] == "resolved" and closed["resolved_at"] is not None
+    assert [u["status"] for u in closed["incident_updates"]] == [
+        "resolved",
+        "identified",
+        "identified",
+        "investigating",
+    ]
+    assert closed["impact"] == "critical"  # the worst it reached
+
+
+def test_scheduled_maintenances_holds_those_completed_in_the_last_14_days(tmp_path: Path, targets: Targets) -> None:
+    """docs/api.md: scheduled-maintenances.json holds the maintenance "in progress, upcoming and
+    completed in the last 14 days"; a completed one is in neither upcoming.json nor active.json."""
+    targets.set("/a")
+    targets.set("/b")
+    clock = Clock()
+    now = clock()
+    windows = {
+        "Ended 15 days ago": (now - timedelta(days=15, hours=2), now - timedelta(days=15)),
+        "Ended 13 days ago": (now - timedelta(days=13, hours=2), now - timedelta(days=13)),
+        "Ended an hour ago": (now - timedelta(hours=3), now - timedelta(hours=1)),
+        "Under way": (now - timedelta(minutes=30), now + timedelta(hours=1)),
+        "Next week": (now + timedelta(days=7), now + timedelta(days=7, hours=2)),
+    }
+    body = ONE.format(a=targets.url("/a"), b=targets.url("/b")) + "".join(
+        f'[[services.maintenance]]\nstart = {iso(start)}\nend = {iso(end)}\ntitle = "{title}"\n'
+        for title, (start, end) in windows.items()
+    )
+    config = load_config(write_config(tmp_path, body))
+    run_cycle(config, clock)
+    every = {m["name"]: m for m in v2(config.site.output, "maintenances")["scheduled_maintenances"]}
+    assert {name: m["status"] for name, m in every.items()} == {
+        "Ended 13 days ago": "completed",
+        "Ended an hour ago": "completed",
+        "Under way": "in_progress",
+        "Next week": "scheduled",
+    }
+    for name in ("Ended 13 days ago", "Ended an hour ago"):
+        start, end = windows[name]
+        m = every[name]
+        assert (m["scheduled_for"], m["scheduled_until"], m["resolved_at"]) == (iso(start), iso(end), iso(end))
+        assert [u["status"] for u in m["incident_updates"]] == ["completed", "in_progress", "scheduled"]
+    assert [m["name"] for m in v2(config.site.output, "upcoming")["scheduled_maintenances"]] == ["Next week"]
+    assert [m["name"] for m in v2(config.site.output, "active")["scheduled_maintenances"]] == ["Under way"]

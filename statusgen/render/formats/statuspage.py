@@ -12,7 +12,8 @@ theirs as follows (docs/api.md, "Statuspage v2"):
     the site's status      indicator none, minor, major, critical or maintenance
     our incidents          incidents: investigating when opened, identified as they change
                            (a change of severity, an operator's note), monitoring while the
-                           service is back but the incident not yet closed, resolved
+                           service is back (our checks answer again, short of the good cycles
+                           that close it) but the incident not yet closed, resolved
     maintenance            scheduled maintenances (configured, planned and the vendors'):
                            scheduled, in_progress, completed; one of several services is
                            one, its components theirs
@@ -157,7 +158,11 @@ def incident(page: Page, row: IncidentRow) -> Document:
     doc = incident_document(page.data.config, row)
     iid = ident("incident", doc["id"])
     known = row.service in page.components  # else a service no longer configured: no component tells it
-    back = not doc["open"] or (known and page.data.state(row.service).status is Status.OPERATIONAL)
+    state = page.data.state(row.service) if known else None
+    # Back while not yet closed: our checks answer again, short of the good cycles that resolve it
+    # (the service's status holds until then); an operator's incident is open until its file says not.
+    recovering = state is not None and doc["source"] == "checks" and state.good_streak > 0
+    back = not doc["open"] or recovering or (state is not None and state.status is Status.OPERATIONAL)
     updates, old = [], "operational"
     for n, u in enumerate(doc["updates"]):
         word = "resolved" if u["kind"] == "resolved" else "investigating" if n == 0 else "identified"
@@ -179,13 +184,15 @@ def incident(page: Page, row: IncidentRow) -> Document:
         )
         old = new
     status = "resolved" if not doc["open"] else "monitoring" if back else updates[-1]["status"]
+    came_back = state.streak_since if recovering and state is not None else None  # the good streak's start
+    monitoring_at = iso(came_back) if came_back else doc["updated_at"]
     return {
         "id": iid,
         "name": doc["title"],
         "status": status,
         "created_at": doc["started_at"],
         "updated_at": doc["updated_at"],
-        "monitoring_at": doc["updated_at"] if status == "monitoring" else None,
+        "monitoring_at": monitoring_at if status == "monitoring" else None,
         "resolved_at": doc["ended_at"],
         "impact": doc["severity"],
         "shortlink": page.url(doc["links"]["page"]),
