@@ -25,7 +25,8 @@ from babel.messages import pofile
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from statusgen import routes
-from statusgen.config import Config
+from statusgen.config import Config, load_config
+from statusgen.cycle import rebuild
 from statusgen.i18n import Language, translations
 from statusgen.render.build import build
 from statusgen.render.tree import current_generation
@@ -34,6 +35,7 @@ from statusgen.store import Store
 from statusgen.web.publish import publish_tree
 from statusgen.web.serve import PreviewServer
 from tests.conformance import start_nginx
+from tests.conftest import write_config
 from tests.objectstore import s3_server
 from tests.test_browser import ARGS, CHROMIUM
 from tests.test_pages import demo_build
@@ -482,3 +484,25 @@ def test_past_stale_after_a_page_warns_in_its_own_language(browser: Browser, pre
             assert text.startswith(opening), (url, text)
         assert (said in text) if said else (snapshot["summary"] not in text and german not in text), (url, text)
         context.close()
+
+
+def test_where_the_checks_run_from_is_said_in_each_language_when_not_set(tmp_path: Path) -> None:
+    """Without site.vantage_point, every footer says statusgen's words for it in its page's
+    language ("Measured from a single host"), never the English ones inside another language."""
+    body = '[categories]\nweb = "Web"\n[[services]]\nslug = "a"\nname = "A"\ncategory = "web"\n'
+    body += '[[services.checks]]\nurl = "http://127.0.0.1:9/"\n'
+    site = 'languages = ["en", "de", "ja"]\noutput = "site"\nstore = "data/s.db"\n'
+    config = load_config(write_config(tmp_path, body, site))
+    rebuild(config, new_store=True)
+    english = "a single host"
+
+    def footer(rel: str) -> str:
+        page = lxml.html.fromstring((tmp_path / "site" / rel).read_bytes())
+        return " ".join(page.xpath("string(//footer)").split())
+
+    assert f"Measured from {english}," in footer("index.html")
+    for tag in ("de", "ja"):
+        said = translations(tag).gettext(english)
+        assert said != english
+        for rel in ("index.html", "method/index.html", "services/a/index.html"):
+            assert said in footer(f"{tag}/{rel}") and english not in footer(f"{tag}/{rel}"), (tag, rel)

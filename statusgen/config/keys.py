@@ -205,7 +205,13 @@ SITE_KEYS = (
         "User-Agent sent by checks and vendor fetches; by default statusgen/<version> (+<base_url>method/), "
         "so that a target's owner finds whom to ask.",
     ),
-    Key("vantage_point", words, "a single host", "Where our checks run from, shown on the method page."),
+    Key(
+        "vantage_point",
+        words,
+        None,
+        'Where our checks run from, shown on the method page and in every footer; not set, each page says '
+        '"a single host" in its language.',
+    ),
     Key(
         "contact",
         words,

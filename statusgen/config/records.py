@@ -17,10 +17,13 @@ from statusgen.i18n import said
 
 #: A site's data is out of date once no run has finished for this many intervals (by default).
 STALE_INTERVALS = 3
-#: What the site says where the operator set no ``site.description`` or ``site.contact``: each page
-#: in its language (the templates' ``say`` filter); the text itself is English (the error bodies).
+#: What the site says where the operator set no ``site.description``, ``site.vantage_point`` or
+#: ``site.contact``: each page in its language (the templates' ``say`` filter); the text itself is
+#: English (the error bodies).
 # Translators: the line under the site's title on every page, where the operator wrote none
 DEFAULT_DESCRIPTION = said("Current state of the services we depend on.")
+# Translators: where the checks run from, where the operator did not say ("Measured from a single host")
+DEFAULT_VANTAGE_POINT = said("a single host")
 # Translators: whom to ask for a higher limit, where the operator named no one ("contact the operator of this site")
 DEFAULT_CONTACT = said("the operator of this site")
 
@@ -162,7 +165,7 @@ class SiteConfig:
     confirm_every: float = 10.0
     max_bytes: int = 1_048_576
     user_agent: str = "statusgen"  # load_config names the version and the operator's site
-    vantage_point: str = "a single host"
+    vantage_point: str = DEFAULT_VANTAGE_POINT
     contact: str = DEFAULT_CONTACT
     mass_failure_ratio: float = 0.6
     mass_failure_min_checks: int = 5
