@@ -33,14 +33,10 @@ from statusgen.store import Store
 from statusgen.web.serve import PreviewServer
 from tests.conformance import Server, served
 from tests.test_accessibility import contrast
-from tests.test_pages import DemoBuild, bar_foot, demo_build
+from tests.test_pages import DemoBuild, bar_foot, demo_build, en_number, en_status_word
 
-bucket_time, number, outcome_word, status_word = (
-    ENGLISH.bucket_time,
-    ENGLISH.number,
-    ENGLISH.outcome_word,
-    ENGLISH.status_word,
-)
+bucket_time, outcome_word = ENGLISH.bucket_time, ENGLISH.outcome_word
+number, status_word = en_number, en_status_word  # the tests' own, written from the docs: not the code's
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -273,6 +269,33 @@ def test_front_page_without_javascript_tells_the_90_days_in_words(browser: Brows
         shown = page.locator(f"#svc-{svc['slug']}").get_attribute("data-today")
         assert shown == day_band(today["availability"], today["maintenance"]), svc["slug"]
     context.close()
+
+
+#: The bands' colours in each theme (templates/static/site.css), by the letter of a bar's cell.
+BAND_COLOURS = {
+    "light": {"f": "#218a3f", "h": "#6b8700", "m": "#ad6c00", "l": "#d1242f"},
+    "dark": {"f": "#2ea043", "h": "#9bb81a", "m": "#d29922", "l": "#f85149"},
+}
+LEGEND_LETTERS = {"a-full": "f", "a-high": "h", "a-mid": "m", "a-low": "l"}
+
+
+def test_each_band_has_its_colour_in_the_bars_and_the_legend(browser: Browser, site: Site) -> None:
+    """100%, from 99%, from 95% and below each draw in their own colour, the same in a bar's cells
+    and in the legend that names them, in light and in dark."""
+    for scheme, colours in BAND_COLOURS.items():
+        context = browser.new_context(color_scheme=scheme)  # type: ignore[arg-type]
+        page = context.new_page()
+        page.goto(site.base + "/")
+        legend = page.locator(".legend i").evaluate_all(
+            "els => els.map(e => [e.className, getComputedStyle(e).getPropertyValue('--c').trim()])"
+        )
+        assert {LEGEND_LETTERS[c]: bg for c, bg in legend if c in LEGEND_LETTERS} == colours, scheme
+        cells = page.locator(".bar i").evaluate_all(
+            "els => els.map(e => [e.classList[0], getComputedStyle(e).getPropertyValue('--c').trim()])"
+        )
+        drawn = {letter: bg for letter, bg in cells if letter in colours}
+        assert drawn and all(colours[letter] == bg for letter, bg in drawn.items()), (scheme, drawn)
+        context.close()
 
 
 def day_band(availability: float | None, maintenance: int) -> str:

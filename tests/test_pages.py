@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from html.parser import HTMLParser
 from importlib.metadata import metadata
 from pathlib import Path
@@ -44,7 +45,7 @@ from statusgen.render.gather import SiteData, gather
 from statusgen.render.pages import charts, views
 from statusgen.render.pages.views import DAY_ROWS, PAST_ON_SERVICE_PAGE, RECENT_DAYS
 from statusgen.render.templating import environment
-from statusgen.render.words import ENGLISH, band, outside_link, words
+from statusgen.render.words import ENGLISH, outside_link, words
 from statusgen.simulate import config_text, simulate
 from statusgen.store import Store
 from statusgen.timeutil import iso, parse_time, utcnow
@@ -117,6 +118,89 @@ def demo_build() -> DemoBuild:
 @pytest.fixture(scope="module")
 def demo() -> DemoBuild:
     return demo_build()
+
+
+# -- what the pages say, written here rather than taken from the code that says it ----------------
+
+#: The English status words as the pages write them (docs/api.md names the statuses).
+STATUS_WORDS_EN = {
+    "operational": "Operational",
+    "degraded": "Degraded performance",
+    "partial_outage": "Partial outage",
+    "major_outage": "Major outage",
+    "maintenance": "Under maintenance",
+    "unknown": "Status unknown",
+}
+#: A bar's cells name their band with one letter.
+BAND_LETTERS = {"f": "a-full", "h": "a-high", "m": "a-mid", "l": "a-low", "x": "a-maint", "n": "a-none"}
+
+
+def en_number(value: object) -> str:
+    """A figure of the JSON as the English pages write it: a comma between thousands, a point
+    before decimals, as many decimals as the JSON gives (1200 is 1,200; 99.95 is 99.95; 100.0 is
+    100); an em dash for null."""
+    if value is None:
+        return "\u2014"
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return str(value)
+    sign, (whole, _, decimals) = "-" if value < 0 else "", format(abs(Decimal(str(value))), "f").partition(".")
+    decimals = decimals.rstrip("0")
+    return sign + f"{int(whole):,}" + (f".{decimals}" if decimals else "")
+
+
+def en_status_word(status: str) -> str:
+    return STATUS_WORDS_EN[status]
+
+
+def band(availability: float | None, maintenance: int = 0) -> str:
+    """A bucket's band by the legend's thresholds: 100%, at least 99%, at least 95%, below; with no
+    counted check, maintenance or no data."""
+    if availability is None:
+        return "a-maint" if maintenance else "a-none"
+    return (
+        "a-full"
+        if availability >= 100
+        else "a-high"
+        if availability >= 99
+        else "a-mid"
+        if availability >= 95
+        else "a-low"
+    )
+
+
+def test_the_test_writes_numbers_and_bands_as_the_docs_do() -> None:
+    assert [en_number(v) for v in (1200, 300000, 99.95, 100.0, 1234.5, 0, 0.001, None)] == [
+        "1,200", "300,000", "99.95", "100", "1,234.5", "0", "0.001", "\u2014"
+    ]  # fmt: skip
+    assert [band(a) for a in (100, 99.99, 99, 98.99, 95, 94.99, 0)] == [
+        "a-full", "a-high", "a-high", "a-mid", "a-mid", "a-low", "a-low"
+    ]  # fmt: skip
+    assert (band(None, 3), band(None, 0)) == ("a-maint", "a-none")
+
+
+def test_the_bands_are_100_99_and_95_percent() -> None:
+    """The day-by-day table of a service page draws each day in its band: 100%, from 99%, from
+    95%, below, by the legend's literal thresholds; the front page's legend says them."""
+    figures = [100.0, 99.999, 99.0, 98.999, 95.0, 94.999, 0.0, None, None]
+    points = [
+        {"start": f"2026-11-{d:02d}T00:00:00Z", "availability": a, "maintenance": 5 if d == 8 else 0,
+         "incident_minutes": 0, "checks": 1440, "failed": 0, "latency_p50_ms": 12.5, "latency_p95_ms": 1234.5}
+        for d, a in enumerate(figures, start=1)
+    ]  # fmt: skip
+    rows = list(reversed(charts.day_rows(points, ENGLISH)))
+    assert [(r[1], r[2]) for r in rows] == [
+        ("a-full", "100%"), ("a-high", "99.999%"), ("a-high", "99%"), ("a-mid", "98.999%"), ("a-mid", "95%"),
+        ("a-low", "94.999%"), ("a-low", "0%"), ("a-maint", "maintenance only"), ("a-none", "no data"),
+    ]  # fmt: skip
+    assert [r[3:] for r in rows][0] == ("0", "1,440", "0", "12.5", "1,234.5")
+
+
+def test_the_front_page_legend_says_the_bands(demo: DemoBuild) -> None:
+    legend = demo.page("index.html").xpath("//ul[@class='legend']/li")
+    assert [(li.xpath("i/@class")[0], text_of(li)) for li in legend][:6] == [
+        ("a-full", "100%"), ("a-high", "99% to 99.999%"), ("a-mid", "95% to 98.999%"), ("a-low", "under 95%"),
+        ("a-maint", "maintenance only"), ("a-none", "no data"),
+    ]  # fmt: skip
 
 
 def text_of(element: lxml.html.HtmlElement) -> str:
@@ -326,7 +410,7 @@ def bar_foot(summary: dict[str, Any], since: str | None = None) -> str:
 
 def test_front_page_bars_draw_every_day_of_the_90d_history(demo: DemoBuild) -> None:
     page = demo.page("index.html")
-    bands = {letter: css for css, letter in charts.BAR_LETTERS.items()}
+    bands = BAND_LETTERS
     for svc in demo.json("api/v1/snapshot.json")["services"]:
         history = demo.json(routes.history_file(svc["slug"], "90d"))
         points = history["points"]
@@ -1153,7 +1237,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 EN = Language("en")
-day, duration, number, status_word = ENGLISH.day, ENGLISH.duration, ENGLISH.number, ENGLISH.status_word
+day, duration = ENGLISH.day, ENGLISH.duration
+number, status_word = en_number, en_status_word  # the test's own: written from the docs
 
 
 _FIGURE = st.one_of(st.none(), st.floats(0, 1e7, allow_nan=False), st.integers(0, 10**9))
