@@ -55,9 +55,10 @@ lint: $(TESTS)
 test: lint system wheelhouse
 	$(BIN)/python -m pytest -q
 
-## screenshot: refresh docs/front-page.png, the README's picture of the demo, with the browser test
+## screenshot: refresh the docs' pictures (docs/front-page*.png, docs/branded*.png) with the browser tests
 screenshot: $(TESTS) system
-	STATUSGEN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_demo.py -k screenshot
+	STATUSGEN_REFRESH_SCREENSHOT=1 $(BIN)/python -m pytest -q tests/test_demo.py tests/test_brand.py \
+		-k "screenshot or branded_site_in_chromium"
 
 ## catalogs: extract every message (pybabel extract), update each language's catalog, compile them (docs/translating.md)
 LOCALE := statusgen/locale

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import threading
 import zlib
 from collections.abc import Iterator
@@ -510,3 +511,7 @@ def test_the_screenshots_of_the_brand_are_in_the_docs() -> None:
         assert shot[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(shot[16:20], "big") == 1280, name
         assert f"({name})" in doc, name
     assert "[docs/branding.md](docs/branding.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    # `make screenshot` takes them again: it runs this file's browser test with REFRESH set
+    recipe = subprocess.run(["make", "-n", "screenshot"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert f"{REFRESH}=1" in recipe.stdout and "tests/test_brand.py" in recipe.stdout
+    assert "branded_site_in_chromium" in recipe.stdout
