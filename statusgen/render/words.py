@@ -82,13 +82,13 @@ SCRIPT = {
     "no_fresh": N_("No fresh result"),
     "last_day": N_(
         "Last day, from %(start)s to %(end)s: %(checks)s counted, %(failed)s failed%(more)s; availability "
-        "%(availability)s; latency p50 %(p50)s, p95 %(p95)s; %(minutes)s min of incidents. The counts add up: the "
-        "24-hour panel's %(closed_checks)s counted and %(closed_failed)s failed, plus %(progress_checks)s counted "
-        "and %(progress_failed)s failed in the bucket in progress."
+        "%(availability)s; latency p50 %(p50)s ms, p95 %(p95)s ms; %(minutes)s min of incidents. The counts add "
+        "up: the 24-hour panel's %(closed_checks)s counted and %(closed_failed)s failed, plus "
+        "%(progress_checks)s counted and %(progress_failed)s failed in the bucket in progress."
     ),
     "progress": N_(
         "In progress since %(start)s, not in the figures above: %(checks)s counted, %(failed)s failed%(more)s; "
-        "availability %(availability)s; latency p50 %(p50)s, p95 %(p95)s; %(minutes)s min of incidents."
+        "availability %(availability)s; latency p50 %(p50)s ms, p95 %(p95)s ms; %(minutes)s min of incidents."
     ),
     "in_maintenance": N_("%(n)s in maintenance"),
     "set_aside": N_("%(n)s set aside"),

@@ -59,12 +59,26 @@
   }
 
   // A bucket's start as precise as its resolution needs: "Nov 22, 2026" or "Nov 22, 20:05 UTC";
-  // the day in progress at a bar's end says so.
+  // the bucket in progress at a bar's or a chart's end says so.
   function when(start, resolution, sofar) {
     const at = new Date(start);
-    if (sofar) return say("today_so_far", { day: DAY.format(at) });
-    return resolution >= 86400 ? DAY.format(at) : `${DAY_TIME.format(at)} UTC`;
+    if (resolution >= 86400) return sofar ? say("today_so_far", { day: DAY.format(at) }) : DAY.format(at);
+    const time = `${DAY_TIME.format(at)} UTC`;
+    return sofar ? say("bucket_so_far", { time }) : time;
   }
+
+  // The band of an availability, as the server names it (render.words.band).
+  function band(availability, maintenance) {
+    if (availability === null) return maintenance ? "a-maint" : "a-none";
+    if (availability >= 100) return "a-full";
+    if (availability >= 99) return "a-high";
+    return availability >= 95 ? "a-mid" : "a-low";
+  }
+
+  // A service page's record as last read (its data-record, polled below): the charts' bucket in
+  // progress is read from it.
+  let latestRecord = null;
+  const recordOf = (url) => (latestRecord ? Promise.resolve(latestRecord) : history(url));
 
   // How many of a bar's days a screen this wide shows (site.css hides the older ones).
   function shownDays(n) {
@@ -95,11 +109,16 @@
     Home: () => 0, End: (i, n) => n - 1,
   };
 
-  // ``record``: for a front page bar, the service's record, whose bucket in progress of the 90-day
-  // history is the day so far drawn at the bar's end.
+  // ``record``: the service's record, whose bucket in progress is drawn at the end: for a front
+  // page bar, the day so far of the 90-day history; for a chart (data-range), its range's bucket,
+  // in the slot the chart keeps after its closed buckets (when it follows them: a page older than
+  // its data has none).
   function explore(el, src, record) {
     const words = WORDS[el.dataset.tell || "availability"];
+    const range = el.dataset.range || null;   // a chart's: it has a slot more than closed buckets
     const plot = el.dataset.plot ? el.dataset.plot.split(" ").map(Number) : null;
+    // A chart's slot of the bucket in progress after its plot of closed buckets: x width.
+    const sofar = el.dataset.sofar ? el.dataset.sofar.split(" ").map(Number) : null;
     const host = el.parentElement;          // positioned by the stylesheet: the tip and mark sit in it
     const tip = document.createElement("div");
     const mark = document.createElement("div");
@@ -117,8 +136,9 @@
     el.setAttribute("role", "slider");
     el.setAttribute("aria-valuemin", "1");
     // A slider has a value before it is read: the latest bucket, the one on the right.
-    el.setAttribute("aria-valuemax", el.dataset.count);
-    el.setAttribute("aria-valuenow", el.dataset.count);
+    const initial = String(Number(el.dataset.count) + (range ? 1 : 0));
+    el.setAttribute("aria-valuemax", initial);
+    el.setAttribute("aria-valuenow", initial);
     el.setAttribute("aria-valuetext", say("slider_start"));
     if (!el.getAttribute("aria-label")) {
       const name = el.closest("li")?.querySelector("a")?.textContent || say("availability");
@@ -131,25 +151,32 @@
       const origin = host.getBoundingClientRect();
       const k = plot ? box.width / el.viewBox.baseVal.width : 1;
       const [x, y, w, h] = plot || [0, 0, box.width, box.height];
+      const [sx, sw] = sofar || [x + w, 0];
       return { left: box.left - origin.left + x * k, top: box.top - origin.top + y * k,
-               width: w * k, height: h * k, hostWidth: origin.width, screenLeft: box.left + x * k };
+               width: w * k, height: h * k, hostWidth: origin.width, screenLeft: box.left + x * k,
+               slotLeft: box.left - origin.left + sx * k, slotWidth: sw * k };
     }
 
     function load() {
-      const asked = record ? Promise.all([history(src), history(record)]) : history(src).then((d) => [d]);
+      const asked = record ? Promise.all([history(src), range ? recordOf(record) : history(record)])
+        : history(src).then((d) => [d]);
       return asked.then(([d, r]) => {
-        const today = r && r.service.in_progress && r.service.in_progress["90d"];
+        let today = r && r.service.in_progress && r.service.in_progress[range || "90d"];
+        if (today && range && today.start !== d.to) today = null;   // not the bucket after these
         doc = { resolution_s: d.resolution_s, closed: d.points, today: today ? { ...today, sofar: true } : null };
         return doc;
       });
     }
 
-    // The buckets drawn now: a bar's last days as wide as the screen shows them, and its day so far.
+    // The buckets drawn now: a bar's last days as wide as the screen shows them, and its day so
+    // far; a chart's closed buckets and the one in progress.
     function points() {
       if (!record) return doc.closed;
-      const shown = doc.closed.slice(doc.closed.length - shownDays(doc.closed.length));
+      const shown = range ? doc.closed : doc.closed.slice(doc.closed.length - shownDays(doc.closed.length));
       return doc.today ? shown.concat([doc.today]) : shown;
     }
+    // The buckets across the plot: a chart's closed ones (its bucket in progress has its own slot).
+    const across = () => (range ? doc.closed.length : points().length);
 
     function show(i) {
       const drawn = points();
@@ -163,13 +190,16 @@
       tip.textContent = text;
       if (!tip.isConnected) host.append(mark, tip);
       const a = area();
-      const step = a.width / drawn.length;
-      Object.assign(mark.style, { left: `${a.left + index * step}px`, top: `${a.top}px`,
-                                  width: `${Math.max(step, 2)}px`, height: `${a.height}px` });
+      const step = a.width / across();
+      const inSlot = index >= across();
+      const left = inSlot ? a.slotLeft : a.left + index * step;
+      const wide = inSlot ? a.slotWidth : step;
+      Object.assign(mark.style, { left: `${left}px`, top: `${a.top}px`,
+                                  width: `${Math.max(wide, 2)}px`, height: `${a.height}px` });
       tip.style.maxWidth = `${a.hostWidth}px`;
-      const centre = a.left + (index + 0.5) * step;
-      const left = Math.max(0, Math.min(a.hostWidth - tip.offsetWidth, centre - tip.offsetWidth / 2));
-      Object.assign(tip.style, { left: `${left}px`, top: `${a.top - tip.offsetHeight - 6}px` });
+      const centre = left + wide / 2;
+      const at = Math.max(0, Math.min(a.hostWidth - tip.offsetWidth, centre - tip.offsetWidth / 2));
+      Object.assign(tip.style, { left: `${at}px`, top: `${a.top - tip.offsetHeight - 6}px` });
     }
 
     function fail() {
@@ -186,7 +216,8 @@
     function indexAt(clientX) {
       const a = area();
       const f = (clientX - a.screenLeft) / a.width;
-      return f < 0 || f >= 1 ? null : Math.floor(f * points().length);
+      if (f >= 1 && range && clientX < a.screenLeft + a.width + a.slotWidth) return doc.today ? across() : null;
+      return f < 0 || f >= 1 ? null : Math.floor(f * across());
     }
 
     function pointed() {
@@ -298,9 +329,68 @@
     banner.hidden = false;
   };
 
+  // A sentence told into a data-live element with each figure its own element, naming its field
+  // in the JSON (data-field) and, when it is not the element's, the document it is read from
+  // (data-source): ``values`` are text, or { text, field, source, at } (at: a time, as <time>).
+  const tellParts = (name, key, values) => {
+    const el = document.querySelector(`[data-live="${name}"]`);
+    if (!el) return;
+    const sentence = SAID[key] || key;
+    const parts = [];
+    let from = 0;
+    for (const m of sentence.matchAll(/%\((\w+)\)s/g)) {
+      parts.push(sentence.slice(from, m.index));
+      const v = values[m[1]] ?? "";
+      if (typeof v === "object") {
+        const span = document.createElement("span");
+        if (v.field) span.dataset.field = v.field;
+        if (v.source) span.dataset.source = v.source;
+        if (v.at) {
+          const t = document.createElement("time");
+          t.dateTime = v.at;
+          t.textContent = v.text;
+          span.append(t);
+        } else span.textContent = v.text;
+        parts.push(span);
+      } else parts.push(String(v));
+      from = m.index + m[0].length;
+    }
+    parts.push(sentence.slice(from));
+    el.replaceChildren(...parts);
+    el.hidden = false;
+  };
+
   const aged = (name, asOf) => {
     if (asOf) tell(name, say("as_of", { time: LOCAL.format(new Date(asOf)), duration: lasted(Date.now() - Date.parse(asOf)) }));
   };
+
+  // The bucket in progress of a chart's range (``p``, a history point so far) drawn in the slot the
+  // chart keeps after its closed buckets: outlined, and marked "so far".
+  const SVG = "http://www.w3.org/2000/svg";
+  function drawSoFar(chart, p) {
+    const [, y, , h] = chart.dataset.plot.split(" ").map(Number);
+    const [left, step] = chart.dataset.sofar.split(" ").map(Number);
+    const base = y + h;
+    const add = (name, attrs) => {
+      const e = document.createElementNS(SVG, name);
+      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+      e.classList.add("sofar");
+      chart.append(e);
+      return e;
+    };
+    add("rect", { x: left, y, width: step, height: h, class: "slot" });
+    if (chart.dataset.tell === "latency") {
+      const top = Number(chart.dataset.top) || 1;
+      for (const [value, css] of [[p.latency_p95_ms, "dot95"], [p.latency_p50_ms, "dot50"]]) {
+        if (value !== null) add("circle", { cx: left + step / 2, cy: base - (Math.min(value, top) / top) * h, r: 2.5, class: css });
+      }
+    } else {
+      const tall = p.availability === null ? 3 : Math.max(1.5, (p.availability / 100) * h);
+      add("rect", { x: left, y: base - tall, width: step, height: tall, class: band(p.availability, p.maintenance) });
+    }
+    const label = add("text", { x: left + step, y: y - 1, class: "end" });
+    label.textContent = say("chart_so_far");
+  }
 
   // A service page leaves out what moves with every result (so that it changes only when what it
   // says does): its data-live parts are told here from the service's record.
@@ -320,7 +410,23 @@
       if (r.flag) text += `; ${say("not_counted", { why: words.flags[r.flag] || r.flag })}`;
       return `${text}, ${at(r.at)}`;
     };
+    // The figures of a summary or a point (``base``: its path in the record), each its own element.
+    const counted = (p, base) => {
+      const more = [[p.maintenance, "in_maintenance"], [p.excluded, "set_aside"]].filter(([n]) => n)
+        .map(([n, key]) => `, ${say(key, { n: num(n) })}`).join("");
+      return {
+        checks: { text: num(p.checks), field: `${base}.checks` },
+        failed: { text: num(p.failed), field: `${base}.failed` },
+        more,
+        availability: { text: figure(p.availability, pct), field: `${base}.availability` },
+        p50: { text: figure(p.latency_p50_ms, num), field: `${base}.latency_p50_ms` },
+        p95: { text: figure(p.latency_p95_ms, num), field: `${base}.latency_p95_ms` },
+        minutes: { text: num(p.incident_minutes), field: `${base}.incident_minutes` },
+      };
+    };
+    let lastDayClosed = null;                 // the 24h history the last-day line was told with
     const fill = (record) => {
+      latestRecord = record;
       const s = record.service;
       asOf = record.as_of;
       for (const c of s.checks) {
@@ -329,12 +435,55 @@
           tell(`at-${seen.location}-${c.check}`, seen.last_result ? result(seen.last_result) : say("no_fresh"));
         }
       }
+      const progress = s.in_progress || {};
+      // Each range's panel is of the closed buckets up to its data-to: the bucket in progress told
+      // after it, and drawn in its charts' last slot, is the one that follows (a page older than
+      // its data says so instead).
+      let behind = false;
+      document.querySelectorAll(".panel[data-to]").forEach((panel) => {
+        const range = panel.id.replace("panel-", "");
+        const p = progress[range];
+        const charts = panel.querySelectorAll("svg[data-range]");
+        charts.forEach((chart) => chart.querySelectorAll(".sofar").forEach((e) => e.remove()));
+        if (!p || p.start !== panel.dataset.to) {
+          behind = true;
+          const line = panel.querySelector("[data-live]");
+          if (line) line.hidden = true;
+          return;
+        }
+        tellParts(`progress-${range}`, "progress", {
+          ...counted(p, `service.in_progress.${range}`),
+          start: { text: at(p.start), at: p.start, field: `service.in_progress.${range}.start` },
+        });
+        charts.forEach((chart) => drawSoFar(chart, p));
+      });
+      if (behind) tell("changed", say("panels_changed"));
       const day = s.last_day;
-      const sum = day.summary;
-      tell("last-day", say("last_day", {
-        count: num(day.count), failed: num(sum.failed), availability: figure(sum.availability, pct),
-        p50: figure(sum.latency_p50_ms, ms), p95: figure(sum.latency_p95_ms, ms),
-      }));
+      const now = progress["24h"];
+      const closedAt = document.querySelector("#panel-24h")?.dataset.source;
+      if (now && closedAt) {
+        const told = (closed) => {
+          if (closed.to !== now.start) return;   // the history and the record a run apart: next time
+          const base = "service.last_day.summary";
+          tellParts("last-day", "last_day", {
+            ...counted(day.summary, base),
+            start: { text: at(day.from), at: day.from, field: "service.last_day.from" },
+            end: { text: at(day.to), at: day.to, field: "service.last_day.to" },
+            closed_checks: { text: num(closed.summary.checks), field: "summary.checks", source: closedAt },
+            closed_failed: { text: num(closed.summary.failed), field: "summary.failed", source: closedAt },
+            progress_checks: { text: num(now.checks), field: "service.in_progress.24h.checks" },
+            progress_failed: { text: num(now.failed), field: "service.in_progress.24h.failed" },
+          });
+        };
+        if (lastDayClosed && lastDayClosed.to === now.start) told(lastDayClosed);
+        else {
+          fetch(closedAt, { cache: "no-store" }).then((r) => (r.ok ? r.json() : null)).then((closed) => {
+            if (!closed) return;
+            lastDayClosed = closed;
+            told(closed);
+          }, () => {});
+        }
+      }
       const m = s.this_month;
       if (m) {
         let said = say("so_far", {
@@ -413,7 +562,7 @@
   }
 
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
-  document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src));
+  document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src, live?.dataset.record));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {
     const slug = bar.parentElement.id.slice(4);
     explore(bar, `/api/v1/services/${slug}/history?range=90d`, `/api/v1/services/${slug}`);

@@ -11,6 +11,12 @@ never an element per bucket, and a bar is one cell per run of days in the
 same band: a service page holds eight charts, a front page a bar per service.
 Coordinates are snapped to a tenth of a unit.
 
+A chart has a slot after its history's buckets, at the plot's right end: the bucket in
+progress, which the history does not hold (the service's record does, as ``in_progress``).
+The page leaves it empty, so that it changes only when a history does; the script draws the
+bucket so far there, outlined and marked "so far". The closed buckets share the plot's width
+but that slot's (``CLOSED_W``): the slot is as wide in every range, and seen in each.
+
 The numbers of each bucket are not written into the page: the site's script
 (``templates/static/site.js``) reads them from the same history JSON
 (``data-src``) on hover and keyboard focus. Without script, the words under
@@ -40,6 +46,8 @@ LEFT, RIGHT, TOP, BOTTOM = 62, 8, 10, 26
 PLOT_W, PLOT_H = W - LEFT - RIGHT, H - TOP - BOTTOM
 BASE = TOP + PLOT_H  # the y of zero
 LOW = 1.5  # the least height of a bar (0% is still seen)
+SOFAR_W = 12  # the slot of the bucket in progress at the plot's right end, wide enough to be seen
+CLOSED_W = PLOT_W - SOFAR_W  # where the closed buckets are drawn
 
 #: Every coordinate from 0 to W in tenths of a unit, as text (``14.4``, ``62``).
 TENTHS = tuple(f"{i / 10:.1f}".removesuffix(".0") for i in range(10 * W + 1))
@@ -52,15 +60,16 @@ def _c(value: float) -> str:
 
 @dataclass(frozen=True)
 class Axes:
-    """The grid (0, half, top), its labels, and the times of the first and last buckets."""
+    """The grid (0, half, top), its labels, and the times of the first and last closed buckets
+    (the last's label ends where the slot of the bucket in progress begins, ``last_x``)."""
 
     labels: tuple[tuple[str, str], ...]  # (y, text) of each gridline's label
     first: str
     last: str
+    last_x: str
     grid: str = "".join(f"M{LEFT},{_c(BASE - f * PLOT_H)}H{W - RIGHT}" for f in (0, 0.5, 1))
     label_x: int = LEFT - 4
     first_x: int = LEFT
-    last_x: int = W - RIGHT
     date_y: int = H - 6
     mid_x: str = _c(LEFT + PLOT_W / 2)
     mid_y: str = _c(TOP + PLOT_H / 2)
@@ -83,9 +92,12 @@ class Chart:
     axes: Axes
     marks: tuple[Mark, ...]
     no_data: str | None  # said in the plot when no bucket of the range has a value
-    count: int  # buckets, for the script's slider
+    count: int  # closed buckets; the script's slider has one more, the bucket in progress
+    range: str  # the range's name: the script reads its bucket in progress from the record
+    top: float  # the value at the plot's top, for the script's drawing of the bucket in progress
     view_box: str = f"0 0 {W} {H}"
-    plot: str = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"  # the plot area, for the script: x y width height
+    plot: str = f"{LEFT} {TOP} {CLOSED_W} {PLOT_H}"  # the closed buckets' area, for the script: x y width height
+    sofar: str = f"{LEFT + CLOSED_W} {SOFAR_W}"  # the slot of the bucket in progress after it: x width
 
 
 def nice_top(value: float) -> float:
@@ -102,13 +114,20 @@ def _axes(history: dict[str, Any], top: float, unit: str, w: Words) -> Axes:
     last = iso_epoch(to_epoch(parse_time(history["to"])) - res)
     said = w.percent if unit == "%" else (lambda v: w.gettext(N_("%(ms)s ms")) % {"ms": w.number(v)})
     labels = tuple((_c(BASE - f * PLOT_H + 3.5), said(v)) for f, v in ((0, 0.0), (0.5, top / 2), (1, top)))
-    return Axes(labels, w.bucket_time(history["from"], res), w.bucket_time(last, res))
+    closed_end = _c(LEFT + history["count"] * _step(history["count"]))
+    return Axes(labels, w.bucket_time(history["from"], res), w.bucket_time(last, res), closed_end)
+
+
+def _step(count: int) -> float:
+    """The width of a closed bucket in a chart of ``count`` of them."""
+    return CLOSED_W / count
 
 
 @cache
 def _centres(count: int) -> tuple[str, ...]:
-    """The x of each bucket's centre in a chart of ``count`` buckets, followed by a comma."""
-    step = PLOT_W / count
+    """The x of each closed bucket's centre in a chart of ``count`` of them (and a slot after
+    them for the bucket in progress), followed by a comma."""
+    step = _step(count)
     return tuple(_c(LEFT + (i + 0.5) * step) + "," for i in range(count))
 
 
@@ -155,6 +174,8 @@ def latency(history: History, w: Words) -> Chart:
         marks,
         no_data,
         doc["count"],
+        doc["range"],
+        top,
     )
 
 
@@ -162,7 +183,7 @@ def _rects(cols: Columns) -> Iterator[tuple[str, str]]:
     """Each rectangle, with its band, in order. Consecutive buckets of the same availability are
     one rectangle, as tall as their availability (at least ``LOW``); a low strip lies under
     buckets without counted checks, one per band (maintenance only, or nothing at all)."""
-    step, scale, highest = PLOT_W / len(cols.availability), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
+    step, scale, highest = _step(len(cols.availability)), PLOT_H * 10 / 100, round((BASE - LOW) * 10)
     i = 0
     for avail, group in itertools.groupby(cols.availability):
         n = len(list(group))
@@ -201,6 +222,8 @@ def availability(history: History, w: Words) -> Chart:
         marks,
         no_data,
         doc["count"],
+        doc["range"],
+        100.0,
     )
 
 

@@ -224,6 +224,7 @@ def service_panel(slug: str, name: str, history: History, lang: Language) -> Mar
         "name": name,
         "history": history.document,
         "url": routes.history_url(slug, name),
+        "record": routes.service_url(slug),
         "latency": charts.latency(history, words(lang)),
         "availability": charts.availability(history, words(lang)),
     }
