@@ -59,9 +59,9 @@ def field(doc: Any, path: str) -> Any:
     return doc
 
 
-#: What each shown figure is: (source URL, field, its text, the datetime of its <time> or null,
-#: the data-live line or panel it is in).
-SHOWN = """() => [...document.querySelectorAll("main [data-field]")].map((e) => [
+#: What each shown figure is (an element marked with its field that holds no other): (source URL,
+#: field, its text, the datetime of its <time> or null, the data-live line or panel it is in).
+SHOWN = """() => [...document.querySelectorAll("main [data-field]:not(:has([data-field]))")].map((e) => [
   e.closest("[data-source]")?.dataset.source ?? null, e.dataset.field, e.textContent,
   e.querySelector("time")?.getAttribute("datetime") ?? null,
   e.closest("[data-live]")?.dataset.live ?? e.closest(".panel")?.id ?? null,

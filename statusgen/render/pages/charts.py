@@ -11,11 +11,11 @@ never an element per bucket, and a bar is one cell per run of days in the
 same band: a service page holds eight charts, a front page a bar per service.
 Coordinates are snapped to a tenth of a unit.
 
-A chart has a slot after its history's buckets, at the plot's right end: the bucket in
-progress, which the history does not hold (the service's record does, as ``in_progress``).
-The page leaves it empty, so that it changes only when a history does; the script draws the
-bucket so far there, outlined and marked "so far". The closed buckets share the plot's width
-but that slot's (``CLOSED_W``): the slot is as wide in every range, and seen in each.
+A chart has a slot after its history's buckets, at the plot's right end (``SOFAR_W`` wide,
+the same in every range, so that it is seen in each): the bucket in progress, which the history
+does not hold (the service's record does, as ``in_progress``). The page leaves it empty, so
+that it changes only when a history does; the script draws the bucket so far there, outlined
+and marked "so far".
 
 The numbers of each bucket are not written into the page: the site's script
 (``templates/static/site.js``) reads them from the same history JSON
@@ -41,13 +41,12 @@ from statusgen.timeutil import iso_epoch, parse_time, to_epoch
 
 Point = dict[str, Any]  # one point of a history document
 
-W, H = 480, 170  # viewBox
+SOFAR_W = 12  # the slot of the bucket in progress after the plot, as wide in every range, to be seen
+W, H = 492, 170  # viewBox
 LEFT, RIGHT, TOP, BOTTOM = 62, 8, 10, 26
-PLOT_W, PLOT_H = W - LEFT - RIGHT, H - TOP - BOTTOM
+PLOT_W, PLOT_H = W - LEFT - RIGHT - SOFAR_W, H - TOP - BOTTOM  # the closed buckets' plot
 BASE = TOP + PLOT_H  # the y of zero
 LOW = 1.5  # the least height of a bar (0% is still seen)
-SOFAR_W = 12  # the slot of the bucket in progress at the plot's right end, wide enough to be seen
-CLOSED_W = PLOT_W - SOFAR_W  # where the closed buckets are drawn
 
 #: Every coordinate from 0 to W in tenths of a unit, as text (``14.4``, ``62``).
 TENTHS = tuple(f"{i / 10:.1f}".removesuffix(".0") for i in range(10 * W + 1))
@@ -96,8 +95,8 @@ class Chart:
     range: str  # the range's name: the script reads its bucket in progress from the record
     top: float  # the value at the plot's top, for the script's drawing of the bucket in progress
     view_box: str = f"0 0 {W} {H}"
-    plot: str = f"{LEFT} {TOP} {CLOSED_W} {PLOT_H}"  # the closed buckets' area, for the script: x y width height
-    sofar: str = f"{LEFT + CLOSED_W} {SOFAR_W}"  # the slot of the bucket in progress after it: x width
+    plot: str = f"{LEFT} {TOP} {PLOT_W} {PLOT_H}"  # the closed buckets' area, for the script: x y width height
+    sofar: str = f"{LEFT + PLOT_W} {SOFAR_W}"  # the slot of the bucket in progress after it: x width
 
 
 def nice_top(value: float) -> float:
@@ -120,7 +119,7 @@ def _axes(history: dict[str, Any], top: float, unit: str, w: Words) -> Axes:
 
 def _step(count: int) -> float:
     """The width of a closed bucket in a chart of ``count`` of them."""
-    return CLOSED_W / count
+    return PLOT_W / count
 
 
 @cache
