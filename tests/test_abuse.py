@@ -225,24 +225,30 @@ def test_requests_without_a_body_still_share_a_connection(server):
 
 
 def test_a_request_sent_a_byte_at_a_time_is_cut_off_at_its_deadline():
-    """Each byte arrives well within any one read's patience; the whole request still has one deadline."""
+    """Each byte arrives well within any one read's patience; the whole request still has one
+    deadline, its headers' 0.3 s from their first byte. The bytes keep coming for 4 s: the reader
+    gives up while they still come, neither on the connection's own wait (5 s) nor once they stop."""
     ours, theirs = socket.socketpair()
-    stop = threading.Event()
+    stop, dripped = threading.Event(), threading.Event()
 
     def trickle() -> None:
-        while not stop.wait(0.05):
+        for _ in range(80):  # a byte every 50 ms for 4 s
+            if stop.wait(0.05):
+                return
             with suppress(OSError):
                 theirs.send(b"X")
+        dripped.set()
 
     dripper = threading.Thread(target=trickle, daemon=True)
     dripper.start()
     try:
         reader = DeadlineReader(ours, header_timeout=0.3)
-        reader.expect_request(wait=1.0)
+        reader.expect_request(wait=5.0)
         started = time.monotonic()
         with pytest.raises(TimeoutError):
             io.BufferedReader(reader).readline(65537)
-        assert 0.3 <= time.monotonic() - started < 1.0
+        assert not dripped.is_set(), "cut off only once the bytes stopped coming"
+        assert time.monotonic() - started >= 0.3
     finally:
         stop.set()
         dripper.join()
@@ -251,14 +257,23 @@ def test_a_request_sent_a_byte_at_a_time_is_cut_off_at_its_deadline():
 
 
 def test_a_connection_that_sends_nothing_waits_only_so_long():
+    """Given 0.2 s for a request to begin, the reader gives up before the request line the peer
+    sends 3 s later (its headers would have had a minute)."""
     ours, theirs = socket.socketpair()
+    stop = threading.Event()
+    sender = threading.Thread(target=lambda: stop.wait(3.0) or theirs.send(b"GET / HTTP/1.1\r\n"), daemon=True)
     with ours, theirs:
-        reader = DeadlineReader(ours)
-        reader.expect_request(wait=0.2)
-        started = time.monotonic()
-        with pytest.raises(TimeoutError):
-            io.BufferedReader(reader).readline(65537)
-        assert time.monotonic() - started < 0.5
+        sender.start()
+        try:
+            reader = DeadlineReader(ours, header_timeout=60)
+            reader.expect_request(wait=0.2)
+            started = time.monotonic()
+            with pytest.raises(TimeoutError):
+                io.BufferedReader(reader).readline(65537)
+            assert time.monotonic() - started >= 0.2
+        finally:
+            stop.set()
+            sender.join()
 
 
 def test_the_preview_servers_limiter_forgets_idle_addresses() -> None:
