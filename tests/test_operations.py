@@ -10,7 +10,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,62 @@ def db_is_intact(db: Path) -> None:
     con.close()
 
 
+def wait_for(condition: Callable[[], bool], timeout: float, step: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+class Lines:
+    """A process's stderr, JSON lines, read as they come by a thread."""
+
+    def __init__(self, proc: subprocess.Popen[str]):
+        self.proc, self.lines, self.raw = proc, list[dict[str, object]](), list[str]()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.raw.append(line)
+            with suppress(ValueError):
+                self.lines.append(json.loads(line))
+
+    def messages(self) -> list[str]:
+        return [str(ln["message"]) for ln in self.lines]
+
+    def seen(self, start: str, after: int = 0) -> bool:
+        return any(m.startswith(start) for m in self.messages()[after:])
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        return "".join(self.raw)
+
+
+@contextmanager
+def loop(cfg: Path) -> Iterator[Lines]:
+    proc = subprocess.Popen(
+        [*STATUSGEN, "--log-format", "json", "run", "--loop", "--config", str(cfg)], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        yield Lines(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def stop(lines: Lines, signum: signal.Signals) -> tuple[int, float]:
+    """Send ``signum``; the exit code and how long the process took to exit."""
+    t0 = time.monotonic()
+    lines.proc.send_signal(signum)
+    code = lines.proc.wait(timeout=60)
+    return code, time.monotonic() - t0
+
+
 @pytest.fixture
 def slow_targets(targets):
     targets.set("/ok")
@@ -93,33 +152,41 @@ def test_two_concurrent_runs(tmp_path, slow_targets):
 
 
 def test_loop_logs_one_json_line_per_cycle_survives_failures_and_stops_on_sigterm(tmp_path, slow_targets):
+    """Each step waits for the cycle it needs, as the log tells it (a minute at most each, where a
+    cycle takes about a second): two good cycles; a bad edit of the configuration, and a cycle on the
+    last good one; a cycle that cannot write its tree; a good cycle again; then SIGTERM."""
     cfg = config_for(tmp_path, slow_targets, interval=1)
-    proc = subprocess.Popen(
-        [*STATUSGEN, "--log-format", "json", "run", "--loop", "--config", str(cfg)], stderr=subprocess.PIPE, text=True
-    )
-    time.sleep(2.5)
-    good = cfg.read_text()
-    cfg.write_text(good.replace("interval = 1", "interval = 'one'"))  # a bad edit: keep the last good one
-    time.sleep(1.5)
-    cfg.write_text(good)
-    gens = tmp_path / "site.gens"
-    os.rename(gens, tmp_path / "gens-aside")  # a cycle that cannot write
-    gens.write_text("in the way")
-    time.sleep(1.5)
-    gens.unlink()
-    os.rename(tmp_path / "gens-aside", gens)
-    time.sleep(2)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 0
-    lines = [json.loads(line) for line in proc.stderr.read().splitlines()]
-    messages = [ln["message"] for ln in lines]
-    cycles = [ln for ln in lines if "run" in ln]
+    good, gens, aside = cfg.read_text(), tmp_path / "site.gens", tmp_path / "gens-aside"
+
+    def cycle_after(lines: Lines, mark: int) -> bool:
+        return wait_for(lambda: lines.seen("run ", after=mark), 60)
+
+    with loop(cfg) as lines:
+        assert cycle_after(lines, 0) and cycle_after(lines, len(lines.messages())), lines.text()
+        cfg.write_text(good.replace("interval = 1", "interval = 'one'"))  # a bad edit: keep the last good one
+        kept = "configuration not reloaded, keeping the last good one"
+        assert wait_for(lambda: lines.seen(kept), 60), lines.text()
+        assert cycle_after(lines, next(i for i, m in enumerate(lines.messages()) if m.startswith(kept))), lines.text()
+        cfg.write_text(good)
+        os.rename(gens, aside)  # a cycle that cannot write
+        gens.write_text("in the way")
+        unwritable = "cannot write the output tree"
+        assert wait_for(lambda: any(unwritable in m for m in lines.messages()), 60), lines.text()
+        gens.unlink()
+        os.rename(aside, gens)
+        assert cycle_after(lines, len(lines.messages())), lines.text()
+        code, _ = stop(lines, signal.SIGTERM)
+        text = lines.text()
+    assert code == 0, text
+    assert len(lines.lines) == len(lines.raw), text  # every line JSON
+    messages = lines.messages()
+    cycles = [ln for ln in lines.lines if "run" in ln]
     assert len(cycles) >= 4 and all(ln["level"] == "info" and ln["checks"] == 3 for ln in cycles)
-    assert any(m.startswith("configuration not reloaded, keeping the last good one") for m in messages)
-    assert any(m.startswith("cycle failed: ") and "cannot write the output tree" in m for m in messages)
-    stop = next(i for i, m in enumerate(messages) if m.startswith("received SIGTERM; "))
-    assert len(messages) - stop <= 3  # then the cycle in progress, if one was, and the last line
-    assert all(m.startswith("run ") for m in messages[stop + 1 : -1])
+    assert any(m.startswith(kept) for m in messages)
+    assert any(m.startswith("cycle failed: ") and unwritable in m for m in messages)
+    stopped = next(i for i, m in enumerate(messages) if m.startswith("received SIGTERM; "))
+    assert len(messages) - stopped <= 3  # then the cycle in progress, if one was, and the last line
+    assert all(m.startswith("run ") for m in messages[stopped + 1 : -1])
     assert messages[-1].startswith("loop stopped after ")
     assert [c["run"] for c in cycles] == sorted(c["run"] for c in cycles)
     site_is_complete(tmp_path / "site")
