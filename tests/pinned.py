@@ -2,11 +2,19 @@
 
 ``tests/test_pinned_output.py`` builds it and compares every file with the
 tree in ``tests/fixtures/pinned/site-7d.tar.xz``, which was first made by the
-code before the renderer was rebuilt. When an output change is intended (a
-new field, a new page), pin the tree again from the new code, and say so in
-the commit::
+code before the renderer was rebuilt. It is a change detector: when it fails,
+it prints how the built tree differs from the pin (the files added, those
+removed, and those changed with their old and new sizes). When an output
+change is intended (a new field, a new page), pin the tree again from the new
+code::
 
     .venv/bin/python -m tests.pinned write
+
+which prints the same difference against the pin it replaces. A re-pin's
+commit message must list what changed in the tree and why: each file added,
+removed or changed (that printout), and the change of code or templates that
+made it so. A re-pin is then read as a change, not waved through: a bug that
+lands with its own re-pin shows in its commit.
 
 Six services cover what the pages show: one operational with an untrusted
 description and home page, one in a major outage (an open incident, a check
@@ -21,6 +29,7 @@ import io
 import re
 import sys
 import tarfile
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -123,9 +132,25 @@ def pinned_files() -> dict[str, bytes]:
         }
 
 
+def difference(pinned: dict[str, bytes], built: dict[str, bytes], changed: Iterable[str]) -> str:
+    """How ``built`` differs from ``pinned``: the files added and removed, and ``changed`` (files in
+    both whose content differs) with their old and new sizes; one line each, sorted."""
+    added, removed = sorted(built.keys() - pinned.keys()), sorted(pinned.keys() - built.keys())
+    changes = sorted(changed)
+    head = f"the tree against the pin: {len(added)} added, {len(removed)} removed, {len(changes)} changed"
+    lines = [f"added    {name} ({len(built[name])} bytes)" for name in added]
+    lines += [f"removed  {name} ({len(pinned[name])} bytes)" for name in removed]
+    lines += [f"changed  {name} ({len(pinned[name])} -> {len(built[name])} bytes)" for name in changes]
+    return "\n".join([head, *lines])
+
+
 def write(work: Path) -> None:
-    """Pin the tree the code on sys.path builds."""
+    """Pin the tree the code on sys.path builds; print how it differs from the pin it replaces
+    (every file whose bytes differ), for the re-pin's commit message."""
     files = tree_files(build_pinned_site(work))
+    if ARCHIVE.exists():
+        old = pinned_files()
+        print(difference(old, files, (name for name in old.keys() & files.keys() if old[name] != files[name])))
     ARCHIVE.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(ARCHIVE, "w:xz") as tar:
         for name, data in files.items():
