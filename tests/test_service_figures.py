@@ -167,10 +167,11 @@ def test_the_slider_of_a_chart_reaches_the_bucket_in_progress(browser: Browser, 
     history = tri.json(f"api/v1/services/{slug}/history/24h.json")
     progress = tri.json(f"api/v1/services/{slug}.json")["service"]["in_progress"]["24h"]
     chart = page.locator('#panel-24h svg[data-tell="availability"]')
+    before = chart.get_attribute("aria-valuetext")  # the slider's words before it tells a bucket
     chart.focus()
     chart.press("End")
     page.wait_for_function(
-        "el => el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemax')", arg=chart.element_handle()
+        "([el, before]) => el.getAttribute('aria-valuetext') !== before", arg=[chart.element_handle(), before]
     )
     assert chart.get_attribute("aria-valuemax") == str(history["count"] + 1)
     text = chart.get_attribute("aria-valuetext") or ""
