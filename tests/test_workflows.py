@@ -75,6 +75,8 @@ def test_ci_runs_make_test_on_the_clone_alone():
     checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
     assert checkouts == [{"uses": "actions/checkout@v4"}]  # the repository alone: its tests carry their fixtures
     assert [s["run"] for s in job["steps"] if "run" in s] == ["make test"]
+    # every test runs there as here: mount (tmpfs, test_disks) and podman need a privileged container
+    assert job["container"]["options"].split() == ["--privileged"]
 
 
 def scheduled(**variables: str) -> Workflow:
