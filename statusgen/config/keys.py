@@ -209,7 +209,7 @@ SITE_KEYS = (
         "vantage_point",
         words,
         None,
-        'Where our checks run from, shown on the method page and in every footer; not set, each page says '
+        "Where our checks run from, shown on the method page and in every footer; not set, each page says "
         '"a single host" in its language.',
     ),
     Key(
