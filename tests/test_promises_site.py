@@ -5,7 +5,7 @@ pages, whose bytes "change only when a status does"."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import icalendar
@@ -115,3 +115,29 @@ def test_embeds_change_only_when_a_status_does(tmp_path: Path, targets: Targets)
     targets.set("/bravo")
     back = embeds()
     assert back["alpha"] == first["alpha"] and back["bravo"] != failing["bravo"] and back["site"] != failing["site"]
+
+
+def test_ended_occurrences_stay_14_days_after_their_end(tmp_path: Path, targets: Targets) -> None:
+    """docs/integrations.md: each occurrence is "kept for 14 days after it ended", although a run
+    tells only the last to have ended and the next: the calendar keeps the ones it served, as they
+    were, until 14 days after their end, then leaves them out (not cancelled: they happened)."""
+    targets.set("/api")
+    config = load_config(write_config(tmp_path, RECURRING.format(target=targets.url("/api"))))
+    clock = Clock()
+    first = clock.t.replace(hour=2, minute=0, second=0) - timedelta(days=20)
+    night = [first + timedelta(days=n) for n in range(20)]
+
+    def told_at(at: datetime) -> list[tuple[datetime, str]]:
+        clock.t = at
+        run_cycle(config, clock)
+        told = sorted(events(config.site.output / routes.CALENDAR), key=lambda e: e.decoded("DTSTART"))
+        assert all(e.decoded("DTEND") - e.decoded("DTSTART") == timedelta(hours=1) for e in told)
+        return [(e.decoded("DTSTART"), str(e["STATUS"])) for e in told]
+
+    assert told_at(night[0] + timedelta(hours=1, minutes=30)) == [(night[0], "CONFIRMED"), (night[1], "CONFIRMED")]
+    # no run for two nights: the one served as next (night 1) happened and stays
+    after_third = told_at(night[2] + timedelta(hours=1, minutes=30))
+    assert after_third == [(n, "CONFIRMED") for n in night[:4]]
+    # 14 days and an hour after the first night ended: it is left out, the second is 13 days ago
+    later = night[0] + timedelta(days=14, hours=4)
+    assert [n for n, _ in told_at(later)] == [night[1], night[2], night[3], night[14], night[15]]

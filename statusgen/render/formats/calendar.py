@@ -21,7 +21,10 @@ A calendar client keeps what it was told: a changed event must come with a highe
 an event that will not happen as STATUS:CANCELLED. The calendar's memory is the file it served
 last (each event carries a digest of what it says, ``X-STATUSGEN-DIGEST``): a changed event gets
 its SEQUENCE plus one, and one that is gone while it was still to come is kept, cancelled, until
-its end has passed or for ``KEEP_CANCELLED`` (when it was, ``X-STATUSGEN-CANCELLED``).
+its end has passed or for ``KEEP_CANCELLED`` (when it was, ``X-STATUSGEN-CANCELLED``). An event
+that ended as told stays as it was for ``HORIZON`` after its end, as the site tells ended
+maintenance: the earlier occurrences of a recurring window too, which the decisions no longer
+tell once a later one has ended.
 
 A calendar is bounded whatever a vendor's page does: a page that reshuffles hundreds of windows at
 every fetch would otherwise add them all, cancelled, at every run. Each source of a service (its
@@ -38,7 +41,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from statusgen import routes
-from statusgen.decide.maintenance import Notice, by_maintenance
+from statusgen.decide.maintenance import HORIZON, Notice, by_maintenance
 
 PRODID = "-//statusgen//maintenance calendar//EN"
 FOLD = 75  # octets a content line holds before it is folded (RFC 5545, 3.1)
@@ -182,10 +185,12 @@ def with_memory(
     now_events: list[Event], served: dict[str, Served], now: datetime, limits: Mapping[str, int]
 ) -> list[Event]:
     """The events told, at most ``limits[service]`` of each source of a service (``capped``), with
-    their SEQUENCE: the served one's, one more where it says something else; and the served events
-    no longer told (left out by the cap is not that: they will still happen), cancelled, while
-    still to come and for ``KEEP_CANCELLED`` at most, the first to start first, at most as many
-    as the calendar's services may tell (the sum of ``limits``)."""
+    their SEQUENCE: the served one's, one more where it says something else; the served events
+    that ended as told, as they were, for ``HORIZON`` after their end, the latest ended first;
+    and the served events no longer told (left out by the cap is not that: they will still
+    happen), cancelled, while still to come and for ``KEEP_CANCELLED`` at most, the first to
+    start first; each of these two at most as many as the calendar's services may tell (the sum
+    of ``limits``)."""
     out = []
     for event in capped(now_events, limits):
         before = served.get(event.uid)
@@ -195,7 +200,12 @@ def with_memory(
             changed = before.digest != event.digest or before.event.cancelled
             out.append(replace(event, sequence=before.sequence + int(changed)))
     told = {e.uid for e in now_events}
-    gone = [_cancelled(before, now) for uid, before in served.items() if uid not in told]
+    untold = [before for uid, before in served.items() if uid not in told]
+    ended = [b for b in untold if not b.event.cancelled and b.event.end is not None and b.event.end <= now]
+    past = [replace(b.event, sequence=b.sequence) for b in ended if b.event.end and now - b.event.end < HORIZON]
+    out += sorted(past, key=lambda e: (e.end, e.uid), reverse=True)[: sum(limits.values())]
+    over = {b.event.uid for b in ended}
+    gone = [_cancelled(before, now) for before in untold if before.event.uid not in over]
     kept = [e for e in gone if (e.end or e.start) > now and e.cancelled_at and now - e.cancelled_at < KEEP_CANCELLED]
     out += sorted(kept, key=lambda e: (e.start, e.uid))[: sum(limits.values())]
     return sorted(out, key=lambda e: (e.start, e.uid))
