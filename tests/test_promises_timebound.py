@@ -16,7 +16,7 @@ from pathlib import Path
 from statusgen.config import load_config
 from statusgen.cycle import run_cycle
 from statusgen.store import Store
-from tests.conftest import Clock, Targets, write_config
+from tests.conftest import Clock, Targets, loopback_server, write_config
 
 SERVICE = """
 [categories]
@@ -71,17 +71,6 @@ class Answer(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def answering() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def notifiers(*hosts: str) -> str:
     return "".join(
         f'\n[[notify]]\nname = "hook{i}"\nurl = "statusgen://{host}/hook"\ntimeout = {i + 1}\n'
@@ -103,7 +92,8 @@ def test_hanging_notifiers_hold_a_run_at_most_the_slowest_timeout_and_two_second
     tmp_path: Path, targets: Targets
 ) -> None:
     targets.set("/a", 503)  # an outage in the first run: an incident opened, a message for each notifier
-    with answering() as fast:
+    with loopback_server(Answer) as base:
+        fast = base.removeprefix("http://")
         baseline, sent = timed_run(tmp_path / "baseline", targets.url("/a"), (fast, fast))
     assert sent["sent"] == 2, sent
     with hanging() as never, hanging() as never_either:
