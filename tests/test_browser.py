@@ -320,11 +320,12 @@ def test_service_page(browser: Browser, site: Site) -> None:
     check_every_variant(browser, site, "/services/payments-eu/", "service", inspect)
 
 
-def open_polling(browser: Browser, url: str, polled: str) -> tuple[Page, list[tuple[str | None, int]]]:
-    """A page opened on Playwright's clock (the test moves time); the If-None-Match and status of
-    each answer to ``polled``, as they come."""
+def open_polling(browser: Browser, site: Site, url: str, polled: str) -> tuple[Page, list[tuple[str | None, int]]]:
+    """A page opened on Playwright's clock (the test moves time), from the moment of the site's
+    data (later in a long run, past stale_after, the page would say it is out of date instead); the
+    If-None-Match and status of each answer to ``polled``, as they come."""
     page = browser.new_context().new_page()
-    page.clock.install()
+    page.clock.install(time=site.json("/api/v1/snapshot")["as_of"])
     asked: list[tuple[str | None, int]] = []
 
     def seen(r: Response) -> None:
@@ -348,7 +349,7 @@ def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(br
     asks for the record again every interval with the ETag it has (a 304 costs no body)."""
     slug = "payments-eu"
     record = site.json(f"/api/v1/services/{slug}")["service"]
-    page, asked = open_polling(browser, f"{site.base}/services/{slug}/", record["links"]["self"])
+    page, asked = open_polling(browser, site, f"{site.base}/services/{slug}/", record["links"]["self"])
     for check in record["checks"]:
         told = page.locator(f"[data-live='check-{check['check']}']")
         r = check["last_result"]
@@ -377,7 +378,7 @@ def test_service_page_tells_the_latest_results_from_the_record_and_asks_again(br
 
 def test_front_page_follows_the_snapshot_and_asks_again(browser: Browser, site: Site) -> None:
     snapshot = site.json("/api/v1/snapshot")
-    page, asked = open_polling(browser, f"{site.base}/", "/api/v1/snapshot")
+    page, asked = open_polling(browser, site, f"{site.base}/", "/api/v1/snapshot")
     expect(page.locator("[data-live='front-as-of']")).to_contain_text("Data as of")
     assert page.inner_text("#overall strong") == snapshot["summary"]
     front_page_matches_the_snapshot(page, snapshot)
@@ -539,12 +540,15 @@ class _Blank(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def another_origin(browser: Browser, body: bytes = _Blank.BODY) -> Iterator[Page]:
-    """A page of another loopback origin (127.0.0.2) holding ``body``, opened in Chromium."""
+def another_origin(browser: Browser, body: bytes = _Blank.BODY, now: str | None = None) -> Iterator[Page]:
+    """A page of another loopback origin (127.0.0.2) holding ``body``, opened in Chromium (on a
+    clock started at ``now``, when given)."""
     handler = type("Page", (_Blank,), {"BODY": body})
     other = http.server.ThreadingHTTPServer(("127.0.0.2", 0), handler)
     threading.Thread(target=other.serve_forever, daemon=True).start()
     context = browser.new_context()
+    if now is not None:
+        context.clock.install(time=now)
     page = context.new_page()
     try:
         page.goto(f"http://127.0.0.2:{other.server_address[1]}/", wait_until="load")
@@ -578,7 +582,8 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
     frames = {"site": "/embed/", "service": f"/embed/{slug}/", "front": "/"}
     markup = "".join(f'<iframe id="{k}" title="{k}" src="{site.base}{v}"></iframe>' for k, v in frames.items())
 
-    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode()) as page:
+    as_of = site.json("/api/v1/snapshot")["as_of"]  # the frames read as fresh as when the site was made
+    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode(), as_of) as page:
         shown = {k: page.frame_locator(f"#{k}").locator("body") for k in frames}
         snapshot = site.json("/api/v1/snapshot")
         expect(shown["site"].locator(".banner")).to_contain_text(status_word(snapshot["status"]))
@@ -638,7 +643,8 @@ def test_another_origin_frames_the_german_embed_and_not_the_german_pages(
     frames = {"site": "/de/embed/", "service": f"/de/embed/{slug}/", "front": "/de/", "page": f"/de/services/{slug}/"}
     markup = "".join(f'<iframe id="{k}" title="{k}" src="{base}{v}"></iframe>' for k, v in frames.items())
 
-    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode()) as page:
+    as_of = site.json("/api/v1/snapshot")["as_of"]  # the frames read as fresh as when the site was made
+    with another_origin(browser, f"<!doctype html><title>framing</title>{markup}".encode(), as_of) as page:
         for name, link in (("site", "/de/"), ("service", f"/de/services/{slug}/")):
             shown = page.frame_locator(f"#{name}")
             expect(shown.locator("h1.banner")).to_be_visible()
