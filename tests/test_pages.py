@@ -825,6 +825,23 @@ def test_api_page_lists_every_endpoint_of_the_openapi_document(demo: DemoBuild) 
         assert r in body
 
 
+def test_every_example_of_the_api_page_is_a_url_of_the_tree(demo: DemoBuild) -> None:
+    """Each endpoint's curl line asks for a file this build wrote: its service, its month and its
+    parameters are real ones, never a {placeholder}."""
+    base = demo.config.site.base_url.rstrip("/")
+    examples = [
+        code.split("'")[1].removeprefix(base)
+        for code in demo.page("api/index.html").xpath("//pre/code/text()")
+        if code.startswith("curl -i '")
+    ]
+    assert len(examples) == len(openapi_document(demo.config)["paths"])
+    for url in examples:
+        parts = urlsplit(url)
+        assert "{" not in url and "}" not in url, url
+        found = routes.resolve(parts.path, parse_qs(parts.query), lambda rel: (demo.root / rel).is_file())
+        assert found.status == 200, url
+
+
 # -- one source of truth, untrusted text ----------------------------------------------------------
 
 

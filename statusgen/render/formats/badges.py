@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from statusgen import routes
 from statusgen.model import STATUS_WORDS, Status
 from statusgen.render.templating import render
 
@@ -74,4 +75,4 @@ def svg_badge(summary: dict[str, Any]) -> bytes:
 
 def badge_paths(slug: str) -> list[str]:
     """A service's badges: the endpoint JSON (``endpoint_badge``) and the image (``svg_badge``)."""
-    return [f"badges/{slug}.json", f"badges/{slug}.svg"]
+    return [routes.badge_file(slug, "json"), routes.badge_file(slug, "svg")]

@@ -22,8 +22,8 @@ from markupsafe import Markup
 
 from statusgen import __version__, routes
 from statusgen.config import Config, ServiceConfig
-from statusgen.decide.maintenance import HORIZON, Notice
-from statusgen.i18n import N_, Language
+from statusgen.decide.maintenance import HORIZON, Notice, by_maintenance
+from statusgen.i18n import N_, Language, said_list, say_in
 from statusgen.render.templating import render
 from statusgen.render.words import Words, words
 from statusgen.timeutil import iso
@@ -105,14 +105,12 @@ def maintenance_entries(
     lately): a planned maintenance of several services is one entry. Its id names it for good
     (``Notice.key``); it is published when it is first told, updated when it begins and when it
     ends."""
-    groups: dict[str, list[Notice]] = {}
-    for n in notices:
-        groups.setdefault(n.key, []).append(n)
     site, host, lang = config.site, tag_authority(config), language(config)
     w = words(lang)
     out = []
-    for key, group in groups.items():
+    for group in by_maintenance(notices):
         n, names = group[0], [config.by_slug[g.service].name for g in group]
+        key = n.key
         over = n.over(now)
         if over:
             state, headline, updated = w.gettext("completed"), w.gettext("Maintenance completed"), n.end
@@ -129,7 +127,7 @@ def maintenance_entries(
             "source_words": w.gettext(SOURCE_WORDS[n.source]),
             "message": n.message,
         }
-        said: dict[str, object] = {"headline": headline, "title": n.title, "names": ", ".join(names)}
+        said: dict[str, object] = {"headline": headline, "title": n.title, "names": say_in(said_list(names), lang.tag)}
         said |= {"state": state, "start": m["start"], "end": m["end"]}
         e: dict[str, Any] = {
             "id": f"tag:{host},{epoch:%Y-%m-%d}:maintenance/{n.source}/{key}",

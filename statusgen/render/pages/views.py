@@ -372,14 +372,15 @@ def error_pages(site: SiteConfig, lang: Language) -> dict[str, bytes]:
     }
 
 
-def _example_url(path: str, operation: Document, slug: str) -> str:
-    """A real URL of this site for an endpoint: the first service, the first value of each parameter."""
+def _example_url(path: str, operation: Document, slug: str, month: str) -> str:
+    """A real URL of this site for an endpoint: the first service, the build's month, the first
+    value of each parameter."""
     query = [
         f"{p['name']}={p['schema']['enum'][0]}"
         for p in operation["parameters"]
         if p["in"] == "query" and p["schema"].get("enum")
     ]
-    url = path.replace("{slug}", slug)
+    url = path.replace("{slug}", slug).replace("{month}", month)
     return url + ("?" + "&".join(query) if query else "")
 
 
@@ -398,7 +399,7 @@ def _in_words(text: str, w: Words) -> str:
     return w.gettext(text)
 
 
-def _endpoints(document: Document, slug: str, w: Words) -> list[Document]:
+def _endpoints(document: Document, slug: str, month: str, w: Words) -> list[Document]:
     return [
         {
             "path": path,
@@ -411,7 +412,7 @@ def _endpoints(document: Document, slug: str, w: Words) -> list[Document]:
                 (code, r | {"description": _in_words(r["description"], w)})
                 for code, r in sorted(item["get"]["responses"].items())
             ],
-            "example": _example_url(path, item["get"], slug),
+            "example": _example_url(path, item["get"], slug, month),
         }
         for path, item in document["paths"].items()
     ]
@@ -420,8 +421,9 @@ def _endpoints(document: Document, slug: str, w: Words) -> list[Document]:
 def api_page(config: Config, lang: Language, health: Document, error: Document) -> bytes:
     """Every endpoint of the OpenAPI documents, with caching, limits and examples of this build."""
     slug = config.services[0].slug if config.services else "example"
-    endpoints = _endpoints(openapi_document(config), slug, words(lang))
-    statuspage = _endpoints(statuspage_openapi_document(config), slug, words(lang))
+    month = health["as_of"][:7]  # the build's month: its report is in the tree
+    endpoints = _endpoints(openapi_document(config), slug, month, words(lang))
+    statuspage = _endpoints(statuspage_openapi_document(config), slug, month, words(lang))
     return render(
         "api.html",
         lang,
