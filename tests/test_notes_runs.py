@@ -217,7 +217,7 @@ def test_maintenance_that_ended_is_told_completed_in_the_feeds_for_two_weeks(tmp
         assert not parsed.bozo, parsed.bozo_exception
     told = [(e.title, e.updated) for e in feeds["incidents"].entries]
     assert told == [
-        ("Maintenance completed: Mail move (Mail, Web)", iso(now - timedelta(minutes=30))),
+        ("Maintenance completed: Mail move (Mail and Web)", iso(now - timedelta(minutes=30))),
         ("Maintenance completed: Disk swap (Web)", iso(now - timedelta(hours=1))),
     ]  # newest first: published as announced, 14 days before each began
     assert [(e.title, e.updated) for e in feeds["services/web"].entries] == told
