@@ -142,7 +142,7 @@ BROKEN = [
         "sites = 1\n" + CATS + GOOD_SERVICE,
         [
             'services.toml: unknown top-level key "sites"; allowed: site, categories, sla, services, canaries, '
-            "locations, notify, rate_limit"
+            "locations, notify, rate_limit, subscriptions"
         ],
     ),
     (

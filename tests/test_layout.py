@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
         "statusgen.latency",
         "statusgen.config",
         "statusgen.routes",
+        "statusgen.mailto",  # the commands of subscribing by email, as routes are the URLs
         "statusgen.policy",
         "statusgen.jsonout",
         "statusgen.neterrors",
@@ -37,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"statusgen.decide"},
     {"statusgen.store", "statusgen.locations"},  # the builder's side of the agents
     {"statusgen.render"},
-    {"statusgen.notify"},
+    {"statusgen.notify", "statusgen.subscribe"},  # telling people: notifiers, and subscribers by email
     {"statusgen.web"},
     {
         "statusgen.notes",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from statusgen.config.brand import MAX_BRAND_BYTES, accent
 from statusgen.config.values import (
+    MAILBOX_SCHEMES,
     MAX_CATCH_UP,
     MAX_CONFIRM_EVERY,
     MAX_INTERVAL,
@@ -17,6 +18,7 @@ from statusgen.config.values import (
     MAX_TIMEOUT,
     MAX_WINDOW,
     NOTIFY_EVENTS,
+    SMTP_SCHEMES,
     Key,
     base_url,
     boolean,
@@ -27,11 +29,14 @@ from statusgen.config.values import (
     count,
     cron,
     days,
+    email_address,
     granted_rate,
     headers,
     http_url,
     key_reference,
     languages,
+    limit,
+    mail_server,
     method,
     milliseconds,
     minority_failure,
@@ -508,5 +513,89 @@ GRANT_KEYS = (
         "contact",
         words,
         doc="Whom to reach about this reader's requests: the operator's record, published in no file of the site.",
+    ),
+)
+
+SUBSCRIPTION_KEYS = (
+    Key(
+        "address",
+        email_address,
+        doc="The address visitors write to, to subscribe, confirm and leave (the /subscribe/ page's mailto: "
+        "links), and the one the messages come from. Give it a mailbox of its own: statusgen reads every "
+        "message that arrives there.",
+    ),
+    Key(
+        "mailbox",
+        mail_server(MAILBOX_SCHEMES, "imaps://imap.example.com/INBOX"),
+        doc="Where that address's mail is read: imaps://HOST[:PORT][/FOLDER] (imap+starttls:// for port 143), or "
+        "a local Maildir folder on a host that delivers the mail itself. imap:// (no TLS) is for a server on "
+        "this host only.",
+    ),
+    Key(
+        "mailbox_user",
+        key_reference,
+        None,
+        'The environment variable holding the mailbox\'s login ("${STATUSGEN_MAIL_USER}"); needed for IMAP.',
+    ),
+    Key(
+        "mailbox_password",
+        key_reference,
+        None,
+        'The environment variable holding the mailbox\'s password ("${STATUSGEN_MAIL_PASSWORD}"); needed for IMAP.',
+    ),
+    Key(
+        "smtp",
+        mail_server(SMTP_SCHEMES, "smtp+starttls://smtp.example.com:587"),
+        doc="The mail server the messages are sent through: smtp+starttls://HOST[:PORT] (587 by default) or "
+        "smtps://HOST[:PORT] (465). smtp:// (no TLS) is for a relay on this host only. A local folder instead "
+        "receives each message as a Maildir file and sends nothing: for a trial, and the demo.",
+    ),
+    Key("smtp_user", key_reference, None, "The environment variable holding the mail server's login, if it asks one."),
+    Key("smtp_password", key_reference, None, "The environment variable holding the mail server's password."),
+    Key("sender_name", optional_words, None, "The name the messages come from; the site's title by default."),
+    Key(
+        "max_subscribers",
+        limit(1, 1_000_000),
+        10_000,
+        "At most this many addresses, confirmed or waiting; a request past it is answered by no message.",
+    ),
+    Key(
+        "requests_per_day",
+        limit(1, 100),
+        5,
+        "Subscribe requests read from one address a day; past that, its requests are ignored until the next "
+        "day. Whatever it sends, an address gets at most one confirmation an hour.",
+    ),
+    Key(
+        "messages_per_run",
+        limit(1, 10_000),
+        100,
+        "Messages read from the mailbox in one run, at most 256 KB each; the rest wait for the next run.",
+    ),
+    Key(
+        "bounces",
+        limit(1, 100),
+        3,
+        "Permanent delivery failures reported for an address (bounce messages that arrive in the mailbox) "
+        "before it is removed.",
+    ),
+    Key("events", notify_events, NOTIFY_EVENTS, "The events subscribers are sent; all by default."),
+    Key(
+        "min_severity",
+        severity,
+        "minor",
+        "Least severity of an incident that is sent (minor, major or critical). Maintenance is always sent.",
+    ),
+    Key(
+        "timeout",
+        seconds_up_to(MAX_NOTIFY_TIMEOUT),
+        30.0,
+        "Seconds to wait for the mailbox or the mail server to answer, each time it is asked something.",
+    ),
+    Key(
+        "send_per_run",
+        limit(1, 1_000_000),
+        20_000,
+        "At most this many messages sent in one run; the rest are sent by the next.",
     ),
 )

@@ -31,6 +31,7 @@ from statusgen.config.keys import (
     NOTIFY_KEYS,
     SERVICE_KEYS,
     SITE_KEYS,
+    SUBSCRIPTION_KEYS,
     VENDOR_KEYS,
 )
 from statusgen.config.notifyurl import understood
@@ -39,11 +40,13 @@ from statusgen.config.records import (
     CheckConfig,
     Config,
     LocationConfig,
+    MailServer,
     MaintenanceWindow,
     NotifyConfig,
     RateGrant,
     ServiceConfig,
     SiteConfig,
+    SubscriptionsConfig,
     VendorConfig,
 )
 from statusgen.config.secrets import references
@@ -387,7 +390,17 @@ def _services(
     return tuple(s for s in services if s)
 
 
-TOP_LEVEL = ("site", "categories", "sla", "services", "canaries", "locations", "notify", "rate_limit")
+TOP_LEVEL = (
+    "site",
+    "categories",
+    "sla",
+    "services",
+    "canaries",
+    "locations",
+    "notify",
+    "rate_limit",
+    "subscriptions",
+)
 
 
 def _canaries(doc: Mapping[str, Any], site: SiteConfig, problems: _Problems) -> tuple[CheckConfig, ...]:
@@ -448,6 +461,40 @@ def _notifiers(
     return tuple(n for n in found if n)
 
 
+def _subscriptions(doc: Mapping[str, Any], base: Path, problems: _Problems) -> SubscriptionsConfig | None:
+    """[subscriptions]: visitors' email updates; the credentials' variables must be set."""
+    if "subscriptions" not in doc:
+        return None
+    where = "[subscriptions]"
+    values = _read_table(doc["subscriptions"], SUBSCRIPTION_KEYS, where, problems)
+    _report_unknown(values, where, problems, [k.name for k in SUBSCRIPTION_KEYS])
+    servers = {}
+    for key in ("mailbox", "smtp"):
+        given = values.pop(key, None)
+        user, password = values.pop(f"{key}_user", None), values.pop(f"{key}_password", None)
+        for name, ref in ((f"{key}_user", user), (f"{key}_password", password)):
+            for variable in references(ref or ""):
+                if variable not in os.environ:
+                    problems.add(where, f"{name} names ${{{variable}}}, which is not set in the environment; export it")
+        if given is None:
+            continue
+        if "://" in given:
+            servers[key] = MailServer(url=given, user=user, password=password)
+        else:
+            servers[key] = MailServer(folder=Path(os.path.abspath(base / given)))
+            if user or password:
+                problems.add(where, f"{key}_user and {key}_password are for a server; {key} is a folder")
+    mailbox = servers.get("mailbox")
+    if mailbox is not None and mailbox.url and not (mailbox.user and mailbox.password):
+        problems.add(where, "mailbox_user and mailbox_password are required to log in to an IMAP mailbox")
+    smtp = servers.get("smtp")
+    if smtp is not None and smtp.url and bool(smtp.user) != bool(smtp.password):
+        problems.add(where, "smtp_user and smtp_password go together: give both, or neither")
+    if mailbox is None or smtp is None or "address" not in values:
+        return None
+    return SubscriptionsConfig(mailbox=mailbox, smtp=smtp, **values)
+
+
 GRANTS_FORM = "[[rate_limit.grants]] with addresses, per_minute, purpose and contact"
 
 
@@ -505,6 +552,7 @@ def parse_config(text_: str, path: Path) -> Config:
     _check_locations(services, locations, problems)
     notifiers = _notifiers(doc, services, categories, problems)
     grants = _grants(doc, problems)
+    subscriptions = _subscriptions(doc, path.parent, problems)
     operator, found = read_folder(site.notes, shown_folder(site.notes, path.parent), [s.slug for s in services])
     problems.items += found
     if problems.items:
@@ -520,6 +568,7 @@ def parse_config(text_: str, path: Path) -> Config:
         notifiers=notifiers,
         operator=operator,
         grants=grants,
+        subscriptions=subscriptions,
     )
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from statusgen.config.brand import THEME_STYLESHEET, Accent, BrandFile
 from statusgen.config.conditions import Condition
 from statusgen.config.cron import last_fire
 from statusgen.config.operatorfiles import OperatorFiles
 from statusgen.config.secrets import public_url
-from statusgen.config.values import NOTIFY_EVENTS
+from statusgen.config.values import MAILBOX_SCHEMES, NOTIFY_EVENTS, SMTP_SCHEMES
 from statusgen.i18n import said
 
 #: A site's data is out of date once no run has finished for this many intervals (by default).
@@ -230,6 +230,67 @@ class NotifyConfig:
 
 
 @dataclass(frozen=True)
+class MailServer:
+    """Where subscriptions' mail is read or sent: a server's URL (``imaps://``, ``smtp+starttls://``
+    and the like: ``values.MAILBOX_SCHEMES``, ``values.SMTP_SCHEMES``), or a Maildir ``folder``
+    (read: a host's own delivery; sent: what would be sent, for a trial or the demo). ``user`` and
+    ``password`` name environment variables (``${NAME}``), read only when connecting."""
+
+    url: str | None = None
+    folder: Path | None = None
+    user: str | None = None
+    password: str | None = None
+
+    @property
+    def scheme(self) -> str:
+        return urlsplit(self.url).scheme if self.url else "folder"
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or "" if self.url else ""
+
+    @property
+    def port(self) -> int:
+        """The URL's port, or its scheme's usual one."""
+        parts = urlsplit(self.url or "")
+        return parts.port or {**MAILBOX_SCHEMES, **SMTP_SCHEMES}.get(parts.scheme, 0)
+
+    @property
+    def path(self) -> str:
+        """An IMAP URL's folder (INBOX when it names none)."""
+        return unquote(urlsplit(self.url).path.strip("/")) or "INBOX" if self.url else ""
+
+    @property
+    def shown(self) -> str:
+        """How messages and logs name it: the URL (it holds no secret) or the folder."""
+        return self.url or str(self.folder)
+
+
+@dataclass(frozen=True)
+class SubscriptionsConfig:
+    """``[subscriptions]``: visitors write to ``address``; each run reads ``mailbox`` and sends
+    through ``smtp`` (docs/subscriptions.md)."""
+
+    address: str
+    mailbox: MailServer
+    smtp: MailServer
+    sender_name: str | None = None  # the From's name: the site's title by default
+    max_subscribers: int = 10_000
+    requests_per_day: int = 5
+    messages_per_run: int = 100
+    bounces: int = 3
+    events: tuple[str, ...] = NOTIFY_EVENTS
+    min_severity: str = "minor"
+    timeout: float = 30.0
+    send_per_run: int = 20_000
+
+    @property
+    def list_id(self) -> str:
+        """The List-Id (RFC 2919) of the messages: the address, its @ made a dot."""
+        return self.address.replace("@", ".").lower()
+
+
+@dataclass(frozen=True)
 class RateGrant:
     """A limit of the interface of its own for some client addresses (``[[rate_limit.grants]]``):
     the servers apply ``addresses`` and ``per_minute``; ``purpose`` and ``contact`` are the
@@ -254,6 +315,7 @@ class Config:
     sla: dict[str, float] = field(default_factory=dict)  # category -> its availability target ([sla])
     locations: tuple[LocationConfig, ...] = ()  # the other places that probe ([[locations]])
     grants: tuple[RateGrant, ...] = ()  # higher limits for some readers ([[rate_limit.grants]])
+    subscriptions: SubscriptionsConfig | None = None  # visitors' email updates ([subscriptions])
 
     def __post_init__(self) -> None:
         self.by_slug.update({s.slug: s for s in self.services})

@@ -11,6 +11,7 @@ from statusgen.config.keys import (
     NOTIFY_KEYS,
     SERVICE_KEYS,
     SITE_KEYS,
+    SUBSCRIPTION_KEYS,
     VENDOR_KEYS,
 )
 from statusgen.config.values import MAX_FILE_BYTES, MAX_NESTING, Key
@@ -28,6 +29,7 @@ def documented_keys() -> dict[str, tuple[Key, ...]]:
         "locations": LOCATION_KEYS,
         "notify": NOTIFY_KEYS,
         "rate_limit.grants": GRANT_KEYS,
+        "subscriptions": SUBSCRIPTION_KEYS,
     }
 
 
@@ -70,6 +72,7 @@ def config_reference() -> str:
         "notify": "[[notify]] (notifiers: who is told of incidents and maintenance; docs/notifications.md)",
         "rate_limit.grants": "[[rate_limit.grants]] (a higher limit of the interface for some readers, "
         "arranged with the operator: docs/deploy.md)",
+        "subscriptions": "[subscriptions] (visitors follow services by email: docs/subscriptions.md)",
     }
     for section, keys in documented_keys().items():
         lines += [f"## `{headings[section]}`", "", "| key | default | meaning |", "|---|---|---|"]

@@ -461,3 +461,75 @@ def notify_url(value: Any) -> str:
             f"generic webhook, got {show(given)}"
         )
     return given
+
+
+# -- subscriptions by email ----------------------------------------------------------------------
+
+#: An address as the subscriptions' messages are written from and to: no display name, no space,
+#: no control character, one @ with a dotted domain (or a loopback one, for a host's own delivery).
+EMAIL_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
+def email_address(value: Any) -> str:
+    given = text(value)
+    if not EMAIL_ADDRESS.fullmatch(given) or ".." in given:
+        raise Invalid(f'must be an email address alone, such as "status@example.com", got {show(given)}')
+    return given
+
+
+#: The schemes of a mailbox and of a mail server, and their default ports. The plain ones (no TLS)
+#: are for a server on this host only: credentials never cross a network in clear.
+MAILBOX_SCHEMES = {"imaps": 993, "imap+starttls": 143, "imap": 143}
+SMTP_SCHEMES = {"smtps": 465, "smtp+starttls": 587, "smtp": 25}
+PLAIN_SCHEMES = ("imap", "smtp")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def mail_server(schemes: Mapping[str, int], example: str) -> Callable[[Any], str]:
+    """A mail server's URL (``schemes``), or a local folder (a Maildir): checked, kept as written."""
+    names = ", ".join(f"{s}://" for s in schemes)
+
+    def convert(value: Any) -> str:
+        given = text(value)
+        if "://" not in given:
+            return given  # a folder: resolved against the configuration's folder by load
+        parts = urlsplit(given)
+        if parts.scheme not in schemes or not parts.hostname:
+            raise Invalid(f"must be a {names} URL with a host, or a local Maildir folder, got {show(given)}")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise Invalid(
+                f"must hold no user, password or query (they go in their own keys, from the environment), "
+                f'such as "{example}"'
+            )
+        try:
+            _ = parts.port  # urlsplit checks the port only when it is read
+        except ValueError:
+            raise Invalid(f"has a port that is not a number from 1 to 65535: {show(given)}") from None
+        if parts.scheme in PLAIN_SCHEMES and not _is_loopback(parts.hostname):
+            raise Invalid(
+                f"{parts.scheme}:// sends the login in clear, so it is only for a server on this host "
+                f"(127.0.0.1, ::1, localhost); use {parts.scheme}s:// or {parts.scheme}+starttls:// for "
+                f"{parts.hostname}"
+            )
+        return given
+
+    return convert
+
+
+def limit(low: int, high: int) -> Callable[[Any], int]:
+    """A whole number from ``low`` to ``high``."""
+
+    def convert(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise Invalid(f"must be a whole number from {low} to {high}, got {show(value)}")
+        return value
+
+    return convert

@@ -20,6 +20,8 @@ Tables:
   notifications   the outbox: each event due to each notifier, written with the run that decided
                   it, and how its sending went (``statusgen.notify``)
   months          per service and UTC month, the seconds of each status (``months``)
+  subscribers     visitors subscribed by email, and what is sent them (``subscribers``):
+  mail_events     mail_outbox, mail_read
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from statusgen.store.records import (
     aggregate,
     with_percentiles,
 )
+from statusgen.store.subscribers import SubscriberStore, prune_mail, queue_mail
 from statusgen.timeutil import floor_to, from_epoch, to_epoch
 from statusgen.vendors.model import VendorRow
 
@@ -96,7 +99,7 @@ def _last_day_split(since: datetime) -> tuple[int, int]:
 NOTIFICATION_RETENTION_S = 30 * 86400  # sent or abandoned events are kept this long (health counts them)
 
 
-class Store(LocationStore):
+class Store(LocationStore, SubscriberStore):
     """The store at ``path``. ``expected``: a previous run recorded a store there, so a missing or
     empty file means its history was lost, not that the site is new (``StoreError``).
 
@@ -188,6 +191,7 @@ class Store(LocationStore):
                 "INSERT OR IGNORE INTO notifications (event, notifier, queued_at, body) VALUES (?,?,?,?)",
                 [(n.event, n.notifier, to_epoch(n.queued_at), n.body) for n in cycle.notifications],
             )
+            queue_mail(db, cycle.mail, cycle.run.finished_at or cycle.run.started_at)
         return run_id
 
     # -- the outbox of notifications ---------------------------------------------------------
@@ -295,6 +299,7 @@ class Store(LocationStore):
             db.execute(
                 "DELETE FROM notifications WHERE state != 'pending' AND queued_at < ?", (t - NOTIFICATION_RETENTION_S,)
             )
+            prune_mail(db, t)
 
     # -- reading ------------------------------------------------------------
 

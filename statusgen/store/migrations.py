@@ -206,6 +206,33 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             OR typeof(slow) != 'integer' OR typeof(check_index) != 'integer'""",
         ],
     ),
+    (
+        18,
+        "visitors subscribed by email, what they are sent, and the mailbox's messages read",
+        [
+            # key: the address casefolded (one row per mailbox); services and asked_services: JSON
+            # lists of slugs, [] the whole site; a request waiting for its confirmation: asked_*.
+            """CREATE TABLE subscribers (
+            id INTEGER PRIMARY KEY, address TEXT NOT NULL, key TEXT NOT NULL UNIQUE, token TEXT NOT NULL UNIQUE,
+            state TEXT NOT NULL, services TEXT NOT NULL, language TEXT NOT NULL, created_at INTEGER NOT NULL,
+            confirmed_at INTEGER, asked_services TEXT, asked_language TEXT, asked_at INTEGER,
+            confirmation_sent_at INTEGER, day TEXT, requests INTEGER NOT NULL DEFAULT 0,
+            bounces INTEGER NOT NULL DEFAULT 0)""",
+            # an event subscribers are told of, once; the outbox, one row per event and subscriber,
+            # with the states of notifications (pending, sending, sent, uncertain, expired)
+            """CREATE TABLE mail_events (
+            event TEXT PRIMARY KEY, service TEXT NOT NULL, queued_at INTEGER NOT NULL, body TEXT NOT NULL)""",
+            """CREATE TABLE mail_outbox (
+            event TEXT NOT NULL REFERENCES mail_events ON DELETE CASCADE,
+            subscriber INTEGER NOT NULL REFERENCES subscribers ON DELETE CASCADE,
+            state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, done_at INTEGER,
+            answer TEXT, PRIMARY KEY (event, subscriber)) WITHOUT ROWID""",
+            "CREATE INDEX mail_outbox_waiting ON mail_outbox (state, event)",
+            "CREATE INDEX mail_outbox_by_subscriber ON mail_outbox (subscriber)",
+            # the mailbox's messages already acted on, by a digest of what identifies each
+            "CREATE TABLE mail_read (digest TEXT PRIMARY KEY, read_at INTEGER NOT NULL) WITHOUT ROWID",
+        ],
+    ),
 ]
 
 

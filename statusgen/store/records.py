@@ -67,6 +67,25 @@ class SendOutcome:
 
 
 @dataclass(frozen=True)
+class MailEvent:
+    """An event subscribers of ``service`` are told of: ``body`` is the event's JSON."""
+
+    event: str
+    service: str
+    body: str
+
+
+@dataclass(frozen=True)
+class MailItem:
+    """One message due: an event (its JSON ``body``) to one subscriber (by id)."""
+
+    event: str
+    subscriber: int
+    queued_at: datetime
+    body: str
+
+
+@dataclass(frozen=True)
 class Cycle:
     """Everything one run writes, in one transaction."""
 
@@ -77,6 +96,7 @@ class Cycle:
     vendors: Sequence[VendorRow] = ()
     notifications: Sequence[Notification] = ()  # queued with the decisions they tell of
     months: Credits = field(default_factory=dict)  # what the run adds to each service's months
+    mail: Sequence[MailEvent] = ()  # the same events, for the subscribers (each confirmed one who wants it)
 
 
 def bucket_of(r: StoredResult, res: int) -> BucketRow:
