@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,11 @@ from statusgen.config import load_config
 from statusgen.errors import StatusgenError, StoreError
 from statusgen.model import SEVERITIES, VENDOR_FORMATS
 from statusgen.progress import Advance, untold
+
+if TYPE_CHECKING:
+    from statusgen.config import Config
+    from statusgen.decide.subscribers import Subscriber
+    from statusgen.store import Store
 
 DEFAULT_CONFIG = "services.toml"
 
@@ -88,9 +93,15 @@ def main(log_format: str) -> None:
 @main.command("check-config")
 @config_option
 @click.argument("config_file", metavar="[CONFIG]", type=click.Path(dir_okay=False, path_type=Path), required=False)
-def check_config(config_path: Path, config_file: Path | None) -> None:
+@click.option(
+    "--online",
+    is_flag=True,
+    help="Then log in to [subscriptions]' mailbox and mail server (nothing is read or sent).",
+)
+def check_config(config_path: Path, config_file: Path | None, online: bool) -> None:
     """Validate a configuration file (CONFIG, or --config as for every other command) and its
-    notes folder, and report every problem at once."""
+    notes folder, and report every problem at once; with --online, also that the subscriptions'
+    mailbox and mail server answer and take the login (exit 2 when not)."""
     from statusgen.notes import checked_config
 
     if config_file is not None:
@@ -115,6 +126,24 @@ def check_config(config_path: Path, config_file: Path | None) -> None:
             f"; {len(listed) - waiting} files that are not batches (left as they are)" if len(listed) > waiting else ""
         )
         click.echo(f"locations {names}: keys set; inbox {cfg.site.inbox} reachable, {waiting} batches waiting{others}")
+    if online:
+        _check_online(cfg)
+
+
+def _check_online(cfg: Config) -> None:
+    """What a run asks of the mailbox and the mail server first, asked now: a login refused is
+    found before a visitor's request waits for an answer."""
+    from statusgen.errors import ConfigError
+    from statusgen.subscribe.online import check_online
+
+    subs = cfg.subscriptions
+    if subs is None:
+        click.echo("--online: no [subscriptions] to check")
+        return
+    problems = check_online(subs, os.environ)
+    if problems:
+        raise ConfigError(problems)
+    click.echo(f"[subscriptions]: mailbox {subs.mailbox.shown} and mail server {subs.smtp.shown}: ok")
 
 
 @main.command()
@@ -484,6 +513,114 @@ def health(config_path: Path) -> None:
     if stale or fresh_until is None or fresh_until <= utcnow():
         raise StatusgenError(f"{path}: the data is stale (fresh until {doc['stale_after']}); is the run loop going?")
     click.echo(f"{path}: fresh until {doc['stale_after']}")
+
+
+#: The outbox's states, in the order a message goes through them (``statusgen subscribers``).
+MAIL_STATES = ("pending", "sending", "sent", "uncertain", "expired")
+#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@main.group(invoke_without_command=True)
+@config_option
+@click.option(
+    "--export",
+    "export_to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write every address to FILE as CSV (mode 0600): address, state, services (slugs, none for the "
+    "whole site), language, created_at, confirmed_at.",
+)
+@click.pass_context
+def subscribers(ctx: click.Context, config_path: Path, export_to: Path | None) -> None:
+    """The visitors subscribed by email (docs/subscriptions.md): confirmed ones by service, the
+    requests waiting for a confirmation, and the outbox's messages by state."""
+    ctx.obj = config_path
+    if ctx.invoked_subcommand is not None:
+        if export_to is not None:
+            raise click.UsageError("--export writes the list; give it without a subcommand")
+        return
+    cfg = load_config(config_path)
+    with _subscriber_store(cfg) as store:
+        if export_to is not None:
+            rows = store.subscribers()
+            _export_subscribers(rows, export_to)
+            click.echo(f"{export_to}: {len(rows)} addresses")
+            return
+        for line in _subscriber_lines(cfg, store):
+            click.echo(line)
+
+
+@contextmanager
+def _subscriber_store(cfg: Config) -> Iterator[Store]:
+    """The store, under the run lock: a run reading the mailbox changes the subscribers."""
+    from statusgen.store import Store, lock_store
+
+    with lock_store(cfg.site.store), Store(cfg.site.store, expected=True) as store:
+        yield store
+
+
+def _subscriber_lines(cfg: Config, store: Store) -> list[str]:
+    by_service, pending, asking = store.subscriber_counts()
+    names = {s.slug: s.name for s in cfg.services}
+    lines = [f"{cfg.site.store}: {store.subscriber_count()} addresses; confirmed, by service:"]
+    order = ["", *names, *sorted(set(by_service) - set(names) - {""})]
+    for slug in order:
+        shown = (
+            "the whole site" if not slug else f"{names[slug]} ({slug})" if slug in names else f"{slug} (not configured)"
+        )
+        lines.append(f"  {shown}: {by_service.get(slug, 0)}")
+    lines.append(f"waiting for confirmation: {pending} new addresses, {asking} subscribers asking for a change")
+    mail = store.mail_counts()
+    states = [*MAIL_STATES, *sorted(set(mail) - set(MAIL_STATES))]
+    lines.append("outbox: " + ", ".join(f"{mail.get(state, 0)} {state}" for state in states))
+    return lines
+
+
+def _inert(cell: str) -> str:
+    """A cell a spreadsheet shows as text: one that would start a formula gets a leading '."""
+    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
+
+
+def _export_subscribers(rows: list[Subscriber], path: Path) -> None:
+    """Every address as CSV, written beside ``path`` with mode 0600 and renamed over it: the file
+    holds personal data, and no reader ever sees half of it."""
+    import csv
+    import tempfile
+
+    from statusgen.timeutil import iso
+
+    header = ("address", "state", "services", "language", "created_at", "confirmed_at")
+    try:
+        fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # made 0600
+        with open(fd, "w", encoding="utf-8", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(header)
+            for s in rows:
+                cells = (s.address, s.state, " ".join(s.services), s.language, iso(s.created_at), iso(s.confirmed_at))
+                out.writerow([_inert(c or "") for c in cells])
+        os.replace(partial, path)
+    except OSError as exc:
+        raise StatusgenError(f"{path}: cannot write the export ({exc.strerror or exc}); name a writable file") from None
+    finally:
+        if "partial" in locals():
+            Path(partial).unlink(missing_ok=True)
+
+
+@subscribers.command("remove")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None, hidden=True)
+@click.argument("address")
+@click.pass_obj
+def remove_subscriber(group_config: Path, config_path: Path | None, address: str) -> None:
+    """Delete the subscriber ADDRESS at once, with what is queued for them; they are sent nothing.
+    Exit 0 when removed, 1 when no subscriber has that address."""
+    cfg = load_config(config_path or group_config)  # --config before or after "remove"
+    with _subscriber_store(cfg) as store:
+        if not store.remove_subscriber(address):
+            raise StatusgenError(
+                f"{cfg.site.store}: no subscriber has that address; statusgen subscribers --export FILE lists them"
+            )
+    click.echo(f"{cfg.site.store}: removed that subscriber")
 
 
 @main.command("nginx-conf")

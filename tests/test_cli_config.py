@@ -14,7 +14,7 @@ from statusgen.cli import main
 #: The commands that read a configuration (the others write one, or read none).
 READERS = {
     "check-config", "run", "build", "serve", "publish", "doctor", "notify", "note", "incident", "maintenance",
-    "probe", "locations", "backup", "health",
+    "probe", "locations", "backup", "health", "subscribers",
 }  # fmt: skip
 
 
