@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import stat
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -212,3 +213,47 @@ def test_a_run_holding_the_lock_makes_remove_wait_for_it(site: Path) -> None:
     assert done.exit_code == 5, done.output
     with Store(site.parent / "data" / "statusgen.db") as store:
         assert store.subscriber("whole@example.net") is not None
+
+
+def test_a_backup_carries_the_subscribers_their_outbox_and_the_messages_read(site: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copies" / "statusgen.db"
+    done = run("backup", "--config", str(site), str(copy))
+    assert done.exit_code == 0, done.output
+    with Store(copy) as store:
+        assert [s.address for s in store.subscribers()] == [s.address for s in SUBSCRIBERS]
+        assert store.subscriber("waiting@example.net") == replace(SUBSCRIBERS[4], id=5)
+        assert store.mail_counts() == {"pending": 3}
+        assert store.already_read(["digest-1", "digest-2"]) == {"digest-1"}
+
+
+def test_doctor_names_damaged_subscriptions_by_hash_and_repair_keeps_the_rest(site: Path) -> None:
+    """A subscriber whose services do not read back is removed (nobody is sent what they did not
+    choose); one whose request does not is kept without it; a damaged event goes with its
+    messages; every other address, message and digest stays."""
+    db = site.parent / "data" / "statusgen.db"
+    with Store(db) as store, store.transaction() as tx:
+        queue_mail(tx, [MailEvent("incident-2.opened", "web", "{}")], NOW)
+        tx.execute("UPDATE subscribers SET services = '[\"api\"' WHERE key = 'api-and-web@example.net'")
+        tx.execute(
+            "UPDATE subscribers SET asked_services = '{}', asked_language = 'de', asked_at = 1 "
+            "WHERE key = 'whole@example.net'"
+        )
+        tx.execute("UPDATE mail_events SET body = 'not json' WHERE event = 'incident-1.opened'")
+    found = run("doctor", "--config", str(site))
+    assert found.exit_code == 3, found.output
+    damaged = [line for line in found.output.splitlines() if line.startswith("damaged: ")]
+    assert len(damaged) == 3
+    assert sum("(subscribers)" in line for line in damaged) == 2
+    assert "@" not in found.output
+    repaired = run("doctor", "--config", str(site), "--repair")
+    assert repaired.exit_code == 0, repaired.output
+    with Store(db) as store:
+        assert [s.address for s in store.subscribers()] == [
+            s.address for s in SUBSCRIBERS if "api-and" not in s.address
+        ]
+        whole = store.subscriber("whole@example.net")
+        assert whole is not None and whole.confirmed and whole.asked_at is None and whole.services == ()
+        assert store.subscriber("waiting@example.net") == replace(SUBSCRIBERS[4], id=5)
+        assert store.mail_counts() == {"pending": 1}  # incident-2 to the whole site's subscriber
+        assert store.already_read(["digest-1"]) == {"digest-1"}
+    assert run("doctor", "--config", str(site)).exit_code == 0

@@ -16,6 +16,14 @@ What a repair does, by table:
     vendor_sources  its last view and body dropped: the next run fetches the source again
     notifications   dropped: that event is not sent
     location_results  dropped: that result of a probe agent is lost
+    subscribers     services asked for: the request forgotten (a confirmed subscriber keeps
+                    what they had); services chosen, or a waiting address's request: the
+                    address removed, since sending what nobody chose is worse than sending
+                    nothing (they can subscribe again)
+    mail_events     dropped, with its messages: that event is not sent to subscribers
+
+The subscribers, their outbox and the record of the mailbox's messages read are otherwise left
+as they are: a repair never drops an address it can read.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import orjson
 from statusgen import latency
 from statusgen.decide.incidents import Incident
 from statusgen.decide.state import ServiceState
+from statusgen.decide.subscribers import CONFIRMED, address_hash
 from statusgen.store.database import Store
 from statusgen.store.failures import DECODING
 from statusgen.store.hours import inflated, write_hours
@@ -49,7 +58,7 @@ class Damage:
     @property
     def of(self) -> str:
         """What it is, whose, and of when."""
-        owner = "notifier" if self.table == "notifications" else "service"
+        owner = {"notifications": "notifier", "subscribers": "subscriber"}.get(self.table, "service")
         when = f" at {iso_epoch(self.at)}" if self.at is not None else ""
         return f"the {self.what} of {owner} {self.service!r}{when}"
 
@@ -138,6 +147,31 @@ def _notifications(store: Store) -> list[Damage]:
     return _json_rows(store, "notifications", sql, "queued notification", _table)
 
 
+def _slug_list(value: Any) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"a JSON list of service slugs was stored, this is a {type(value).__name__}")
+
+
+def _subscribers(store: Store) -> list[Damage]:
+    """A subscriber's services, chosen or asked for (logs and lines name them by address_hash)."""
+    found = []
+    rows = store.db.execute("SELECT id, key, created_at, services, asked_services FROM subscribers")
+    for id_, key, created_at, services, asked in rows:
+        for column, value, what in (("services", services, "services chosen"), ("asked_services", asked, "request")):
+            if value is None and column == "asked_services":
+                continue  # nothing asked for
+            try:
+                _slug_list(orjson.loads(value))
+            except DECODING as exc:
+                found.append(Damage("subscribers", (id_, column), address_hash(key), created_at, what, _reason(exc)))
+    return found
+
+
+def _mail_events(store: Store) -> list[Damage]:
+    sql = "SELECT service, queued_at, event, body FROM mail_events"
+    return _json_rows(store, "mail_events", sql, "event queued for subscribers", _table)
+
+
 #: Each table's reading, in the order ``examine`` goes through them.
 READINGS: tuple[Callable[[Store], list[Damage]], ...] = (
     _hours,
@@ -147,6 +181,8 @@ READINGS: tuple[Callable[[Store], list[Damage]], ...] = (
     _vendor_views,
     _notifications,
     _location_results,
+    _subscribers,
+    _mail_events,
 )
 
 
@@ -201,6 +237,26 @@ def _repair_one(db: Any, d: Damage) -> str:
             "DELETE FROM location_results WHERE location = ? AND service = ? AND check_index = ? AND ts = ?", d.key
         )
         return f"dropped {of}"
+    if d.table in ("subscribers", "mail_events"):
+        return _repair_mail(db, d)
     event, notifier = d.key[0].split("\0")
     db.execute("DELETE FROM notifications WHERE event = ? AND notifier = ?", (event, notifier))
     return f"dropped {of}: that event is not sent"
+
+
+def _repair_mail(db: Any, d: Damage) -> str:
+    of = d.of
+    if d.table == "mail_events":
+        db.execute("DELETE FROM mail_events WHERE event = ?", d.key)  # its outbox rows go with it
+        return f"dropped {of} ({d.key[0]}): it is not sent"
+    id_, column = d.key
+    if column == "asked_services":
+        kept = db.execute(
+            "UPDATE subscribers SET asked_services = NULL, asked_language = NULL, asked_at = NULL "
+            "WHERE id = ? AND state = ?",
+            (id_, CONFIRMED),
+        ).rowcount
+        if kept:
+            return f"dropped {of}: forgotten; they keep what they had and can ask again"
+    db.execute("DELETE FROM subscribers WHERE id = ?", (id_,))
+    return f"dropped {of}: the address is removed and can subscribe again"
