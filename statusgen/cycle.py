@@ -26,12 +26,14 @@ from statusgen.inbox import check_inbox_place
 from statusgen.locations.ingest import ingest
 from statusgen.model import SET_ASIDE, CheckId, CheckResult, Outcome
 from statusgen.notes import check_notes
-from statusgen.notify.outbox import deliver, queued
+from statusgen.notify.outbox import deliver, queued, run_events
 from statusgen.probe import CheckTarget, Confirm, probe_all, targets
 from statusgen.progress import Progress, quiet
 from statusgen.render.build import BuildResult, build
 from statusgen.render.tree import clear_partial, recorded_store, remember_store
 from statusgen.store import Cycle, Store
+from statusgen.subscribe.outbox import mail_events
+from statusgen.subscribe.run import mail_turn
 from statusgen.timeutil import utcnow
 from statusgen.vendors.model import VendorObservation, VendorRow
 from statusgen.vendors.stage import fetch_vendors
@@ -178,14 +180,16 @@ def run_cycle(
         )
         rows = [row for row, _ in fetched.values()]
         statuses = {slug: state.status.value for slug, state in decisions.states.items()}
-        told = queued(store, config, before, decisions.incidents, observations, statuses, now)
+        events = run_events(store, config, before, decisions.incidents, observations, statuses, now)
         months = run_credits(decisions.states, decisions.results, last_run, now, config.site.interval)
-        cycle = Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told, months)
+        told, mail = queued(config, events, now), mail_events(config, events)
+        cycle = Cycle(run, decisions.results, decisions.states, decisions.incidents, rows, told, months, mail)
         run_id = store.save_cycle(cycle)
         store.prune(now, config.site.report_months)
         built = build(store, config, now)
         remember_store(config.site.output, config.site.store)
         deliver(store, config, now)  # after the build: a message's link leads to a page that tells it
+        mail_turn(store, config, now)  # the subscribers' mailbox read, then their messages sent
         return CycleReport(run_id, len(results), failed, probe_ms, built, len(decisions.incidents))
     finally:
         store.close()

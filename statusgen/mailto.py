@@ -7,8 +7,8 @@ This is the public interface of subscribing by email, as ``routes`` is of the UR
     confirm TOKEN                     the answer to a confirmation
     unsubscribe [TOKEN]               leave (the token: from any address, for the one it names)
 
-A reply's prefixes ("Re:", "AW:", "Fwd:"...) and brackets are ignored; commands are read in any
-case; tokens are exact.
+A reply's prefixes ("Re:", "AW:", "Fwd:"...) and a list's tags ("[Status]") are ignored; commands
+are read in any case; tokens are exact.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 LANGUAGE = re.compile(r"lang=([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)", re.IGNORECASE)
 #: What mail programs put before a subject they reply to or forward, in the languages we speak.
-REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|antw|wg|fw|fwd|tr|rv|enc|res)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+#: And what lists put there ("[Status]"), in any order with them.
+REPLY_PREFIX = re.compile(
+    r"^\s*(?:(?:re|aw|sv|antw|wg|fw|fwd|tr|rv|enc|res)\s*(?:\[\d+\])?\s*:\s*|\[[^\]]{0,64}\]\s*)+", re.IGNORECASE
+)
 MAX_SUBJECT = 998  # RFC 5322's line limit: a longer subject is no command of ours
 
 
@@ -58,7 +61,7 @@ def command(text: str) -> Command | None:
     """The command a subject says, or None (an ordinary message: not ours to answer)."""
     if len(text) > MAX_SUBJECT:
         return None
-    words = REPLY_PREFIX.sub("", text).replace("[", " ").replace("]", " ").split()
+    words = REPLY_PREFIX.sub("", text).split()
     if not words or words[0].lower() not in COMMANDS:
         return None
     verb, rest = words[0].lower(), words[1:]

@@ -7,13 +7,15 @@ subscriber it concerns as the store holds it, and returns what changes and what 
 * **subscribe**: a new address is recorded as waiting, with a random token, and sent one
   confirmation; an address already known asks again (for other services, or in another
   language), and is sent a confirmation of that. An address is sent at most one confirmation an
-  hour and read at most ``requests_per_day`` requests a day; past ``max_subscribers`` addresses,
-  a new one is answered by nothing.
+  hour and read at most ``requests_per_day`` requests a day (``Asking``, kept by the address's
+  hash, outlives its subscription); past ``max_subscribers`` addresses, a new one is answered
+  by nothing.
 * **confirm**: only the token of the confirmation, from the address it was sent to, confirms what
   was asked; the subscriber is welcomed. A token from another address confirms nothing.
 * **unsubscribe**: from the address, or with its token from anywhere (a mail program's
   List-Unsubscribe, a forwarded mailbox), the subscriber is removed at once and told so, once.
-  An address that is not subscribed is answered by nothing: a forged sender gets no mail.
+  An address that is not subscribed is answered by nothing, and one that never confirmed is
+  forgotten without a word: a forged sender gets no mail.
 
 ``expiry`` says until when a request waits for its confirmation (``CONFIRM_WITHIN``);
 ``bounced`` what a permanent delivery failure does.
@@ -57,9 +59,6 @@ class Subscriber:
     asked_services: tuple[str, ...] | None = None
     asked_language: str | None = None
     asked_at: datetime | None = None
-    confirmation_sent_at: datetime | None = None
-    day: str | None = None  # the UTC day ``requests`` counts
-    requests: int = 0
     bounces: int = 0
     id: int | None = None  # the store's, once saved
 
@@ -75,6 +74,16 @@ class Subscriber:
     def waiting(self) -> bool:
         """Whether a request waits for its confirmation."""
         return self.asked_at is not None
+
+
+@dataclass(frozen=True)
+class Asking:
+    """What an address asked lately, kept by its hash apart from the subscribers, and after they
+    leave: leaving and asking again does not start its limits afresh."""
+
+    day: str | None = None  # the UTC day ``requests`` counts
+    requests: int = 0
+    confirmation_sent_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -99,29 +108,32 @@ class Limits:
 @dataclass(frozen=True)
 class Handled:
     """What one request does: ``saved`` is written (by key), ``removed`` deleted; ``reply`` is
-    sent to ``saved`` (or to ``removed``); ``said`` is the log's account (no address in it)."""
+    sent to ``saved`` (or to ``removed``); ``asking`` is the sender's count as it now is;
+    ``said`` is the log's account (no address in it)."""
 
     said: str
     saved: Subscriber | None = None
     removed: Subscriber | None = None
     reply: str | None = None
+    asking: Asking | None = None
 
 
 def handle(
     request: Request,
     known: Subscriber | None,
     by_token: Subscriber | None,
+    asking: Asking,
     limits: Limits,
     count: int,
     new_token: str,
     now: datetime,
 ) -> Handled:
     """What ``request`` does. ``known``: the subscriber of its sender; ``by_token``: the one its
-    token names; ``count``: the addresses the store holds; ``new_token``: a fresh random token,
-    for a new address."""
+    token names; ``asking``: what its sender asked lately; ``count``: the addresses the store
+    holds; ``new_token``: a fresh random token, for a new address."""
     who = address_hash(request.sender)
     if request.verb == "subscribe":
-        return _subscribe(request, known, limits, count, new_token, now, who)
+        return _subscribe(request, known, asking, limits, count, new_token, now, who)
     if request.verb == "confirm":
         return _confirm(request, by_token, now, who)
     return _unsubscribe(request, known, by_token, who)
@@ -137,26 +149,30 @@ def _asked(request: Request, limits: Limits) -> tuple[tuple[str, ...], str]:
 
 
 def _subscribe(
-    request: Request, known: Subscriber | None, limits: Limits, count: int, token: str, now: datetime, who: str
+    request: Request,
+    known: Subscriber | None,
+    asking: Asking,
+    limits: Limits,
+    count: int,
+    token: str,
+    now: datetime,
+    who: str,
 ) -> Handled:
     services, language = _asked(request, limits)
     today = now.date().isoformat()
-    if known is None:
-        if count >= limits.max_subscribers:
-            return Handled(f"subscribe from {who}: not taken, the site has its {limits.max_subscribers} addresses")
-        new = Subscriber(
-            request.sender, token, PENDING, (), language, now, None, services, language, now, now, today, 1
-        )
-        return Handled(f"subscribe from {who}: a confirmation is sent", saved=new, reply=CONFIRM)
-    requests = known.requests + 1 if known.day == today else 1
-    counted = replace(known, day=today, requests=requests)
+    requests = asking.requests + 1 if asking.day == today else 1
+    counted = replace(asking, day=today, requests=requests)
     if requests > limits.requests_per_day:
-        return Handled(f"subscribe from {who}: ignored, past {limits.requests_per_day} requests today", saved=counted)
-    last = known.confirmation_sent_at
+        return Handled(f"subscribe from {who}: ignored, past {limits.requests_per_day} requests today", asking=counted)
+    last = asking.confirmation_sent_at
     if last is not None and now - last < CONFIRMATION_EVERY:
-        return Handled(f"subscribe from {who}: no confirmation, one was sent within the hour", saved=counted)
-    asked = replace(counted, asked_services=services, asked_language=language, asked_at=now, confirmation_sent_at=now)
-    return Handled(f"subscribe from {who}: a confirmation is sent", saved=asked, reply=CONFIRM)
+        return Handled(f"subscribe from {who}: no confirmation, one was sent within the hour", asking=counted)
+    if known is None and count >= limits.max_subscribers:
+        return Handled(f"subscribe from {who}: not taken, the site has its {limits.max_subscribers} addresses")
+    base = known or Subscriber(request.sender, token, PENDING, (), language, now)
+    asked = replace(base, asked_services=services, asked_language=language, asked_at=now)
+    sent = replace(counted, confirmation_sent_at=now)
+    return Handled(f"subscribe from {who}: a confirmation is sent", saved=asked, reply=CONFIRM, asking=sent)
 
 
 def _confirm(request: Request, by_token: Subscriber | None, now: datetime, who: str) -> Handled:
@@ -180,9 +196,13 @@ def _confirm(request: Request, by_token: Subscriber | None, now: datetime, who: 
 
 
 def _unsubscribe(request: Request, known: Subscriber | None, by_token: Subscriber | None, who: str) -> Handled:
+    """A subscriber is told they left; an address that never confirmed is forgotten silently (a
+    forged request and its undoing must not make two messages to someone who asked nothing)."""
     leaving = by_token if request.token is not None else known
     if leaving is None:
         return Handled(f"unsubscribe from {who}: ignored, not subscribed")
+    if not leaving.confirmed:
+        return Handled(f"unsubscribe from {who}: the request waiting for confirmation is forgotten", removed=leaving)
     return Handled(f"unsubscribe from {who}: removed", removed=leaving, reply=GOODBYE)
 
 

@@ -326,8 +326,12 @@ def wants(notifier: NotifyConfig, event: Event, category: str | None) -> bool:
         return False
     if notifier.categories and category not in notifier.categories:
         return False
-    least = SEVERITIES.index(notifier.min_severity)
-    return event.severity is None or SEVERITIES.index(event.severity) >= least
+    return severe_enough(event, notifier.min_severity)
+
+
+def severe_enough(event: Event, least: str) -> bool:
+    """Whether an event is of ``least`` severity or worse: maintenance (no severity) always is."""
+    return event.severity is None or SEVERITIES.index(event.severity) >= SEVERITIES.index(least)
 
 
 def queue(config: Config, events: Sequence[Event], now: datetime) -> list[Notification]:

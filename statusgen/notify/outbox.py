@@ -41,7 +41,7 @@ log = logging.getLogger("statusgen")
 GRACE_S = 2.0  # past the longest timeout, a notifier's thread is no longer waited for
 
 
-def queued(
+def run_events(
     store: Store,
     config: Config,
     before: Mapping[str, Incident],
@@ -49,15 +49,20 @@ def queued(
     observations: Mapping[str, VendorObservation],
     statuses: Mapping[str, str],
     now: datetime,
-) -> list[Notification]:
-    """The outbox rows of a run's events; read from the store before the run's decisions are saved.
-    ``statuses``: each service's status as the run decided it."""
-    if not config.notifiers:
+) -> list[Event]:
+    """The events of a run, for the notifiers and the subscribers; read from the store before the
+    run's decisions are saved. ``statuses``: each service's status as the run decided it."""
+    if not config.notifiers and config.subscriptions is None:
         return []
     views = {s: orjson.loads(r.view_json) if r.view_json else None for s, r in store.vendor_rows().items()}
     last = store.last_finished_run()
     since = last.finished_at if last and last.finished_at else now - timedelta(seconds=config.site.interval)
-    return queue(config, cycle_events(config, before, changed, views, observations, statuses, since, now), now)
+    return cycle_events(config, before, changed, views, observations, statuses, since, now)
+
+
+def queued(config: Config, events: Sequence[Event], now: datetime) -> list[Notification]:
+    """The outbox rows of a run's events: one per event and notifier that wants it."""
+    return queue(config, events, now) if config.notifiers else []
 
 
 @dataclass(frozen=True)

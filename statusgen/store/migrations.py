@@ -216,8 +216,12 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
             id INTEGER PRIMARY KEY, address TEXT NOT NULL, key TEXT NOT NULL UNIQUE, token TEXT NOT NULL UNIQUE,
             state TEXT NOT NULL, services TEXT NOT NULL, language TEXT NOT NULL, created_at INTEGER NOT NULL,
             confirmed_at INTEGER, asked_services TEXT, asked_language TEXT, asked_at INTEGER,
-            confirmation_sent_at INTEGER, day TEXT, requests INTEGER NOT NULL DEFAULT 0,
             bounces INTEGER NOT NULL DEFAULT 0)""",
+            # what each address asked lately, by its hash: kept apart, so that leaving and asking
+            # again does not start its limits afresh
+            """CREATE TABLE askers (
+            hash TEXT PRIMARY KEY, day TEXT, requests INTEGER NOT NULL, confirmation_sent_at INTEGER,
+            updated_at INTEGER NOT NULL) WITHOUT ROWID""",
             # an event subscribers are told of, once; the outbox, one row per event and subscriber,
             # with the states of notifications (pending, sending, sent, uncertain, expired)
             """CREATE TABLE mail_events (

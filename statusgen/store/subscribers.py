@@ -20,7 +20,15 @@ from typing import Any
 
 import orjson
 
-from statusgen.decide.subscribers import CONFIRM_WITHIN, CONFIRMED, PENDING, Subscriber, address_key
+from statusgen.decide.subscribers import (
+    CONFIRM_WITHIN,
+    CONFIRMED,
+    PENDING,
+    Asking,
+    Subscriber,
+    address_hash,
+    address_key,
+)
 from statusgen.store.failures import guarded_method
 from statusgen.store.records import MailEvent, MailItem
 from statusgen.timeutil import from_epoch, to_epoch
@@ -29,8 +37,9 @@ MAIL_RETENTION_S = 30 * 86400  # messages sent or given up, and the mailbox's me
 GIVE_UP_S = 7 * 86400  # a message not sent in a week is not sent (as notifications)
 COLUMNS = (
     "address, token, state, services, language, created_at, confirmed_at, asked_services, asked_language, "
-    "asked_at, confirmation_sent_at, day, requests, bounces, id"
+    "asked_at, bounces, id"
 )
+ASKERS_KEPT_S = 2 * 86400  # past a day's count and an hour's wait, what an address asked is forgotten
 
 
 def _epoch(at: datetime | None) -> int | None:
@@ -59,9 +68,6 @@ def _row(s: Subscriber) -> tuple[Any, ...]:
         asked,
         s.asked_language,
         _epoch(s.asked_at),
-        _epoch(s.confirmation_sent_at),
-        s.day,
-        s.requests,
         s.bounces,
     )
 
@@ -78,11 +84,8 @@ def _subscriber(row: Sequence[Any]) -> Subscriber:
         _slugs(row[7]),
         row[8],
         _time(row[9]),
-        _time(row[10]),
+        row[10],
         row[11],
-        row[12],
-        row[13],
-        row[14],
     )
 
 
@@ -90,13 +93,12 @@ def save_subscriber(db: sqlite3.Connection, s: Subscriber) -> None:
     """Write ``s``: a new address, or the one of its key as it now is."""
     db.execute(
         "INSERT INTO subscribers (address, key, token, state, services, language, created_at, confirmed_at, "
-        "asked_services, asked_language, asked_at, confirmation_sent_at, day, requests, bounces) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET address = excluded.address, "
+        "asked_services, asked_language, asked_at, bounces) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET address = excluded.address, "
         "token = excluded.token, state = excluded.state, services = excluded.services, "
         "language = excluded.language, confirmed_at = excluded.confirmed_at, "
         "asked_services = excluded.asked_services, asked_language = excluded.asked_language, "
-        "asked_at = excluded.asked_at, confirmation_sent_at = excluded.confirmation_sent_at, day = excluded.day, "
-        "requests = excluded.requests, bounces = excluded.bounces",
+        "asked_at = excluded.asked_at, bounces = excluded.bounces",
         _row(s),
     )
 
@@ -124,6 +126,7 @@ def prune_mail(db: sqlite3.Connection, t: int) -> None:
         (cut,),
     )
     db.execute("DELETE FROM mail_read WHERE read_at < ?", (cut,))
+    db.execute("DELETE FROM askers WHERE updated_at < ?", (t - ASKERS_KEPT_S,))
 
 
 class SubscriberStore:
@@ -176,16 +179,35 @@ class SubscriberStore:
         return by_service, int(pending), int(asking)
 
     @guarded_method
+    def asking(self, address: str) -> Asking:
+        """What ``address`` asked lately (nothing, once ``ASKERS_KEPT_S`` passed)."""
+        row = self.db.execute(
+            "SELECT day, requests, confirmation_sent_at FROM askers WHERE hash = ?", (address_hash(address),)
+        ).fetchone()
+        return Asking(row[0], row[1], _time(row[2])) if row else Asking()
+
+    @guarded_method
     def save_subscribers(
-        self, saved: Iterable[Subscriber], removed: Iterable[Subscriber], read: Iterable[str], now: datetime
+        self,
+        saved: Iterable[Subscriber],
+        removed: Iterable[Subscriber],
+        read: Iterable[str],
+        now: datetime,
+        asked: Iterable[tuple[str, Asking]] = (),
     ) -> None:
-        """One message's outcome, at once: the subscribers it changed and removed, and the
-        digests of the mailbox's messages it was read from (never acted on twice)."""
+        """One message's outcome, at once: the subscribers it changed and removed, what the
+        addresses ``asked`` (by address), and the digests of the mailbox's messages it was read
+        from (never acted on twice)."""
+        t = to_epoch(now)
         with self.transaction() as db:
             for s in saved:
                 save_subscriber(db, s)
             db.executemany("DELETE FROM subscribers WHERE key = ?", [(s.key,) for s in removed])
-            db.executemany("INSERT OR IGNORE INTO mail_read VALUES (?,?)", [(d, to_epoch(now)) for d in read])
+            db.executemany(
+                "INSERT OR REPLACE INTO askers VALUES (?,?,?,?,?)",
+                [(address_hash(a), k.day, k.requests, _epoch(k.confirmation_sent_at), t) for a, k in asked],
+            )
+            db.executemany("INSERT OR IGNORE INTO mail_read VALUES (?,?)", [(d, t) for d in read])
 
     @guarded_method
     def remove_subscriber(self, address: str) -> bool:
