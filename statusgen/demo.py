@@ -13,14 +13,17 @@ Before the first cycle, the store is given 150 days of simulated history for
 the services that are not paused (``statusgen.simulate``), with a few past
 incidents, so the bars and charts have a past and the monthly reports at
 least three whole months (past 90 days as the monthly rollups alone, as a real
-store keeps them). The site's ``base_url`` is
-the address it is served at. Works offline; writes ``demo-data/`` and
+store keeps them). One visitor is subscribed by email before the first cycle, as any
+would be (a request in the mailbox folder, its confirmation answered), so the
+messages the incidents make are there to read in ``demo-data/mail/sent``. The
+site's ``base_url`` is the address it is served at. Works offline; writes ``demo-data/`` and
 ``site/`` in the current folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import mailbox
 import os
 import secrets
 import shutil
@@ -30,16 +33,20 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
+from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import click
 
+from statusgen import mailto
 from statusgen.agent.run import agent_run
 from statusgen.config import Config, load_config
 from statusgen.cycle import run_cycle
 from statusgen.i18n import SHIPPED
 from statusgen.simulate import Simulated, fill
+from statusgen.store import Store
+from statusgen.subscribe.run import mail_turn
 from statusgen.timeutil import iso, utcnow
 from statusgen.web.serve import PreviewServer
 
@@ -120,6 +127,8 @@ MAINTAINED = "billing-db"  # in a maintenance window now
 AGENTS = {"eu-west": "127.0.0.2", "us-east": "127.0.0.3", "ap-south": "127.0.0.4"}
 BROKEN_PATH = AGENTS["ap-south"]
 KEY_VARIABLE = "STATUSGEN_DEMO_INBOX_KEY"
+DEMO_ADDRESS = "status@demo.example"  # the subscription address (docs/subscriptions.md)
+DEMO_VISITOR = "visitor@demo.example"
 
 
 def demo_config(
@@ -174,8 +183,36 @@ def demo_config(
                 for name, address in (AGENTS.items() if locations else [])
             ),
             *(svc(s) for s in SERVICES),
+            # Visitors' email: the mailbox is a Maildir folder (as a host's own delivery writes it),
+            # and what would be sent lands in another, to read with any mail program.
+            "\n[subscriptions]",
+            f'address = "{DEMO_ADDRESS}"',
+            f'mailbox = "{(workdir / "mail" / "inbox").resolve()}"',
+            f'smtp = "{(workdir / "mail" / "sent").resolve()}"',
         ]
     )
+
+
+def visitor_subscribes(config: Config) -> None:
+    """One visitor subscribed as any would be: the request their mail program writes delivered to
+    the mailbox, a run's confirmation answered, the next run's welcome."""
+    subs = config.subscriptions
+    assert subs is not None and subs.mailbox.folder is not None and subs.smtp.folder is not None
+    subs.mailbox.folder.parent.mkdir(parents=True, exist_ok=True)
+    inbox, sent = mailbox.Maildir(subs.mailbox.folder, create=True), mailbox.Maildir(subs.smtp.folder, create=True)
+
+    def write(subject: str) -> None:
+        msg = EmailMessage()
+        msg["From"], msg["To"], msg["Subject"] = DEMO_VISITOR, subs.address, subject
+        msg.set_content("")
+        inbox.add(msg)
+
+    write(mailto.subject(mailto.SUBSCRIBE))
+    with Store(config.site.store) as store:
+        mail_turn(store, config, utcnow())
+        asked = [m["Subject"] for m in sent if str(m["Subject"]).startswith(mailto.CONFIRM)]
+        write(f"Re: {asked[-1]}")
+        mail_turn(store, config, utcnow())
 
 
 def simulated_past(store: Path, days: int) -> None:
@@ -230,6 +267,12 @@ def main(argv: list[str] | None = None) -> None:
     say(f"demo: {len(SERVICES)} services on http://127.0.0.1:{port} (loopback), configured in {cfg_path}")
     if args.days > 0:
         simulated_past(config.site.store, args.days)
+    visitor_subscribes(config)
+    assert config.subscriptions is not None and config.subscriptions.smtp.folder is not None
+    say(
+        f"demo: {DEMO_VISITOR} subscribed by email; what the site sends lands in "
+        f"{config.subscriptions.smtp.folder}/new (a Maildir: mutt -f, or any mail program)"
+    )
     if args.cycles > 0:
         say("demo: the first run: checking every service, then building the whole site (a few seconds)")
         say(cycle(config))
