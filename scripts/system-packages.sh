@@ -7,11 +7,13 @@
 #   systemd (systemd-analyze verify checks the units in contrib/),
 #   fonts-ipafont-gothic (a Japanese font: the pages in Japanese are read and shot in Chromium),
 #   prometheus (its promtool checks /metrics as Prometheus' own linter),
-#   podman, runc and mmdebstrap (the container image is built and run from a base made of Debian's packages).
+#   podman, runc and mmdebstrap (the container image is built and run from a base made of Debian's packages),
+#   dovecot-imapd (the real IMAP mailbox the subscriptions' tests read: tests/mailservers.py).
 # Needs root (as on CI and the development machines); does nothing when all are there.
 set -euo pipefail
 want=(nginx:nginx chromium:chromium chromedriver:chromium-driver xmllint:libxml2-utils rclone:rclone wrk:wrk
-      rsync:rsync systemd-analyze:systemd promtool:prometheus podman:podman runc:runc mmdebstrap:mmdebstrap)
+      rsync:rsync systemd-analyze:systemd promtool:prometheus podman:podman runc:runc mmdebstrap:mmdebstrap
+      dovecot:dovecot-imapd)
 missing=()
 for pair in "${want[@]}"; do
   cmd=${pair%%:*}; pkg=${pair#*:}

@@ -1,0 +1,311 @@
+"""Real mail servers on loopback for the subscriptions' tests: Debian's Dovecot as the mailbox
+(IMAP, a passwd-file user, a Maildir) and aiosmtpd as the mail server statusgen sends through.
+
+Import the fixtures by name where they are used::
+
+    from tests.mailservers import dovecot_fixture, relay_fixture  # noqa: F401 (registers them)
+
+    def test_something(dovecot: Dovecot, relay: Relay) -> None: ...
+
+(the functions' names differ from the fixtures' so that a test's argument does not shadow an import.)
+
+``dovecot`` gives a new folder per test on one Dovecot of the session (``Dovecot``: its ``url``,
+``deliver`` a message, read ``flags``);
+``relay`` records what it receives (``Relay.received``) and refuses the addresses of ``refuse``;
+``start_relay`` makes one with logins (``users``) or a short idle timeout.
+"""
+
+from __future__ import annotations
+
+import imaplib
+import itertools
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from tests.conformance import free_port
+
+DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
+DOVEADM = shutil.which("doveadm") or "/usr/bin/doveadm"
+
+DOVECOT_CONF = """\
+base_dir = {root}/run
+state_dir = {root}/state
+log_path = {log}
+listen = 127.0.0.1
+protocols = imap
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+default_internal_user = dovecot
+default_login_user = dovenull
+first_valid_uid = 100
+# a refused login answers at once, and the next ones are not slowed down: tests try wrong passwords
+auth_failure_delay = 0
+service anvil {{
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
+mail_location = maildir:{root}/mail
+passdb {{
+  driver = passwd-file
+  args = {root}/passwd
+}}
+userdb {{
+  driver = static
+  args = uid=dovecot gid=dovecot home={root}/home
+}}
+service imap-login {{
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {port}
+  }}
+  inet_listener imaps {{
+    port = 0
+  }}
+}}
+"""
+
+
+@dataclass
+class Dovecot:
+    """A Dovecot serving one user's Maildir over plain IMAP on loopback."""
+
+    port: int
+    root: Path  # its own folder: configuration, sockets, state, the Maildir
+    log: Path
+    process: subprocess.Popen[bytes] | None = None  # its master, in the foreground
+    host: str = "127.0.0.1"
+    user: str = "status"
+    password: str = "imap-s3cret-Pw"
+    folder: str = "INBOX"  # the test's own folder: what the methods act on unless told
+
+    @property
+    def config(self) -> Path:
+        return self.root / "dovecot.conf"
+
+    @property
+    def maildir(self) -> Path:
+        """The folder's Maildir (Dovecot's Maildir++: a folder is a dot-named Maildir in INBOX's)."""
+        return self.root / "mail" if self.folder == "INBOX" else self.root / "mail" / f".{self.folder}"
+
+    def url(self, scheme: str = "imap", folder: str | None = None) -> str:
+        return f"{scheme}://{self.host}:{self.port}/{self.folder if folder is None else folder}"
+
+    @contextmanager
+    def session(self, folder: str | None = None) -> Iterator[imaplib.IMAP4]:
+        """The test's own IMAP session as the user, with ``folder`` selected."""
+        imap = imaplib.IMAP4(self.host, self.port, timeout=30)
+        try:
+            imap.login(self.user, self.password)
+            kind, said = imap.select(folder or self.folder)
+            assert kind == "OK", said
+            yield imap
+        finally:
+            imap.logout()
+
+    def deliver(self, raw: bytes) -> int:
+        """Puts a message in the folder as a delivery would (IMAP APPEND); its UID."""
+        with self.session() as imap:
+            kind, said = imap.append(self.folder, None, None, raw)
+        assert kind == "OK", said
+        found = re.search(rb"APPENDUID \d+ (\d+)", said[0] or b"")
+        assert found, said
+        return int(found.group(1))
+
+    def flags(self) -> dict[int, set[str]]:
+        """Each message's UID and flags in the folder, as the server keeps them."""
+        with self.session() as imap:
+            kind, found = imap.uid("FETCH", "1:*", "(FLAGS)")
+        assert kind == "OK", found
+        out = {}
+        for line in found:
+            if isinstance(line, bytes) and (m := re.search(rb"UID (\d+) FLAGS \(([^)]*)\)", line)):
+                out[int(m.group(1))] = set(m.group(2).decode().split())
+        return out
+
+    def create(self, folder: str) -> None:
+        with self.session("INBOX") as imap:
+            kind, said = imap.create(folder)
+        assert kind == "OK", said
+
+
+def start_dovecot(log: Path) -> Dovecot:
+    """Dovecot in a folder of its own, answering on a free loopback port.
+
+    Not in pytest's tmp_path: that is root's alone (0700), and Dovecot's login and mail processes
+    run as dovenull and dovecot, which must reach their sockets and the Maildir. Run as root, it
+    needs no more: the master is root, its children are not."""
+    root = Path(tempfile.mkdtemp(prefix="statusgen-dovecot-"))
+    root.chmod(0o755)
+    dovecot = Dovecot(port=0, root=root, log=log)
+    (root / "passwd").write_text(f"{dovecot.user}:{{PLAIN}}{dovecot.password}::::::\n")
+    owner = pwd.getpwnam("dovecot")
+    for name in ("mail", "home"):
+        (root / name).mkdir()
+        os.chown(root / name, owner.pw_uid, owner.pw_gid)
+    for _ in range(3):  # another test may take the free port first
+        dovecot.port = free_port()
+        dovecot.config.write_text(DOVECOT_CONF.format(root=root, log=log, port=dovecot.port))
+        # -F: in the foreground, so the test holds its master and can always end it
+        dovecot.process = subprocess.Popen([DOVECOT, "-F", "-c", str(dovecot.config)], stdin=subprocess.DEVNULL)
+        if answers(dovecot):
+            return dovecot
+        stop_dovecot(dovecot)
+    stop_dovecot(dovecot, remove=True)
+    raise RuntimeError(f"dovecot did not start: {log.read_text() if log.exists() else 'no log'}")
+
+
+def answers(dovecot: Dovecot, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and dovecot.process is not None and dovecot.process.poll() is None:
+        try:
+            socket.create_connection((dovecot.host, dovecot.port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+def stop_dovecot(dovecot: Dovecot, remove: bool = False) -> None:
+    """``doveadm stop``, then a kill of the master if it is still there."""
+    if dovecot.process is not None and dovecot.process.poll() is None:
+        subprocess.run([DOVEADM, "-c", str(dovecot.config), "stop"], capture_output=True, timeout=30, check=False)
+        try:
+            dovecot.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            dovecot.process.kill()
+            dovecot.process.wait()
+    if remove:
+        shutil.rmtree(dovecot.root, ignore_errors=True)
+
+
+@pytest.fixture(name="dovecot_server", scope="session")
+def dovecot_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dovecot]:
+    """One Dovecot for the session: its master takes seconds to stop, a folder a test does not."""
+    assert os.path.exists(DOVECOT), "dovecot is not installed: run `make system` (scripts/system-packages.sh)"
+    server = start_dovecot(tmp_path_factory.mktemp("dovecot") / "dovecot.log")
+    try:
+        yield server
+    finally:
+        stop_dovecot(server, remove=True)
+
+
+@pytest.fixture(name="dovecot")
+def dovecot_fixture(dovecot_server: Dovecot) -> Dovecot:
+    """The session's Dovecot with a new, empty folder of the test's own."""
+    folder = f"test{next(FOLDERS)}"
+    dovecot_server.create(folder)
+    return replace(dovecot_server, folder=folder)
+
+
+FOLDERS = itertools.count(1)
+
+
+# -- the mail server ------------------------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    """One message as the relay took it."""
+
+    mail_from: str
+    rcpt_tos: list[str]
+    raw: bytes
+    peer: tuple[str, int]  # the client's address: one connection, one peer
+    login: str | None  # the user it logged in as
+
+    @property
+    def message(self) -> EmailMessage:
+        parsed = message_from_bytes(self.raw, policy=policy.default)
+        assert isinstance(parsed, EmailMessage)
+        return parsed
+
+
+@dataclass
+class Relay:
+    """aiosmtpd on loopback: records each message, refuses the recipients of ``refuse``
+    (address -> (code, text): 5xx permanent, 4xx temporary)."""
+
+    port: int
+    host: str = "127.0.0.1"
+    received: list[Received] = field(default_factory=list)
+    refuse: dict[str, tuple[int, str]] = field(default_factory=dict)
+    users: dict[str, str] = field(default_factory=dict)  # logins it takes (and then requires)
+    logins: list[str] = field(default_factory=list)  # each successful AUTH, in order
+
+    def url(self, scheme: str = "smtp") -> str:
+        return f"{scheme}://{self.host}:{self.port}"
+
+    @property
+    def peers(self) -> list[tuple[str, int]]:
+        return [r.peer for r in self.received]
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: list[str]) -> str:
+        if address in self.refuse:
+            code, text = self.refuse[address]
+            return f"{code} {text}"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        login = session.auth_data.login.decode() if isinstance(session.auth_data, LoginPassword) else None
+        received = Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content, session.peer, login)
+        self.received.append(received)
+        return "250 OK queued"
+
+    def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+        given = (data.login.decode(), data.password.decode()) if isinstance(data, LoginPassword) else None
+        if given is None or self.users.get(given[0]) != given[1]:
+            return AuthResult(success=False, handled=False)
+        self.logins.append(given[0])
+        return AuthResult(success=True, auth_data=data)
+
+
+class QuietController(Controller):
+    """A controller whose server does not warn of AUTH without TLS: on loopback, as intended."""
+
+    def factory(self) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Requiring AUTH while not requiring TLS", UserWarning)
+            return super().factory()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def start_relay(users: dict[str, str] | None = None, idle_timeout: float = 300.0) -> Iterator[Relay]:
+    """A relay; with ``users``, AUTH is offered in clear (loopback) and required before MAIL.
+    ``idle_timeout``: seconds of silence after which it closes a connection, as servers do."""
+    relay = Relay(port=free_port(), users=dict(users or {}))
+    options: dict[str, Any] = {"timeout": idle_timeout}
+    if users:
+        options.update(authenticator=relay.authenticate, auth_required=True, auth_require_tls=False)
+    controller = QuietController(relay, hostname=relay.host, port=relay.port, **options)
+    controller.start()
+    try:
+        yield relay
+    finally:
+        controller.stop()
+
+
+@pytest.fixture(name="relay")
+def relay_fixture() -> Iterator[Relay]:
+    with start_relay() as server:
+        yield server
