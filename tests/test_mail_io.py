@@ -6,8 +6,12 @@ from __future__ import annotations
 import mailbox
 import os
 import re
+import socketserver
+import threading
 import time
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -55,14 +59,23 @@ def sized(size: int) -> bytes:
     return head + body
 
 
-def listed_with_peak(box: Mailbox, limit: int) -> tuple[list[Letter], int]:
-    """``box.letters(limit)`` and the most memory Python held for it meanwhile, in bytes."""
+@contextmanager
+def traced() -> Iterator[list[int]]:
+    """The most memory Python held within the block, in bytes (in the list, once it ends)."""
+    peak: list[int] = []
     tracemalloc.start()
     try:
-        letters = box.letters(limit)
-        return letters, tracemalloc.get_traced_memory()[1]
+        yield peak
     finally:
+        peak.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
+
+
+def listed_with_peak(box: Mailbox, limit: int) -> tuple[list[Letter], int]:
+    """``box.letters(limit)`` and the most memory Python held for it meanwhile, in bytes."""
+    with traced() as peak:
+        letters = box.letters(limit)
+    return letters, peak[0]
 
 
 def subjects(letters: list[Letter]) -> list[str]:
@@ -318,3 +331,47 @@ def test_check_online_finds_each_problem_with_its_key(dovecot: Dovecot, tmp_path
     problems = check_online(folders, ENV)
     assert len(problems) == 2, problems
     assert "does not exist" in problems[0] and f"{tmp_path / 'file'} is not a folder" in problems[1]
+
+
+# -- a server that lies --------------------------------------------------------------------------
+
+
+class LyingImap(socketserver.StreamRequestHandler):
+    """An IMAP server that reports a 100-byte message and then sends 10 MB of it: what Dovecot
+    never does, and what a hostile or broken server may."""
+
+    ANSWERS = {
+        b"LOGIN": b"",
+        b"SELECT": b"* FLAGS (\\Seen)\r\n* OK [PERMANENTFLAGS (\\Seen \\*)] ok\r\n* OK [UIDVALIDITY 7] ok\r\n",
+        b"SEARCH": b"* SEARCH 1\r\n",
+        b"RFC822.SIZE": b"* 1 FETCH (UID 1 RFC822.SIZE 100)\r\n",
+        b"LOGOUT": b"* BYE\r\n",
+    }
+
+    def handle(self) -> None:
+        self.wfile.write(b"* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] liar ready\r\n")
+        for line in self.rfile:
+            tag = line.split(b" ", 1)[0]
+            if b"BODY.PEEK" in line:
+                with suppress(OSError):  # the client hangs up long before the end
+                    self.wfile.write(b"* 1 FETCH (UID 1 BODY[]<0> {%d}\r\n" % (10 * 1024 * 1024))
+                    for _ in range(10 * 1024):
+                        self.wfile.write(b"x" * 1024)
+                return
+            said = next((answer for word, answer in self.ANSWERS.items() if word in line), b"")
+            self.wfile.write(said + tag + b" OK done\r\n")
+
+
+def test_imap_a_server_that_sends_more_than_asked_is_cut_off(tmp_path: Path) -> None:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), LyingImap)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    liar = settings(imap_server(f"imap://127.0.0.1:{server.server_address[1]}/"))
+    cut_off = r"could not be read \(.*sent 10485760 bytes where at most"
+    try:
+        with open_mailbox(liar, ENV) as box, traced() as peak, pytest.raises(MailboxError, match=cut_off):
+            box.letters(5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert peak[0] < LISTING_BUDGET, f"listing took {peak[0]} bytes"
