@@ -290,7 +290,7 @@ def test_sender_starttls_is_required_when_configured(relay: Relay) -> None:
 
 
 def test_sender_to_a_folder_keeps_each_message_as_delivered(tmp_path: Path) -> None:
-    folder = tmp_path / "sent"
+    folder = tmp_path / "demo" / "sent"  # made with its parents, as check_online says it will be
     config = SubscriptionsConfig(ADDRESS, MailServer(folder=tmp_path), MailServer(folder=folder))
     with open_sender(config, ENV) as sender:
         sender.send(update("a@example.net", 1))
@@ -375,3 +375,11 @@ def test_imap_a_server_that_sends_more_than_asked_is_cut_off(tmp_path: Path) -> 
         server.shutdown()
         server.server_close()
     assert peak[0] < LISTING_BUDGET, f"listing took {peak[0]} bytes"
+
+
+def test_tls_to_a_server_without_it_is_one_clear_line(dovecot: Dovecot, relay: Relay) -> None:
+    with pytest.raises(MailboxError, match=re.escape(f"the mailbox {dovecot.url('imaps')} could not be reached (")):
+        open_mailbox(imap(dovecot, dovecot.url("imaps")), ENV)
+    unreached = re.escape(f"the mail server {relay.url('smtps')} could not be reached (")
+    with pytest.raises(MailServerError, match=unreached):
+        open_sender(smtp(relay, "smtps"), ENV)

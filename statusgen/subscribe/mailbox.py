@@ -136,7 +136,7 @@ class ImapMailbox(Mailbox):
     @classmethod
     def connect(cls, server: MailServer, env: Mapping[str, str], timeout: float) -> ImapMailbox:
         user, password = expand(server.user or "", env), expand(server.password or "", env)
-        secrets = (password, user)
+        secrets = (password,)  # the user name is no secret, and blanking a short one garbles the line
         with failures(server, secrets, "could not be reached"):
             imap = cls.transport(server, timeout)
         box = cls(server, imap, secrets)
@@ -173,7 +173,7 @@ class ImapMailbox(Mailbox):
         with failures(self.server, self.secrets, "cannot open its folder", fix):
             kind, said = self.imap.select(quoted(folder))
             if kind != "OK":
-                raise imaplib.IMAP4.error(str(said))
+                raise imaplib.IMAP4.error(answer(said))
             _, validity = self.imap.response("UIDVALIDITY")
             _, flags = self.imap.response("PERMANENTFLAGS")
         self.uidvalidity = validity[-1].decode("ascii", "replace") if validity and validity[-1] else ""
@@ -183,14 +183,15 @@ class ImapMailbox(Mailbox):
         with failures(self.server, self.secrets, "could not be read"):
             uids = self.search()[:limit]
             sizes = self.sizes(uids)
-            return [self.letter(uid, sizes.get(uid, 0)) for uid in uids]
+            letters = (self.letter(uid, sizes.get(uid, 0)) for uid in uids)
+            return [letter for letter in letters if letter is not None]
 
     def search(self) -> list[int]:
         """The UIDs not marked done, oldest (lowest) first."""
         criteria = ("UNKEYWORD", DONE_KEYWORD) if self.keywords else ("UNSEEN",)
         kind, found = self.imap.uid("SEARCH", *criteria)
         if kind != "OK":
-            raise imaplib.IMAP4.error(f"SEARCH failed: {found}")
+            raise imaplib.IMAP4.error(f"SEARCH failed: {answer(found)}")
         return sorted({int(n) for line in found if isinstance(line, bytes) for n in line.split()})
 
     def sizes(self, uids: Sequence[int]) -> dict[int, int]:
@@ -198,7 +199,7 @@ class ImapMailbox(Mailbox):
             return {}
         kind, found = self.imap.uid("FETCH", ",".join(map(str, uids)), "(RFC822.SIZE)")
         if kind != "OK":
-            raise imaplib.IMAP4.error(f"FETCH failed: {found}")
+            raise imaplib.IMAP4.error(f"FETCH failed: {answer(found)}")
         sizes = {}
         for line in found:
             head = line[0] if isinstance(line, tuple) else line
@@ -207,15 +208,18 @@ class ImapMailbox(Mailbox):
                 sizes[int(uid.group(1))] = int(size.group(1))
         return sizes
 
-    def letter(self, uid: int, size: int) -> Letter:
+    def letter(self, uid: int, size: int) -> Letter | None:
+        """The message of ``uid``; None when it went away meanwhile (another client deleted it)."""
         digest = sha256("imap", self.server.shown, self.server.path, self.uidvalidity, str(uid))
         if size > MAX_MESSAGE_BYTES:
             return Letter(str(uid), digest, None, size)
         # a partial fetch: a server that reported a smaller size still sends no more than this
         kind, found = self.imap.uid("FETCH", str(uid), f"(BODY.PEEK[]<0.{MAX_MESSAGE_BYTES + 1}>)")
         if kind != "OK":
-            raise imaplib.IMAP4.error(f"FETCH failed: {found}")
-        raw = next((part[1] for part in found if isinstance(part, tuple) and FETCHED_UID.search(part[0])), b"")
+            raise imaplib.IMAP4.error(f"FETCH failed: {answer(found)}")
+        raw = next((part[1] for part in found if isinstance(part, tuple) and FETCHED_UID.search(part[0])), None)
+        if raw is None:
+            return None
         if len(raw) > MAX_MESSAGE_BYTES:
             return Letter(str(uid), digest, None, max(size, len(raw)))
         return Letter(str(uid), digest, raw, len(raw))
@@ -227,7 +231,7 @@ class ImapMailbox(Mailbox):
         with failures(self.server, self.secrets, "did not keep the messages marked read"):
             kind, said = self.imap.uid("STORE", ",".join(letter.ref for letter in letters), "+FLAGS.SILENT", flags)
             if kind != "OK":
-                raise imaplib.IMAP4.error(f"STORE failed: {said}")
+                raise imaplib.IMAP4.error(f"STORE failed: {answer(said)}")
 
     def close(self) -> None:
         with suppress(OSError, EOFError, imaplib.IMAP4.error):
@@ -245,12 +249,19 @@ def failures(server: MailServer, secrets: Sequence[str], what: str, fix: str = "
         raise MailboxError(f"the mailbox {server.shown} {what} ({said}); {fix}") from None
 
 
+def answer(found: Sequence[object]) -> str:
+    """What an IMAP server said, as text (imaplib gives a list of bytes and tuples)."""
+    return " ".join(line.decode("utf-8", "replace") for line in found if isinstance(line, bytes))
+
+
 def reason(error: BaseException) -> str:
     """What went wrong, in a few words: the exception's text, or its kind where it has none."""
     if isinstance(error, TimeoutError):
         return "no answer in time"
     if isinstance(error, ssl.SSLCertVerificationError):
         return f"its TLS certificate is not trusted: {error.verify_message}"
+    if isinstance(error, ssl.SSLError) and error.reason:
+        return f"TLS failed: {error.reason}"  # without the C source's file and line
     text = str(error).strip()
     if isinstance(error, OSError) and error.strerror:
         text = error.strerror

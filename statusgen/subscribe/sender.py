@@ -71,6 +71,7 @@ class FolderSender(Sender):
     def __init__(self, folder: Path, address: str) -> None:
         self.address = address
         try:
+            folder.parent.mkdir(parents=True, exist_ok=True)  # Maildir makes the folder, not its parents
             self.maildir = mailbox.Maildir(folder, create=True)
         except OSError as error:
             raise MailServerError(
@@ -178,7 +179,7 @@ class SmtpSender(Sender):
         else:
             said = reason(error)
         fix = fix or "check [subscriptions] smtp and that the server answers from this host"
-        said = without_secrets(said, (self.password, self.user))
+        said = without_secrets(said, (self.password,))
         return MailServerError(f"the mail server {self.server.shown} {what} ({said}); {fix}")
 
     def close(self) -> None:
