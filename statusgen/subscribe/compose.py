@@ -72,7 +72,9 @@ def _domain(subs: SubscriptionsConfig) -> str:
     return subs.address.rsplit("@", 1)[1]
 
 
-def _envelope(config: Config, subs: SubscriptionsConfig, to: Subscriber, parts: Parts, now: datetime) -> EmailMessage:
+def _envelope(
+    config: Config, subs: SubscriptionsConfig, to: Subscriber, language: Language, parts: Parts, now: datetime
+) -> EmailMessage:
     """The headers every message has, and its two parts."""
     msg = EmailMessage(policy=POLICY)
     msg["From"] = formataddr((one_line(subs.sender_name or config.site.title), subs.address))
@@ -82,9 +84,9 @@ def _envelope(config: Config, subs: SubscriptionsConfig, to: Subscriber, parts: 
     msg["List-Id"] = formataddr((one_line(config.site.title), subs.list_id))
     msg["List-Unsubscribe"] = f"<{mailto.mailto(subs.address, mailto.UNSUBSCRIBE, token=to.token)}>"
     msg["X-Loop"] = subs.address
-    msg["Content-Language"] = to.language
     msg.set_content(parts.text)
     msg.add_alternative(parts.html, subtype="html")
+    msg["Content-Language"] = language.tag  # after the parts: set_content drops the Content- headers
     return msg
 
 
@@ -105,7 +107,7 @@ def reply(config: Config, subs: SubscriptionsConfig, kind: str, to: Subscriber, 
         "expires": expiry(to),
     }
     template = {CONFIRM: "confirm", WELCOME: "welcome", GOODBYE: "goodbye"}[kind]
-    msg = _envelope(config, subs, to, _parts(template, language, **context), now)
+    msg = _envelope(config, subs, to, language, _parts(template, language, **context), now)
     msg["Message-ID"] = make_msgid("statusgen", _domain(subs))
     msg["Auto-Submitted"] = "auto-replied"  # an answer to a message (RFC 3834 section 5)
     return msg
@@ -160,7 +162,7 @@ def update(config: Config, subs: SubscriptionsConfig, event: Event, to: Subscrib
         "subscribe_url": _site_url(config, language, SUBSCRIBE_PAGE),
         "unsubscribe_link": mailto.mailto(subs.address, mailto.UNSUBSCRIBE, token=to.token),
     }
-    msg = _envelope(config, subs, to, _parts("update", language, **context), now)
+    msg = _envelope(config, subs, to, language, _parts("update", language, **context), now)
     own, thread = message_ids(event, to, subs)
     msg["Message-ID"] = own
     if thread != own:

@@ -1,0 +1,268 @@
+"""A visitor's whole path, on real parts: the page in Chromium, Dovecot as the mailbox (IMAP on
+loopback), aiosmtpd as the mail server, ``statusgen run`` as the operator's schedule runs it.
+
+The visitor takes the ``mailto:`` link from the German subscribe page (script on, one service
+ticked), their mail program's message is delivered to the mailbox, a run sends the confirmation,
+their answer confirms, an incident opens and ends (two messages, one thread), and the
+List-Unsubscribe link ends it with one last message. Forgeries, automatic replies, loops, a
+10 MB message, 1,000 requests from one address and a mail server's bounces are each handled
+as issue 58 says, with the run's memory bounded; no address reaches the tree or the logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.message import EmailMessage
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from statusgen import mailto
+from statusgen.config import load_config
+from statusgen.store import Store
+from tests.conftest import Targets, start_preview
+from tests.mailservers import Dovecot, Relay, dovecot_fixture, dovecot_server_fixture, relay_fixture  # noqa: F401
+from tests.test_browser import ARGS, CHROMIUM
+
+ADDRESS = "status@example.org"
+VISITOR = "Vera.Visitor@example.net"
+FIXTURES = Path(__file__).parent / "fixtures" / "mail"
+
+# A run in its own process, as cron starts it; it prints its own peak memory (VmHWM: ru_maxrss
+# would keep pytest's across exec).
+RUN = r"""
+import atexit, sys
+peak = lambda: next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+atexit.register(lambda: print(f"peak_kib={peak()}", file=sys.stderr))
+from statusgen.cli import main
+sys.argv = ["statusgen", "run", "--config", sys.argv[1]]
+main()
+"""
+
+
+@dataclass
+class Path_:
+    """One site with subscriptions, its mailbox and its mail server."""
+
+    config: Path
+    dovecot: Dovecot
+    relay: Relay
+    targets: Targets
+    env: dict[str, str]
+
+    def run(self) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", RUN, str(self.config)], capture_output=True, text=True, env=self.env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done
+
+    def write(self, subject: str, sender: str = VISITOR, **headers: str) -> bytes:
+        """A message as a mail program writes it, delivered to the mailbox."""
+        msg = EmailMessage()
+        msg["From"], msg["To"], msg["Subject"] = sender, ADDRESS, subject
+        for name, value in headers.items():
+            msg[name.replace("_", "-")] = value
+        msg.set_content("Sent from my mail program")
+        raw = bytes(msg)
+        self.dovecot.deliver(raw)
+        return raw
+
+    def sent_to(self, address: str) -> list[EmailMessage]:
+        return [r.message for r in self.relay.received if address.lower() in (a.lower() for a in r.rcpt_tos)]
+
+    def unread(self) -> int:
+        """The mailbox's messages no run has marked done."""
+        return sum(1 for flags in self.dovecot.flags().values() if "\\Seen" not in flags)
+
+    def subscribers(self) -> dict[str, str]:
+        with Store(load_config(self.config).site.store) as store:
+            return {s.key: s.state for s in store.subscribers()}
+
+
+@pytest.fixture
+def site(
+    tmp_path: Path, dovecot: Dovecot, relay: Relay, targets: Targets, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path_]:
+    targets.set("/api", 200)
+    targets.set("/web", 200)
+    config = tmp_path / "services.toml"
+    config.write_text(
+        f"""[site]
+title = "Path status"
+base_url = "https://status.example.org"
+languages = ["en", "de"]
+interval = 60
+confirm = 0
+failures_to_open = 1
+successes_to_resolve = 1
+[categories]
+core = "Core"
+[[services]]
+slug = "api"
+name = "API"
+category = "core"
+[[services.checks]]
+url = "{targets.url("/api")}"
+[[services]]
+slug = "web"
+name = "Web"
+category = "core"
+[[services.checks]]
+url = "{targets.url("/web")}"
+[subscriptions]
+address = "{ADDRESS}"
+mailbox = "{dovecot.url()}"
+mailbox_user = "${{PATH_MAIL_USER}}"
+mailbox_password = "${{PATH_MAIL_PASSWORD}}"
+smtp = "{relay.url()}"
+bounces = 2
+""",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PATH_MAIL_USER", dovecot.user)  # the test reads the configuration too
+    monkeypatch.setenv("PATH_MAIL_PASSWORD", dovecot.password)
+    env = dict(os.environ)
+    yield Path_(config, dovecot, relay, targets, env)
+
+
+def mailto_from_the_page(site: Path_, ticked: str) -> tuple[str, str]:
+    """The address and subject of the link the German subscribe page makes with ``ticked``."""
+    output = load_config(site.config).site.output
+    served = start_preview(output)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page()
+            page.goto(f"{served.base}/de/subscribe/")
+            page.check(f"input[name=service][value={ticked}]")
+            href = page.get_attribute("[data-subscribe-link]", "href")
+            browser.close()
+    finally:
+        served.server.shutdown()
+        served.server.server_close()
+    assert href is not None and href.startswith("mailto:")
+    parts = urlsplit(href)
+    return unquote(parts.path), unquote(parts.query.removeprefix("subject="))
+
+
+def test_a_visitor_subscribes_is_told_of_an_incident_in_one_thread_and_leaves(site: Path_) -> None:
+    site.run()  # the site is built (and the empty mailbox read)
+    to, subject = mailto_from_the_page(site, "api")
+    assert (to, subject) == (ADDRESS, "subscribe api lang=de")
+    site.write(subject)
+    site.run()
+    (confirmation,) = site.sent_to(VISITOR)
+    assert confirmation["Content-Language"] == "de" and confirmation["Auto-Submitted"] == "auto-replied"
+    assert "Abonnement" in str(confirmation["Subject"]) or "subscription" in str(confirmation["Subject"])
+    said = mailto.command(str(confirmation["Subject"]))
+    assert said is not None and said.verb == "confirm" and said.token
+    assert site.relay.received[-1].mail_from == ADDRESS  # bounces come back to the mailbox
+
+    site.write(f"Re: {confirmation['Subject']}")  # the answer, as a mail program writes it
+    site.run()
+    assert site.subscribers() == {VISITOR.lower(): "confirmed"}
+    welcome = site.sent_to(VISITOR)[-1]
+    unsubscribe = str(welcome["List-Unsubscribe"])
+    assert unsubscribe == f"<{mailto.mailto(ADDRESS, 'unsubscribe', token=said.token)}>"
+
+    before = len(site.sent_to(VISITOR))
+    site.targets.set("/api", 503)
+    site.targets.set("/web", 503)  # not subscribed to: nothing of it is sent
+    site.run()
+    site.targets.set("/api", 200)
+    site.run()
+    opened, resolved = site.sent_to(VISITOR)[before:]
+    for msg in (opened, resolved):
+        assert msg["List-Id"] == f"Path status <{ADDRESS.replace('@', '.')}>"
+        assert msg["Auto-Submitted"] == "auto-generated" and msg["List-Unsubscribe"] == unsubscribe
+        assert msg["Content-Language"] == "de" and msg.get_body(("plain",)) and msg.get_body(("html",))
+        assert "API" in str(msg["Subject"]) and "Web" not in str(msg["Subject"])
+    assert "In-Reply-To" not in opened
+    assert resolved["In-Reply-To"] == opened["Message-ID"] == resolved["References"]
+    assert "https://status.example.org/de/" in resolved.get_body(("plain",)).get_content()
+
+    address, query = unsubscribe.strip("<>").removeprefix("mailto:").split("?")
+    site.write(unquote(query.removeprefix("subject=")))  # the List-Unsubscribe link, followed
+    site.run()
+    goodbye = site.sent_to(VISITOR)[-1]
+    assert goodbye["Auto-Submitted"] == "auto-replied" and site.subscribers() == {}
+    left = len(site.sent_to(VISITOR))
+    site.targets.set("/api", 503)
+    site.run()
+    assert len(site.sent_to(VISITOR)) == left  # nobody who left is sent anything
+
+    tree = load_config(site.config).site.output.resolve()
+    for path in tree.rglob("*"):
+        if path.is_file():
+            assert b"vera.visitor" not in path.read_bytes().lower(), path
+
+
+def test_forgeries_automatic_replies_and_loops_get_nothing(site: Path_) -> None:
+    site.write("subscribe")
+    done = site.run()
+    (confirmation,) = site.sent_to(VISITOR)
+    token = mailto.command(str(confirmation["Subject"])).token  # type: ignore[union-attr]
+    site.write(f"Re: confirm {token}", sender="eve@example.net")  # another address's token
+    site.write(f"Re: confirm {'W' * 32}")  # a token never sent
+    site.write(f"Re: confirm {token}", Auto_Submitted="auto-replied")  # a vacation responder
+    site.write(f"Re: confirm {token}", Precedence="bulk")
+    site.dovecot.deliver(confirmation.as_bytes())  # our own message, come back
+    site.write(f"Out of Office: confirm {token}")
+    done = site.run()
+    assert site.subscribers() == {VISITOR.lower(): "pending"}
+    assert len(site.relay.received) == 1  # nothing answered any of them
+    assert VISITOR.lower() not in (done.stdout + done.stderr).lower()  # the logs name a hash
+    assert not site.unread()
+
+
+def test_a_10_mb_message_and_1000_requests_from_one_address(site: Path_) -> None:
+    big = EmailMessage()
+    big["From"], big["To"], big["Subject"] = VISITOR, ADDRESS, "subscribe"
+    big.set_content("x" * (10 << 20))
+    site.dovecot.deliver(bytes(big))
+    request = EmailMessage()
+    request["From"], request["To"], request["Subject"] = VISITOR, ADDRESS, "subscribe web"
+    request.set_content("again")
+    with site.dovecot.session() as imap:  # one session for the thousand: as a flood arrives
+        for _ in range(1000):
+            assert imap.append(site.dovecot.folder, None, None, bytes(request))[0] == "OK"
+    runs = 0
+    while site.unread():
+        done = site.run()
+        runs += 1
+        peak_mb = int(re.search(r"peak_kib=(\d+)", done.stderr).group(1)) / 1024  # type: ignore[union-attr]
+        assert peak_mb < 250, peak_mb
+    assert runs == 11  # 100 messages a run, by default: the rest wait for the next
+    assert len(site.sent_to(VISITOR)) == 1  # one confirmation, whatever an address sends
+    assert site.subscribers() == {VISITOR.lower(): "pending"}
+
+
+@pytest.mark.parametrize(
+    ("fixture", "failed"),
+    [
+        ("postfix-unknown-user.eml", b"Gone.Reader@example.net"),
+        ("exim-failed.eml", b"nobody-here@example.com"),
+        ("gmail-not-found.eml", b"no.such.reader@example.com"),
+    ],
+)
+def test_bounces_remove_an_address_after_the_configured_count(site: Path_, fixture: str, failed: bytes) -> None:
+    site.write("subscribe")
+    site.run()
+    token = mailto.command(str(site.sent_to(VISITOR)[0]["Subject"])).token  # type: ignore[union-attr]
+    site.write(f"confirm {token}")
+    site.run()
+    bounced = (FIXTURES / fixture).read_bytes().replace(failed, VISITOR.encode())
+    site.dovecot.deliver(bounced)
+    site.run()
+    assert site.subscribers() == {VISITOR.lower(): "confirmed"}  # one of two
+    site.dovecot.deliver(bounced)
+    site.run()
+    assert site.subscribers() == {}
