@@ -142,6 +142,18 @@ class Dovecot:
                 out[int(m.group(1))] = set(m.group(2).decode().split())
         return out
 
+    def messages(self) -> list[tuple[int, set[str], bytes]]:
+        """Each message of the folder: its UID, flags and bytes, in UID order."""
+        flags = self.flags()
+        with self.session() as imap:
+            kind, found = imap.uid("FETCH", "1:*", "(BODY.PEEK[])")
+        assert kind == "OK", found
+        bodies = {}
+        for part in found:
+            if isinstance(part, tuple) and (m := re.search(rb"UID (\d+)", part[0])):
+                bodies[int(m.group(1))] = part[1]
+        return [(uid, flags[uid], bodies[uid]) for uid in sorted(bodies)]
+
     def create(self, folder: str) -> None:
         with self.session("INBOX") as imap:
             kind, said = imap.create(folder)

@@ -97,7 +97,9 @@ def test_imap_lists_oldest_first_within_the_limit_and_never_again_once_done(dove
         again = box.letters(10)
     assert subjects(again) == ["request 3"]
     assert [x.ref for x in first] == ["1", "2"] and again[0].digest not in {x.digest for x in first}
-    flags = dovecot.flags()
+    kept = dovecot.messages()  # marked, never deleted: the operator's mailbox keeps them
+    assert [(uid, raw) for uid, _, raw in kept] == [(1, request(1)), (2, request(2)), (3, request(3))]
+    flags = {uid: marks for uid, marks, _ in kept}
     assert {"\\Seen", "$StatusgenRead"} <= flags[1] and {"\\Seen", "$StatusgenRead"} <= flags[2]
     assert "$StatusgenRead" not in flags[3]
 
