@@ -6,6 +6,7 @@ folder of its own), serves on a free port, and is read over HTTP like any visito
 
 from __future__ import annotations
 
+import mailbox
 import os
 import re
 import signal
@@ -15,13 +16,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import httpx
 import lxml.html
 import pytest
 
-from statusgen.demo import SERVICES
+from statusgen.demo import DEMO_VISITOR, SERVICES
 from tests.conformance import free_port
 
 PAUSED = {s.slug for s in SERVICES if "paused" in s.service_keys}
@@ -81,10 +83,26 @@ def test_the_demo_says_each_step_and_serves_from_its_first_build(running_demo: R
     assert steps == [
         "demo: 8 services on http",
         "demo: simulating 150 day",
+        "demo: visitor@demo.examp",
         "demo: the first run: che",
         "run 3",
         "statusgen demo: open htt",
     ]
+
+
+def test_the_demos_visitor_reads_the_messages_the_first_run_made(running_demo: RunningDemo) -> None:
+    """The demo subscribes one visitor by email before its first run: what the site sent them is in
+    the Maildir that receives what would be sent: a confirmation, a welcome, then a message for
+    each incident the first run opened (the demo's failing services)."""
+    sent = list(mailbox.Maildir(running_demo.folder / "demo-data" / "mail" / "sent", create=False))
+    assert {str(m["To"]) for m in sent} == {DEMO_VISITOR}
+    subjects = {str(m["Subject"]) for m in sent}
+    welcome = next(m for m in sent if str(m["Subject"]).startswith("You are subscribed"))
+    assert any(s.startswith("confirm ") for s in subjects)
+    since = parsedate_to_datetime(str(welcome["Date"]))
+    incidents = running_demo.get("/api/v1/incidents.json").json()["incidents"]
+    opened = {i["service_name"] for i in incidents if datetime.fromisoformat(i["started_at"]) >= since}
+    assert opened and all(any(s.startswith(f"{name}: ") for s in subjects) for name in opened)
 
 
 def test_the_demo_writes_in_the_folder_it_runs_from(running_demo: RunningDemo) -> None:
