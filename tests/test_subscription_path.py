@@ -266,3 +266,23 @@ def test_bounces_remove_an_address_after_the_configured_count(site: Path_, fixtu
     site.dovecot.deliver(bounced)
     site.run()
     assert site.subscribers() == {}
+
+
+def test_the_mail_server_refusing_an_address_for_good_counts_as_a_bounce(site: Path_) -> None:
+    """A 550 at RCPT (the relay knows the address is gone) is a permanent failure: counted as a
+    bounce, the address removed at the configured count; the server's answer quotes the address,
+    and the logs still name only its hash."""
+    site.write("subscribe")
+    site.run()
+    token = mailto.command(str(site.sent_to(VISITOR)[0]["Subject"])).token  # type: ignore[union-attr]
+    site.write(f"confirm {token}")
+    site.run()
+    site.relay.refuse[VISITOR] = (550, f"5.1.1 <{VISITOR}>: Recipient address rejected: User unknown")
+    said = ""
+    for state in ("major_outage", "operational", "major_outage"):  # an incident opens, ends, opens
+        site.targets.set("/api", 503 if state == "major_outage" else 200)
+        said += (done := site.run()).stdout + done.stderr
+        if not site.subscribers():
+            break
+    assert site.subscribers() == {}  # two refusals: removed
+    assert "refused" in said and VISITOR.lower() not in said.lower()

@@ -24,6 +24,7 @@ subscriber it concerns as the store holds it, and returns what changes and what 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -42,6 +43,12 @@ def address_key(address: str) -> str:
 def address_hash(address: str) -> str:
     """What a log line names an address by: never the address itself."""
     return hashlib.sha256(address_key(address).encode()).hexdigest()[:12]
+
+
+def hidden(text: str, address: str) -> str:
+    """``text`` (a mail server's answer, which quotes the recipient) with ``address`` named by its
+    hash, as a log line may name it."""
+    return re.sub(re.escape(address.strip()), address_hash(address), text, flags=re.IGNORECASE)
 
 
 @dataclass(frozen=True)

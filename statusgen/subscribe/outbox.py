@@ -26,7 +26,7 @@ from functools import lru_cache
 import orjson
 
 from statusgen.config import Config, SubscriptionsConfig
-from statusgen.decide.subscribers import Subscriber, address_hash, bounced
+from statusgen.decide.subscribers import Subscriber, address_hash, bounced, hidden
 from statusgen.notify.events import Event, severe_enough
 from statusgen.store import Store
 from statusgen.store.records import MailEvent, MailItem
@@ -108,11 +108,12 @@ def _failed(
 ) -> Subscriber | None:
     """A recipient refused: for good, a bounce (``decide.subscribers.bounced``); for now, again next
     run. Returns the subscriber as they now are (None: removed)."""
-    log.warning("subscriptions: the mail server refused %s: %s", address_hash(to.address), failure.said)
+    said = hidden(failure.said, to.address)
+    log.warning("subscriptions: the mail server refused %s: %s", address_hash(to.address), said)
     if not failure.permanent:
-        store.mail_done(item, "pending", failure.said, now)
+        store.mail_done(item, "pending", said, now)
         return to
-    store.mail_done(item, "refused", failure.said, now)
+    store.mail_done(item, "refused", said, now)
     outcome = bounced(to, subs.bounces)
     log.info("subscriptions: %s", outcome.said)
     saved, removed = [outcome.saved] if outcome.saved else [], [outcome.removed] if outcome.removed else []

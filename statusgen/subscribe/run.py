@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from statusgen.config import Config, SubscriptionsConfig
-from statusgen.decide.subscribers import Handled, Limits, Subscriber, address_hash, bounced, handle
+from statusgen.decide.subscribers import Handled, Limits, Subscriber, address_hash, bounced, handle, hidden
 from statusgen.store import Store
 from statusgen.subscribe.compose import reply
 from statusgen.subscribe.mailbox import Letter, MailboxError, open_mailbox
@@ -125,7 +125,8 @@ def _answer(
                     sender.send(reply(config, subs, kind, to, now))
                     sent += 1
                 except SendFailed as exc:
-                    log.warning("subscriptions: the %s to %s was refused: %s", kind, address_hash(to.address), exc.said)
+                    who, said = address_hash(to.address), hidden(exc.said, to.address)
+                    log.warning("subscriptions: the %s to %s was refused: %s", kind, who, said)
     except MailServerError as exc:
         log.warning("subscriptions: %s; %d answers not sent", exc, len(answers) - sent)
     return sent
