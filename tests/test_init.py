@@ -54,6 +54,19 @@ def test_init_writes_a_configuration_check_config_accepts(tmp_path: Path) -> Non
     assert "statusgen run --config services.toml" in workflow.read_text()
 
 
+def test_the_subscriptions_init_shows_work_once_uncommented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "mysite"
+    assert invoke("init", str(folder))[0] == 0
+    config = folder / "services.toml"
+    text = config.read_text()
+    shown = text[text.index("# [subscriptions]") :]
+    config.write_text(text.replace(shown, "\n".join(line.removeprefix("# ") for line in shown.splitlines())))
+    monkeypatch.setenv("STATUSGEN_MAIL_USER", "status")
+    monkeypatch.setenv("STATUSGEN_MAIL_PASSWORD", "secret")
+    subs = load_config(config).subscriptions
+    assert subs is not None and (subs.mailbox.scheme, subs.smtp.scheme) == ("imaps", "smtp+starttls")
+
+
 def test_init_prints_the_next_two_commands_which_are_real(tmp_path: Path) -> None:
     folder = tmp_path / "mysite"
     code, out = invoke("init", str(folder))
