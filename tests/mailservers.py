@@ -12,7 +12,9 @@ Import the fixtures by name where they are used::
 ``dovecot`` gives a new folder per test on one Dovecot of the session (``Dovecot``: its ``url``,
 ``deliver`` a message, read ``flags``);
 ``relay`` records what it receives (``Relay.received``) and refuses the addresses of ``refuse``;
-``start_relay`` makes one with logins (``users``) or a short idle timeout.
+``start_relay`` makes one with logins (``users``), TLS, or a short idle timeout. ``dovecot_tls`` and
+``MailCA.server_context()`` speak TLS under the session's ``mail_ca``, which ``trust_mail_ca`` makes
+statusgen trust.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pwd
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -37,13 +40,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from tests.conformance import free_port
 
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
-DOVEADM = shutil.which("doveadm") or "/usr/bin/doveadm"
 
 DOVECOT_CONF = """\
 base_dir = {root}/run
@@ -51,7 +54,7 @@ state_dir = {root}/state
 log_path = {log}
 listen = 127.0.0.1
 protocols = imap
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = dovecot
@@ -79,10 +82,51 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 """
+
+
+@dataclass(frozen=True)
+class Certificate:
+    chain: Path  # the certificate, then the CA's
+    key: Path
+
+
+@dataclass(frozen=True)
+class MailCA:
+    """A CA of the test session and a certificate it issued for 127.0.0.1."""
+
+    ca: Path  # the CA's certificate, to trust (SSL_CERT_FILE)
+    certificate: Certificate
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.certificate.chain, self.certificate.key)
+        return context
+
+
+@pytest.fixture(name="mail_ca", scope="session")
+def mail_ca_fixture(tmp_path_factory: pytest.TempPathFactory) -> MailCA:
+    folder = tmp_path_factory.mktemp("mail-ca")
+    ca = trustme.CA(organization_name="Statusgen Mail Test CA")
+    issued = ca.issue_cert("127.0.0.1")
+    ca.cert_pem.write_to_path(str(folder / "ca.pem"))
+    issued.private_key_pem.write_to_path(str(folder / "key.pem"))
+    with open(folder / "chain.pem", "wb") as chain:
+        for blob in issued.cert_chain_pems:
+            chain.write(blob.bytes())
+    return MailCA(folder / "ca.pem", Certificate(folder / "chain.pem", folder / "key.pem"))
+
+
+@pytest.fixture(name="trust_mail_ca")
+def trust_mail_ca_fixture(mail_ca: MailCA, monkeypatch: pytest.MonkeyPatch) -> MailCA:
+    """``ssl.create_default_context()`` trusts ``mail_ca`` (and only it) for the test."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(mail_ca.ca))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    return mail_ca
 
 
 @dataclass
@@ -97,6 +141,7 @@ class Dovecot:
     user: str = "status"
     password: str = "imap-s3cret-Pw"
     folder: str = "INBOX"  # the test's own folder: what the methods act on unless told
+    tls_port: int = 0  # imaps://, when it has a certificate (it then offers STARTTLS on port too)
 
     @property
     def config(self) -> Path:
@@ -108,7 +153,8 @@ class Dovecot:
         return self.root / "mail" if self.folder == "INBOX" else self.root / "mail" / f".{self.folder}"
 
     def url(self, scheme: str = "imap", folder: str | None = None) -> str:
-        return f"{scheme}://{self.host}:{self.port}/{self.folder if folder is None else folder}"
+        port = self.tls_port if scheme == "imaps" else self.port
+        return f"{scheme}://{self.host}:{port}/{self.folder if folder is None else folder}"
 
     @contextmanager
     def session(self, folder: str | None = None) -> Iterator[imaplib.IMAP4]:
@@ -160,12 +206,13 @@ class Dovecot:
         assert kind == "OK", said
 
 
-def start_dovecot(log: Path) -> Dovecot:
+def start_dovecot(log: Path, certificate: Certificate | None = None) -> Dovecot:
     """Dovecot in a folder of its own, answering on a free loopback port.
 
     Not in pytest's tmp_path: that is root's alone (0700), and Dovecot's login and mail processes
     run as dovenull and dovecot, which must reach their sockets and the Maildir. Run as root, it
-    needs no more: the master is root, its children are not."""
+    needs no more: the master is root, its children are not. With a ``certificate`` it also
+    answers imaps:// and offers STARTTLS; without, it speaks plain IMAP alone."""
     root = Path(tempfile.mkdtemp(prefix="statusgen-dovecot-"))
     root.chmod(0o755)
     dovecot = Dovecot(port=0, root=root, log=log)
@@ -175,8 +222,10 @@ def start_dovecot(log: Path) -> Dovecot:
         (root / name).mkdir()
         os.chown(root / name, owner.pw_uid, owner.pw_gid)
     for _ in range(3):  # another test may take the free port first
-        dovecot.port = free_port()
-        dovecot.config.write_text(DOVECOT_CONF.format(root=root, log=log, port=dovecot.port))
+        dovecot.port, dovecot.tls_port = free_port(), free_port() if certificate else 0
+        ssl = f"ssl = yes\nssl_cert = <{certificate.chain}\nssl_key = <{certificate.key}" if certificate else "ssl = no"
+        conf = DOVECOT_CONF.format(root=root, log=log, port=dovecot.port, tls_port=dovecot.tls_port, ssl=ssl)
+        dovecot.config.write_text(conf)
         # -F: in the foreground, so the test holds its master and can always end it
         dovecot.process = subprocess.Popen([DOVECOT, "-F", "-c", str(dovecot.config)], stdin=subprocess.DEVNULL)
         if answers(dovecot):
@@ -198,9 +247,10 @@ def answers(dovecot: Dovecot, within: float = 10.0) -> bool:
 
 
 def stop_dovecot(dovecot: Dovecot, remove: bool = False) -> None:
-    """``doveadm stop``, then a kill of the master if it is still there."""
+    """SIGTERM to the master, as ``doveadm stop`` sends it (which then polls for a further 2 s: the
+    master's own shutdown takes 1.1 s), then a kill if it is still there after 10 s."""
     if dovecot.process is not None and dovecot.process.poll() is None:
-        subprocess.run([DOVEADM, "-c", str(dovecot.config), "stop"], capture_output=True, timeout=30, check=False)
+        dovecot.process.terminate()
         try:
             dovecot.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -210,23 +260,46 @@ def stop_dovecot(dovecot: Dovecot, remove: bool = False) -> None:
         shutil.rmtree(dovecot.root, ignore_errors=True)
 
 
-@pytest.fixture(name="dovecot_server", scope="session")
-def dovecot_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dovecot]:
-    """One Dovecot for the session: its master takes seconds to stop, a folder a test does not."""
+@contextmanager
+def running_dovecot(log: Path, certificate: Certificate | None = None) -> Iterator[Dovecot]:
     assert os.path.exists(DOVECOT), "dovecot is not installed: run `make system` (scripts/system-packages.sh)"
-    server = start_dovecot(tmp_path_factory.mktemp("dovecot") / "dovecot.log")
+    server = start_dovecot(log, certificate)
     try:
         yield server
     finally:
         stop_dovecot(server, remove=True)
 
 
+@pytest.fixture(name="dovecot_server", scope="session")
+def dovecot_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dovecot]:
+    """One Dovecot for the session: its master takes a second to stop, a folder a test nothing."""
+    with running_dovecot(tmp_path_factory.mktemp("dovecot") / "dovecot.log") as server:
+        yield server
+
+
 @pytest.fixture(name="dovecot")
 def dovecot_fixture(dovecot_server: Dovecot) -> Dovecot:
     """The session's Dovecot with a new, empty folder of the test's own."""
+    return with_new_folder(dovecot_server)
+
+
+@pytest.fixture(name="dovecot_tls_server", scope="session")
+def dovecot_tls_server_fixture(tmp_path_factory: pytest.TempPathFactory, mail_ca: MailCA) -> Iterator[Dovecot]:
+    with running_dovecot(tmp_path_factory.mktemp("dovecot-tls") / "dovecot.log", mail_ca.certificate) as server:
+        yield server
+
+
+@pytest.fixture(name="dovecot_tls")
+def dovecot_tls_fixture(dovecot_tls_server: Dovecot) -> Dovecot:
+    """A Dovecot with TLS (imaps:// and STARTTLS) under ``mail_ca``'s certificate, a folder of the
+    test's own; use ``trust_mail_ca`` for statusgen to trust it."""
+    return with_new_folder(dovecot_tls_server)
+
+
+def with_new_folder(server: Dovecot) -> Dovecot:
     folder = f"test{next(FOLDERS)}"
-    dovecot_server.create(folder)
-    return replace(dovecot_server, folder=folder)
+    server.create(folder)
+    return replace(server, folder=folder)
 
 
 FOLDERS = itertools.count(1)
@@ -302,11 +375,19 @@ class QuietController(Controller):
 
 
 @contextmanager
-def start_relay(users: dict[str, str] | None = None, idle_timeout: float = 300.0) -> Iterator[Relay]:
+def start_relay(
+    users: dict[str, str] | None = None,
+    idle_timeout: float = 300.0,
+    tls: ssl.SSLContext | None = None,
+    implicit: bool = False,
+) -> Iterator[Relay]:
     """A relay; with ``users``, AUTH is offered in clear (loopback) and required before MAIL.
-    ``idle_timeout``: seconds of silence after which it closes a connection, as servers do."""
+    ``idle_timeout``: seconds of silence after which it closes a connection, as servers do.
+    ``tls`` (``MailCA.server_context()``): STARTTLS offered, or TLS from the start if ``implicit``."""
     relay = Relay(port=free_port(), users=dict(users or {}))
     options: dict[str, Any] = {"timeout": idle_timeout}
+    if tls is not None:
+        options["ssl_context" if implicit else "tls_context"] = tls
     if users:
         options.update(authenticator=relay.authenticate, auth_required=True, auth_require_tls=False)
     controller = QuietController(relay, hostname=relay.host, port=relay.port, **options)

@@ -23,7 +23,19 @@ from statusgen.subscribe.mailbox import MAX_MESSAGE_BYTES, Letter, Mailbox, Mail
 from statusgen.subscribe.online import check_online
 from statusgen.subscribe.sender import MailServerError, SendFailed, open_sender
 from tests.conformance import free_port
-from tests.mailservers import Dovecot, Relay, dovecot_fixture, dovecot_server_fixture, relay_fixture, start_relay  # noqa: F401 (the fixtures)
+from tests.mailservers import (  # noqa: F401 (the fixtures, found by their names)
+    Dovecot,
+    MailCA,
+    Relay,
+    dovecot_fixture,
+    dovecot_server_fixture,
+    dovecot_tls_fixture,
+    dovecot_tls_server_fixture,
+    mail_ca_fixture,
+    relay_fixture,
+    start_relay,
+    trust_mail_ca_fixture,
+)
 
 ADDRESS = "status@example.com"
 ENV = {"IMAP_USER": "status", "IMAP_PASSWORD": "imap-s3cret-Pw", "SMTP_USER": "sender", "SMTP_PASSWORD": "smtp-Pw-42"}
@@ -384,4 +396,39 @@ def test_tls_to_a_server_without_it_is_one_clear_line(dovecot: Dovecot, relay: R
         open_mailbox(imap(dovecot, dovecot.url("imaps")), ENV)
     unreached = re.escape(f"the mail server {relay.url('smtps')} could not be reached (")
     with pytest.raises(MailServerError, match=unreached):
+        open_sender(smtp(relay, "smtps"), ENV)
+
+
+# -- TLS -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["imaps", "imap+starttls"])
+def test_imap_over_tls_with_a_trusted_certificate(dovecot_tls: Dovecot, trust_mail_ca: MailCA, scheme: str) -> None:
+    dovecot_tls.deliver(request(1))
+    with open_mailbox(imap(dovecot_tls, dovecot_tls.url(scheme)), ENV) as box:
+        assert subjects(box.letters(5)) == ["request 1"]
+
+
+@pytest.mark.parametrize("scheme", ["imaps", "imap+starttls"])
+def test_imap_refuses_a_certificate_it_does_not_trust(dovecot_tls: Dovecot, scheme: str) -> None:
+    with pytest.raises(MailboxError, match="its TLS certificate is not trusted"):
+        open_mailbox(imap(dovecot_tls, dovecot_tls.url(scheme)), ENV)
+
+
+@pytest.mark.parametrize("implicit", [True, False], ids=["smtps", "smtp+starttls"])
+def test_sender_over_tls_logs_in_and_sends(trust_mail_ca: MailCA, implicit: bool) -> None:
+    context = trust_mail_ca.server_context()
+    scheme = "smtps" if implicit else "smtp+starttls"
+    relay_with_tls = start_relay(users={"sender": "smtp-Pw-42"}, tls=context, implicit=implicit)
+    with relay_with_tls as relay, open_sender(smtp(relay, scheme, login=True), ENV) as sender:
+        sender.send(update("reader@example.net"))
+    assert relay.logins == ["sender"] and [r.rcpt_tos for r in relay.received] == [["reader@example.net"]]
+
+
+def test_sender_refuses_a_certificate_it_does_not_trust(mail_ca: MailCA) -> None:
+    untrusted = "its TLS certificate is not trusted"
+    with (
+        start_relay(tls=mail_ca.server_context(), implicit=True) as relay,
+        pytest.raises(MailServerError, match=untrusted),
+    ):
         open_sender(smtp(relay, "smtps"), ENV)
