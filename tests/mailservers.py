@@ -3,11 +3,13 @@
 
 Import the fixtures by name where they are used::
 
-    from tests.mailservers import dovecot_fixture, relay_fixture  # noqa: F401 (registers them)
+    from tests.mailservers import dovecot_fixture, dovecot_server_fixture, relay_fixture  # noqa: F401
 
     def test_something(dovecot: Dovecot, relay: Relay) -> None: ...
 
-(the functions' names differ from the fixtures' so that a test's argument does not shadow an import.)
+A fixture's function is named ``<fixture>_fixture`` so that a test's argument does not shadow an
+import; import those it depends on too (``dovecot`` needs ``dovecot_server``; ``dovecot_tls`` needs
+``dovecot_tls_server`` and ``mail_ca``; ``trust_mail_ca`` needs ``mail_ca``).
 
 ``dovecot`` gives a new folder per test on one Dovecot of the session (``Dovecot``: its ``url``,
 ``deliver`` a message, read ``flags``);
