@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -286,3 +287,24 @@ def test_the_mail_server_refusing_an_address_for_good_counts_as_a_bounce(site: P
             break
     assert site.subscribers() == {}  # two refusals: removed
     assert "refused" in said and VISITOR.lower() not in said.lower()
+
+
+def test_a_mailbox_and_mail_server_that_do_not_answer_leave_the_run_well(site: Path_) -> None:
+    """The site is built before the mailbox is read: a mailbox or mail server that is down is a
+    warning, and what waits is read and sent by a later run."""
+    site.write("subscribe")
+    text = site.config.read_text()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once this block ends
+    site.config.write_text(text.replace(site.dovecot.url(), f"imap://127.0.0.1:{port}/INBOX"))
+    done = site.run()
+    assert "warning: subscriptions:" in done.stdout + done.stderr and "Traceback" not in done.stderr
+    assert (load_config(site.config).site.output / "index.html").exists()
+    site.config.write_text(text.replace(site.relay.url(), f"smtp://127.0.0.1:{port}"))
+    done = site.run()  # the request is read, its answer cannot be sent
+    assert "answers not sent" in done.stdout + done.stderr and not site.relay.received
+    site.config.write_text(text)
+    site.write("subscribe")  # an hour has not passed: asked again, answered later
+    site.run()
+    assert site.subscribers() == {VISITOR.lower(): "pending"}

@@ -26,6 +26,7 @@ from functools import lru_cache
 import orjson
 
 from statusgen.config import Config, SubscriptionsConfig
+from statusgen.config.secrets import MissingSecret
 from statusgen.decide.subscribers import Subscriber, address_hash, bounced, hidden
 from statusgen.notify.events import Event, severe_enough
 from statusgen.store import Store
@@ -87,7 +88,7 @@ def deliver(store: Store, config: Config, now: datetime, env: Mapping[str, str])
                 else:
                     failed += 1
                     subscribers[item.subscriber] = _failed(store, subs, item, to, outcome, now)
-    except MailServerError as exc:
+    except (MailServerError, MissingSecret) as exc:  # the site is built: the next run sends what waits
         log.warning("subscriptions: %s; what waits is sent by the next run", exc)
         lost += store.interrupted_mail()  # the one being handed over when the connection failed
     if sent or failed:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from statusgen.config import Config, SubscriptionsConfig
+from statusgen.config.secrets import MissingSecret
 from statusgen.decide.subscribers import Handled, Limits, Subscriber, address_hash, bounced, handle, hidden
 from statusgen.store import Store
 from statusgen.subscribe.compose import reply
@@ -59,7 +60,7 @@ def mail_turn(store: Store, config: Config, now: datetime, env: Mapping[str, str
             for letter in batch:
                 answers += _act(store, config, subs, letter, now)
                 box.done([letter])
-    except MailboxError as exc:
+    except (MailboxError, MissingSecret) as exc:  # the site is built: the next run reads it
         log.warning("subscriptions: %s; the mailbox is read again by the next run", exc)
     answered = _answer(config, subs, answers, now, env)
     return MailTurn(letters, answered, deliver(store, config, now, env))
@@ -127,6 +128,6 @@ def _answer(
                 except SendFailed as exc:
                     who, said = address_hash(to.address), hidden(exc.said, to.address)
                     log.warning("subscriptions: the %s to %s was refused: %s", kind, who, said)
-    except MailServerError as exc:
+    except (MailServerError, MissingSecret) as exc:  # the site is built: the next run sends what waits
         log.warning("subscriptions: %s; %d answers not sent", exc, len(answers) - sent)
     return sent
