@@ -25,7 +25,6 @@ from statusgen.progress import Advance, untold
 
 if TYPE_CHECKING:
     from statusgen.config import Config
-    from statusgen.decide.subscribers import Subscriber
     from statusgen.store import Store
 
 DEFAULT_CONFIG = "services.toml"
@@ -515,12 +514,6 @@ def health(config_path: Path) -> None:
     click.echo(f"{path}: fresh until {doc['stale_after']}")
 
 
-#: The outbox's states, in the order a message goes through them (``statusgen subscribers``).
-MAIL_STATES = ("pending", "sending", "sent", "uncertain", "expired")
-#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
 @main.group(invoke_without_command=True)
 @config_option
 @click.option(
@@ -540,14 +533,16 @@ def subscribers(ctx: click.Context, config_path: Path, export_to: Path | None) -
         if export_to is not None:
             raise click.UsageError("--export writes the list; give it without a subcommand")
         return
+    from statusgen.subscribe.operator import export, report_lines
+
     cfg = load_config(config_path)
     with _subscriber_store(cfg) as store:
         if export_to is not None:
             rows = store.subscribers()
-            _export_subscribers(rows, export_to)
+            export(rows, export_to)
             click.echo(f"{export_to}: {len(rows)} addresses")
             return
-        for line in _subscriber_lines(cfg, store):
+        for line in report_lines(cfg, store):
             click.echo(line)
 
 
@@ -558,53 +553,6 @@ def _subscriber_store(cfg: Config) -> Iterator[Store]:
 
     with lock_store(cfg.site.store), Store(cfg.site.store, expected=True) as store:
         yield store
-
-
-def _subscriber_lines(cfg: Config, store: Store) -> list[str]:
-    by_service, pending, asking = store.subscriber_counts()
-    names = {s.slug: s.name for s in cfg.services}
-    lines = [f"{cfg.site.store}: {store.subscriber_count()} addresses; confirmed, by service:"]
-    order = ["", *names, *sorted(set(by_service) - set(names) - {""})]
-    for slug in order:
-        shown = (
-            "the whole site" if not slug else f"{names[slug]} ({slug})" if slug in names else f"{slug} (not configured)"
-        )
-        lines.append(f"  {shown}: {by_service.get(slug, 0)}")
-    lines.append(f"waiting for confirmation: {pending} new addresses, {asking} subscribers asking for a change")
-    mail = store.mail_counts()
-    states = [*MAIL_STATES, *sorted(set(mail) - set(MAIL_STATES))]
-    lines.append("outbox: " + ", ".join(f"{mail.get(state, 0)} {state}" for state in states))
-    return lines
-
-
-def _inert(cell: str) -> str:
-    """A cell a spreadsheet shows as text: one that would start a formula gets a leading '."""
-    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
-
-
-def _export_subscribers(rows: list[Subscriber], path: Path) -> None:
-    """Every address as CSV, written beside ``path`` with mode 0600 and renamed over it: the file
-    holds personal data, and no reader ever sees half of it."""
-    import csv
-    import tempfile
-
-    from statusgen.timeutil import iso
-
-    header = ("address", "state", "services", "language", "created_at", "confirmed_at")
-    try:
-        fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # made 0600
-        with open(fd, "w", encoding="utf-8", newline="") as f:
-            out = csv.writer(f)
-            out.writerow(header)
-            for s in rows:
-                cells = (s.address, s.state, " ".join(s.services), s.language, iso(s.created_at), iso(s.confirmed_at))
-                out.writerow([_inert(c or "") for c in cells])
-        os.replace(partial, path)
-    except OSError as exc:
-        raise StatusgenError(f"{path}: cannot write the export ({exc.strerror or exc}); name a writable file") from None
-    finally:
-        if "partial" in locals():
-            Path(partial).unlink(missing_ok=True)
 
 
 @subscribers.command("remove")

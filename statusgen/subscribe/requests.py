@@ -26,7 +26,7 @@ from statusgen.config import SubscriptionsConfig
 from statusgen.config.values import EMAIL_ADDRESS
 from statusgen.decide.subscribers import Request, address_key
 from statusgen.mailto import command
-from statusgen.subscribe.bounces import failed_for_good, is_report
+from statusgen.subscribe.bounces import MALFORMED, failed_for_good, is_report
 
 FIRST_LINES = 2048  # characters of a text body searched for a command when the subject says none
 AUTOMATIC_PRECEDENCE = ("bulk", "junk", "list", "auto_reply")
@@ -58,7 +58,7 @@ def _header(msg: Message, name: str) -> str:
     """A header's value as text, or "" when it is absent or cannot be decoded."""
     try:
         value = msg.get(name)
-    except (ValueError, IndexError, TypeError, LookupError):  # the email package's parse of a malformed one
+    except MALFORMED:
         return ""
     return str(value or "").strip()
 
@@ -84,12 +84,17 @@ def loop(msg: Message, subs: SubscriptionsConfig) -> bool:
         return True
     if subs.list_id in _header(msg, "List-Id").lower():
         return True
-    return any(address_key(a) == address_key(subs.address) for _, a in getaddresses([_header(msg, "From")]))
+    return any(address_key(a) == address_key(subs.address) for a in _from(msg))
+
+
+def _from(msg: Message) -> list[str]:
+    """The addresses of the From header (none, when it cannot be read)."""
+    return [a for _, a in getaddresses([_header(msg, "From")]) if a]
 
 
 def sender(msg: Message) -> str | None:
     """The one plain address the message is from, or None."""
-    found = [a for _, a in getaddresses([_header(msg, "From")]) if a]
+    found = _from(msg)
     if len(found) != 1 or not EMAIL_ADDRESS.fullmatch(found[0]) or ".." in found[0]:
         return None
     return found[0]
@@ -100,7 +105,7 @@ def _first_line(msg: EmailMessage) -> str:
     try:
         part = msg.get_body(preferencelist=("plain",))
         text = part.get_content() if part is not None else ""
-    except (LookupError, ValueError, TypeError, AttributeError):  # an unknown charset, a malformed part
+    except MALFORMED:  # an unknown charset, a malformed part
         return ""
     for line in str(text)[:FIRST_LINES].splitlines():
         if line.strip() and not line.lstrip().startswith(">"):
