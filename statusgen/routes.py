@@ -53,6 +53,14 @@ def service_calendar_file(slug: str) -> str:
     return f"feed/services/{slug}.ics"
 
 
+#: The page of every way to follow the site: email (``mailto``), the feeds, the calendars, chats.
+SUBSCRIBE_PAGE = "/subscribe/"
+
+
+def subscribe_page_file() -> str:
+    return "subscribe/index.html"
+
+
 def embed_file(slug: str | None = None) -> str:
     """The embeddable status (``/embed/``): the site's, or one service's."""
     return "embed/index.html" if slug is None else f"embed/{slug}/index.html"

@@ -28,6 +28,7 @@ def kinds_of_page(site: Site) -> list[str]:
         "/incidents/",
         *periods,
         "/method/",
+        "/subscribe/",
         "/reports/",
         f"/reports/{site.json('/api/v1/reports')['months'][-1]['month']}/",  # a whole month of the past
         "/api/",

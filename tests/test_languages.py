@@ -25,7 +25,7 @@ from babel.messages import pofile
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from statusgen import routes
-from statusgen.config import Config, load_config
+from statusgen.config import Config, MailServer, SubscriptionsConfig, load_config
 from statusgen.cycle import rebuild
 from statusgen.i18n import Language, translations
 from statusgen.render.build import build
@@ -61,14 +61,17 @@ class Tri:
 
 @pytest.fixture(scope="module")
 def tri(tmp_path_factory: pytest.TempPathFactory) -> Tri:
-    """The demo's store built as a site in English (at /), German and Japanese."""
+    """The demo's store built as a site in English (at /), German and Japanese, with
+    subscriptions by email."""
     demo = demo_build()
     work = tmp_path_factory.mktemp("languages")
     store = Store(work / "copy.db")
     with Store(demo.config.site.store) as source:
         source.db.backup(store.db)
     site = dataclasses.replace(demo.config.site, store=store.path, output=work / "site", languages=LANGUAGES)
-    config = dataclasses.replace(demo.config, site=site)
+    # with subscriptions by email: the subscribe page says all it can
+    mail = SubscriptionsConfig("status@example.com", MailServer(folder=work / "in"), MailServer(folder=work / "out"))
+    config = dataclasses.replace(demo.config, site=site, subscriptions=mail)
     last = store.last_finished_run()
     assert last is not None and last.finished_at is not None
     build(store, config, last.finished_at, workers=1)
@@ -307,7 +310,14 @@ def pages_to_read(tri: Tri) -> list[str]:
     month = tri.json(f"{routes.API}/reports.json")["months"][-1]["month"]
     day = tri.json("api/v1/incidents.json")["incidents"][-1]["started_at"][:10]
     main = ["", f"services/{slug}/", "incidents/", f"reports/{month}/"]
-    others = [f"services/{slug}/incidents/", f"incidents/{day[:7]}/", f"incidents/{day}/", "reports/", "method/"]
+    others = [
+        f"services/{slug}/incidents/",
+        f"incidents/{day[:7]}/",
+        f"incidents/{day}/",
+        "reports/",
+        "method/",
+        "subscribe/",
+    ]
     return main + others + ["api/", "embed/", f"embed/{slug}/"]
 
 

@@ -287,6 +287,7 @@ def test_every_page_and_asset_is_built(demo: DemoBuild) -> None:
     snapshot = demo.json("api/v1/snapshot.json")
     incidents = demo.json("api/v1/incidents.json")["incidents"]
     expected = {"index.html", "incidents/index.html", "method/index.html", "api/index.html"}
+    expected |= {routes.subscribe_page_file()}
     expected |= {routes.error_page_file("404"), routes.error_page_file("429")}
     expected |= {f"services/{s['slug']}/index.html" for s in snapshot["services"]}
     expected |= {routes.service_incidents_file(s["slug"]) for s in snapshot["services"]}
@@ -313,11 +314,18 @@ def test_every_link_stays_inside_the_site_and_resolves(demo: DemoBuild) -> None:
 
     # the one address outside: "Powered by statusgen", in the footer, to the project's home page
     (home,) = [u.split(", ", 1)[1] for u in metadata("statusgen").get_all("Project-URL") if u.startswith("Homepage,")]
+    # and the subscribe page's mail to the address of [subscriptions]: a message, not a page
+    mail = f"mailto:{demo.config.subscriptions.address}?" if demo.config.subscriptions else None
     for tree_path in demo.pages():
         page = demo.page(tree_path)
-        outside = page.xpath("//a[contains(@href, ':')]")
+        written = page.xpath("//a[starts-with(@href, 'mailto:')]/@href")
+        assert all(mail and href.startswith(mail) for href in written), tree_path
+        assert not written or tree_path == routes.subscribe_page_file(), tree_path
+        outside = page.xpath("//a[contains(@href, ':') and not(starts-with(@href, 'mailto:'))]")
         assert all(a.get("href") == home and a.xpath("ancestor::footer") for a in outside), tree_path
         for link in _links(page):
+            if link.startswith("mailto:"):
+                continue
             if link.startswith("#"):
                 assert page.get_element_by_id(link[1:]) is not None, f"{tree_path}: no target for {link}"
                 continue

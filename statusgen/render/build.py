@@ -3,7 +3,7 @@
     with TreeWriter(output) as tree:          # the generation to rewrite (``tree``)
         data = gather(store, config, now)     # what the whole site needs (``gather``)
         every service's record, histories and page (``service``; worker processes for large sites)
-        the site-wide documents, the OpenAPI document, badges, assets, API and method pages
+        the site-wide documents, the OpenAPI document, badges, assets, API, method and subscribe pages
         the incident lists, feeds and incidents pages
         the front page, with every service's bar
     # the new generation is swapped in
@@ -269,8 +269,8 @@ def _render_chunk(indexes: list[int]) -> tuple[Placed, dict[str, Rendered], Draw
 
 
 def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> None:
-    """The documents of the whole site, the OpenAPI document, the badges, the assets, the API and
-    method pages: made every build (they are cheap), written only where their bytes changed; the
+    """The documents of the whole site, the OpenAPI document, the badges, the assets, the API,
+    method and subscribe pages: made every build (they are cheap), written only where their bytes changed; the
     badges, a pair a service, kept while their service's name and status are the same."""
     for path, doc in docs.items():
         placer.put(path, jsonout.dump(doc))
@@ -292,6 +292,7 @@ def _site_files(placer: Placer, job: ServiceJob, docs: dict[str, Document]) -> N
             lang.file("api/index.html"), views.api_page(config, lang, health, docs[routes.error_file("400-range")])
         )
         placer.put(lang.file("method/index.html"), views.method_page(config, lang, health))
+        placer.put(lang.file(routes.subscribe_page_file()), views.subscribe_page(config, lang, snapshot))
         for path, page in views.error_pages(config.site, lang).items():
             placer.put(lang.file(path), page)
         with building(config.site):  # the embeds are given the site's title alone: their logo comes from here

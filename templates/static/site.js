@@ -561,6 +561,23 @@
     fetch("/api/v1/health", { cache: "no-store" }).then((r) => (r.ok ? r.json() : null)).then(stale, () => {});
   }
 
+  // The subscribe page: boxes in place of a link per service, and one link whose subject names
+  // the ticked services and the page's language, as statusgen.mailto.subject writes it.
+  const pick = document.querySelector("[data-subscribe-pick]");
+  if (pick) {
+    const link = pick.querySelector("[data-subscribe-link]");
+    const to = link.getAttribute("href").split("?")[0];
+    const rebuild = () => {
+      const ticked = [...pick.querySelectorAll("input[name=service]:checked")].map((box) => box.value);
+      link.href = `${to}?subject=${encodeURIComponent(["subscribe", ...ticked, `lang=${LANG}`].join(" "))}`;
+    };
+    pick.addEventListener("change", rebuild);
+    pick.addEventListener("submit", (e) => e.preventDefault());
+    rebuild();
+    document.querySelector("[data-subscribe-each]").hidden = true;
+    pick.hidden = false;
+  }
+
   document.querySelectorAll("[data-hint]").forEach((hint) => { hint.hidden = false; });   // how to use what follows
   document.querySelectorAll("svg[data-src]").forEach((chart) => explore(chart, chart.dataset.src, live?.dataset.record));
   document.querySelectorAll("li[id^='svc-'] > .bar").forEach((bar) => {

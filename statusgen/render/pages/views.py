@@ -12,6 +12,7 @@
     incidents/{YYYY-MM}/index.html, incidents/{YYYY-MM-DD}/index.html
                                  a month's incidents by day, and a day's
     method/index.html            how the checks are made, from the configuration
+    subscribe/index.html         every way to follow the site: email, feeds, calendars, chats
     api/index.html               every endpoint: parameters, caching, limits, examples
     _errors/404.html, 429.html   a missing page, and a browser that asked too often
 
@@ -41,9 +42,11 @@ from statusgen.decide.health import FORMULA, SCORES
 from statusgen.decide.history import History
 from statusgen.decide.overall import summary
 from statusgen.i18n import N_, SENTENCES, Language
+from statusgen.mailto import SUBSCRIBE, mailto
 from statusgen.model import DESCRIPTIONS, RANGES, STATUS_WORDS, STATUSES, Outcome, Status
 from statusgen.render.api.documents import configured_record
 from statusgen.render.api.openapi import EMPTY, TOO_MANY, openapi_document
+from statusgen.render.formats.feeds import SITE_FEED
 from statusgen.render.formats.statuspage_openapi import statuspage_openapi_document
 from statusgen.render.pages import charts
 from statusgen.render.templating import render, render_text
@@ -122,11 +125,6 @@ def front_page(
     """The health index, the counts, open incidents, and every service with its 90-day bar.
     ``bars``: each service's ``front_bar``; ``todays``: each one's day so far (its record's
     bucket in progress of the 90-day history), drawn at the bar's end."""
-    categories = []
-    for slug, counts in snapshot["counts"]["by_category"].items():
-        members = [s for s in snapshot["services"] if s["category"] == slug]
-        if members:
-            categories.append({"slug": slug, "counts": counts, "services": members})
     return render(
         "index.html",
         lang,
@@ -138,12 +136,23 @@ def front_page(
         headline=headline(snapshot, lang),
         health=health,
         open_incidents=open_incidents["incidents"],
-        categories=categories,
+        categories=by_category(snapshot),
         bars=bars,
         todays={slug: charts.day_letter(point) for slug, point in (todays or {}).items()},
         legend=[(css, words(lang).gettext(said)) for css, said in LEGEND],
         statuses=STATUSES,
     )
+
+
+def by_category(snapshot: Document) -> list[Document]:
+    """The services as the front page groups them: by category, in the snapshot's order, each
+    category with its counts; a category without services is left out."""
+    categories = []
+    for slug, counts in snapshot["counts"]["by_category"].items():
+        members = [s for s in snapshot["services"] if s["category"] == slug]
+        if members:
+            categories.append({"slug": slug, "counts": counts, "services": members})
+    return categories
 
 
 #: What moves with every result: the page leaves it out (``service_page_view``), and its script
@@ -330,6 +339,37 @@ def method_page(config: Config, lang: Language, health: Document) -> bytes:
     )
 
 
+def subscribe_page(config: Config, lang: Language, snapshot: Document) -> bytes:
+    """Every way to follow the site: email when ``[subscriptions]`` is set (a ``mailto:`` link
+    for the whole site and one for each service, in the page's language: ``statusgen.mailto``),
+    the Atom feeds and maintenance calendars, the site's and each service's, and chats that
+    follow a feed. Only names and slugs are read from the snapshot: the page changes when the
+    services do, not with their status."""
+    email = None
+    if config.subscriptions:
+        address = config.subscriptions.address
+        email = {
+            "address": address,
+            "site": mailto(address, SUBSCRIBE, (), lang.tag),
+            "services": {s["slug"]: mailto(address, SUBSCRIBE, (s["slug"],), lang.tag) for s in snapshot["services"]},
+        }
+    base = config.site.base_url.rstrip("/")
+    return render(
+        "subscribe.html",
+        lang,
+        site=config.site,
+        here=routes.SUBSCRIBE_PAGE,
+        nav="subscribe",
+        categories=by_category(snapshot),
+        email=email,
+        feed=f"/{SITE_FEED}",
+        feed_url=base + f"/{SITE_FEED}",  # chats and readers are given the whole URL
+        calendar=f"/{routes.CALENDAR}",
+        calendar_url=base + f"/{routes.CALENDAR}",
+        service_calendars={s["slug"]: f"/{routes.service_calendar_file(s['slug'])}" for s in snapshot["services"]},
+    )
+
+
 def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[str, bytes]:
     """The embeddable status: the site's in one line (``/embed/``), and each service's
     (``/embed/{slug}/``), each linked to its page. They change only when a status does."""
@@ -344,6 +384,7 @@ def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[st
             word=words(lang).status_word(snapshot["status"]),
             sentence=site_summary(snapshot, lang),
             link=lang.url("/"),  # a frame's links are read against its own address: the site's
+            subscribe=lang.url(routes.SUBSCRIBE_PAGE),
         )
     }
     for s in snapshot["services"]:
@@ -357,6 +398,7 @@ def embed_pages(site: SiteConfig, lang: Language, snapshot: Document) -> dict[st
             word=words(lang).status_word(s["status"]),
             sentence=None,
             link=lang.url(s["links"]["page"]),
+            subscribe=lang.url(routes.SUBSCRIBE_PAGE),
         )
     return out
 
