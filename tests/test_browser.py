@@ -587,11 +587,14 @@ def test_another_origin_frames_the_embed_and_not_the_pages(browser: Browser, sit
         shown = {k: page.frame_locator(f"#{k}").locator("body") for k in frames}
         snapshot = site.json("/api/v1/snapshot")
         expect(shown["site"].locator(".banner")).to_contain_text(status_word(snapshot["status"]))
-        assert shown["site"].locator("a").get_attribute("href") == "/"  # read against the frame's address
+        assert shown["site"].locator(".banner a").get_attribute("href") == "/"  # read against the frame's address
         expect(shown["service"].locator(".banner")).to_contain_text(site.build.config.services[0].name)
         element = page.query_selector("#front")
         front = element.content_frame() if element else None
         assert front is not None and front.url.startswith("chrome-error"), front  # refused: not framed
+        # the embed's Subscribe link opens the site's subscribe page in place of the framing page
+        shown["service"].get_by_role("link", name="Subscribe").click()
+        page.wait_for_url(f"{site.base}/subscribe/")
 
 
 # -- a site in two languages, on both servers --------------------------------------------------
