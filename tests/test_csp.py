@@ -20,7 +20,7 @@ from tests.conformance import Server, start_nginx
 from tests.test_browser import ARGS, CHROMIUM, PLOT, point_at, told
 from tests.test_pages import DemoBuild, demo_build
 
-PAGES = ["/", "/services/payments-eu/", "/incidents/", "/api/"]
+PAGES = ["/", "/services/payments-eu/", "/incidents/", "/api/", "/subscribe/"]
 #: Collects what the page's policy refused, from before the page's first script runs.
 LISTEN_FOR_VIOLATIONS = """
 window.__violations = [];

@@ -183,7 +183,7 @@ def templates_digest_parts() -> list[bytes]:
     stack = [files(PACKAGE)]
     while stack:
         for p in sorted(stack.pop().iterdir(), key=lambda p: p.name):
-            if p.name == "init":  # the files of `statusgen init`: no page is made with them
+            if p.name in ("init", "mail"):  # `statusgen init`'s files, the subscribers' mail: no page's
                 continue
             if p.is_dir():
                 stack.append(p)

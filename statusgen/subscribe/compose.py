@@ -25,7 +25,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from statusgen import mailto
+from statusgen import mailto, routes
 from statusgen.config import Config, SubscriptionsConfig
 from statusgen.decide.incidents import IncidentUpdate
 from statusgen.decide.subscribers import CONFIRM, GOODBYE, WELCOME, Subscriber, expiry
@@ -36,7 +36,6 @@ from statusgen.text import one_line
 
 #: The events that begin a thread (an incident's first update is ``/0``): the others answer them.
 THREAD_OPENERS = ("incident.opened", "maintenance.started", "vendor.incident")
-SUBSCRIBE_PAGE = "/subscribe/"
 #: Header lines up to RFC 5322's limit: folded at 78, a long List-Unsubscribe URL would be written
 #: as an encoded word, which no mail program reads as a link.
 POLICY = policy.default.clone(max_line_length=998)
@@ -98,7 +97,7 @@ def reply(config: Config, subs: SubscriptionsConfig, kind: str, to: Subscriber, 
     context = {
         "site_title": config.site.title,
         "site_url": _site_url(config, language),
-        "subscribe_url": _site_url(config, language, SUBSCRIBE_PAGE),
+        "subscribe_url": _site_url(config, language, routes.SUBSCRIBE_PAGE),
         "services": [config.by_slug[s].name for s in services if s in config.by_slug],
         "token": to.token,
         "address": subs.address,
@@ -159,7 +158,7 @@ def update(config: Config, subs: SubscriptionsConfig, event: Event, to: Subscrib
         "vendor_link": event.kind == "vendor.incident",
         "site_title": config.site.title,
         "site_url": _site_url(config, language),
-        "subscribe_url": _site_url(config, language, SUBSCRIBE_PAGE),
+        "subscribe_url": _site_url(config, language, routes.SUBSCRIBE_PAGE),
         "unsubscribe_link": mailto.mailto(subs.address, mailto.UNSUBSCRIBE, token=to.token),
     }
     msg = _envelope(config, subs, to, language, _parts("update", language, **context), now)
