@@ -104,8 +104,7 @@ def _site(folder: Path, target: str, smtp_port: int | None) -> Path:
 def _subscribe(store_path: Path, n: int) -> None:
     now = datetime.now(UTC)
     people = [
-        Subscriber(f"reader{i}@example.net", f"token{i:027d}", CONFIRMED, ("alpha",), "en", now, now)
-        for i in range(n)
+        Subscriber(f"reader{i}@example.net", f"token{i:027d}", CONFIRMED, ("alpha",), "en", now, now) for i in range(n)
     ]
     with Store(store_path) as store:
         store.save_subscribers(people, [], [], now)
@@ -159,7 +158,7 @@ def main() -> None:
     _line("the run's peak memory", peak, "MB", f"<= {MEMORY_BUDGET_MB:g} MB", peak <= MEMORY_BUDGET_MB)
     ratio, slack = BUILD_SLACK
     limit = base * ratio + slack
-    _line("the build with subscribers (without: %.2f s)" % base, build, "s", f"<= {limit:.2f} s", build <= limit)
+    _line(f"the build with subscribers (without: {base:.2f} s)", build, "s", f"<= {limit:.2f} s", build <= limit)
 
 
 if __name__ == "__main__":
