@@ -21,6 +21,7 @@ statusgen trust.
 
 from __future__ import annotations
 
+import asyncio
 import imaplib
 import itertools
 import os
@@ -338,6 +339,7 @@ class Relay:
     refuse: dict[str, tuple[int, str]] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)  # logins it takes (and then requires)
     logins: list[str] = field(default_factory=list)  # each successful AUTH, in order
+    pause: float = 0.0  # seconds each message is held before the answer: a busy server, to kill a sender in
 
     def url(self, scheme: str = "smtp") -> str:
         return f"{scheme}://{self.host}:{self.port}"
@@ -357,6 +359,8 @@ class Relay:
         login = session.auth_data.login.decode() if isinstance(session.auth_data, LoginPassword) else None
         received = Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content, session.peer, login)
         self.received.append(received)
+        if self.pause:
+            await asyncio.sleep(self.pause)
         return "250 OK queued"
 
     def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:

@@ -16,8 +16,11 @@ import re
 import socket
 import subprocess
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -27,6 +30,7 @@ from playwright.sync_api import sync_playwright
 
 from statusgen import mailto
 from statusgen.config import load_config
+from statusgen.decide.subscribers import Subscriber
 from statusgen.store import Store
 from tests.conftest import Targets, start_preview
 from tests.mailservers import Dovecot, Relay, dovecot_fixture, dovecot_server_fixture, relay_fixture  # noqa: F401
@@ -308,3 +312,61 @@ def test_a_mailbox_and_mail_server_that_do_not_answer_leave_the_run_well(site: P
     site.write("subscribe")  # an hour has not passed: asked again, answered later
     site.run()
     assert site.subscribers() == {VISITOR.lower(): "pending"}
+
+
+def test_a_run_killed_while_sending_sends_the_rest_next_time_and_nobody_twice(
+    tmp_path: Path, relay: Relay, targets: Targets
+) -> None:
+    """``kill -9`` in the middle of sending to 300 subscribers: the next run sends the rest, and
+    each address gets the message once, but the one being handed over when the run died (it is
+    "uncertain": it may have arrived, so it is never sent again)."""
+    targets.set("/api", 503)
+    config = tmp_path / "services.toml"
+    config.write_text(
+        f"""[site]
+title = "Killed"
+base_url = "https://status.example.org"
+interval = 60
+confirm = 0
+failures_to_open = 1
+[categories]
+core = "Core"
+[[services]]
+slug = "api"
+name = "API"
+category = "core"
+[[services.checks]]
+url = "{targets.url("/api")}"
+[subscriptions]
+address = "{ADDRESS}"
+mailbox = "inbox"
+smtp = "{relay.url()}"
+""",
+        encoding="utf-8",
+    )
+    people = [f"reader{i}@example.net" for i in range(300)]
+    now = datetime.now(UTC)
+    with Store(load_config(config).site.store) as store:
+        store.save_subscribers(
+            [Subscriber(a, f"tok{i:029d}", "confirmed", (), "en", now, now) for i, a in enumerate(people)], [], [], now
+        )
+    relay.pause = 0.01
+    run = subprocess.Popen(
+        [sys.executable, "-c", RUN, str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    while len(relay.received) < 50 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.01)
+    run.kill()  # SIGKILL: no handler, no cleanup
+    run.wait()
+    assert 50 <= len(relay.received) < len(people), "killed while sending"
+    relay.pause = 0.0
+    done = subprocess.run([sys.executable, "-c", RUN, str(config)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "were being sent when a run stopped" in done.stderr + done.stdout
+    got = Counter(a for r in relay.received for a in r.rcpt_tos)
+    assert max(got.values()) == 1, "nobody twice"
+    with Store(load_config(config).site.store) as store:
+        counts = store.mail_counts()
+    assert counts.get("uncertain", 0) <= 1 and counts.get("sent", 0) + counts.get("uncertain", 0) == len(people)
+    assert len(got) >= len(people) - 1
