@@ -92,46 +92,33 @@ class Path_:
             return {s.key: s.state for s in store.subscribers()}
 
 
+def configured(tmp_path: Path, targets: Targets, services: tuple[str, ...], mailbox: str, smtp: str) -> Path:
+    """A site in two languages whose ``services`` open an incident at their first failure and
+    end it at their first answer, with subscriptions (``mailbox``: its TOML value and keys)."""
+    checks = "".join(
+        f'[[services]]\nslug = "{s}"\nname = "{s.upper() if s == "api" else s.title()}"\ncategory = "core"\n'
+        f'[[services.checks]]\nurl = "{targets.url("/" + s)}"\n'
+        for s in services
+    )
+    config = tmp_path / "services.toml"
+    config.write_text(
+        '[site]\ntitle = "Path status"\nbase_url = "https://status.example.org"\nlanguages = ["en", "de"]\n'
+        "interval = 60\nconfirm = 0\nfailures_to_open = 1\nsuccesses_to_resolve = 1\n"
+        f'[categories]\ncore = "Core"\n{checks}'
+        f'[subscriptions]\naddress = "{ADDRESS}"\nmailbox = {mailbox}\nsmtp = "{smtp}"\nbounces = 2\n',
+        encoding="utf-8",
+    )
+    return config
+
+
 @pytest.fixture
 def site(
     tmp_path: Path, dovecot: Dovecot, relay: Relay, targets: Targets, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path_]:
     targets.set("/api", 200)
     targets.set("/web", 200)
-    config = tmp_path / "services.toml"
-    config.write_text(
-        f"""[site]
-title = "Path status"
-base_url = "https://status.example.org"
-languages = ["en", "de"]
-interval = 60
-confirm = 0
-failures_to_open = 1
-successes_to_resolve = 1
-[categories]
-core = "Core"
-[[services]]
-slug = "api"
-name = "API"
-category = "core"
-[[services.checks]]
-url = "{targets.url("/api")}"
-[[services]]
-slug = "web"
-name = "Web"
-category = "core"
-[[services.checks]]
-url = "{targets.url("/web")}"
-[subscriptions]
-address = "{ADDRESS}"
-mailbox = "{dovecot.url()}"
-mailbox_user = "${{PATH_MAIL_USER}}"
-mailbox_password = "${{PATH_MAIL_PASSWORD}}"
-smtp = "{relay.url()}"
-bounces = 2
-""",
-        encoding="utf-8",
-    )
+    mailbox = f'"{dovecot.url()}"\nmailbox_user = "${{PATH_MAIL_USER}}"\nmailbox_password = "${{PATH_MAIL_PASSWORD}}"'
+    config = configured(tmp_path, targets, ("api", "web"), mailbox, relay.url())
     monkeypatch.setenv("PATH_MAIL_USER", dovecot.user)  # the test reads the configuration too
     monkeypatch.setenv("PATH_MAIL_PASSWORD", dovecot.password)
     env = dict(os.environ)
@@ -321,29 +308,7 @@ def test_a_run_killed_while_sending_sends_the_rest_next_time_and_nobody_twice(
     each address gets the message once, but the one being handed over when the run died (it is
     "uncertain": it may have arrived, so it is never sent again)."""
     targets.set("/api", 503)
-    config = tmp_path / "services.toml"
-    config.write_text(
-        f"""[site]
-title = "Killed"
-base_url = "https://status.example.org"
-interval = 60
-confirm = 0
-failures_to_open = 1
-[categories]
-core = "Core"
-[[services]]
-slug = "api"
-name = "API"
-category = "core"
-[[services.checks]]
-url = "{targets.url("/api")}"
-[subscriptions]
-address = "{ADDRESS}"
-mailbox = "inbox"
-smtp = "{relay.url()}"
-""",
-        encoding="utf-8",
-    )
+    config = configured(tmp_path, targets, ("api",), '"inbox"', relay.url())
     people = [f"reader{i}@example.net" for i in range(300)]
     now = datetime.now(UTC)
     with Store(load_config(config).site.store) as store:
