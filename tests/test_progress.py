@@ -76,8 +76,9 @@ def test_the_demo_says_each_step_and_shows_its_bar_on_a_terminal_only(tmp_path: 
     logged = in_pipes(demo, tmp_path)
     assert logged.stderr == ""
     lines = logged.stdout.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("demo: 8 services on http://127.0.0.1:")
+    assert len(lines) == 3 and lines[0].startswith("demo: 8 services on http://127.0.0.1:")
     assert lines[1] == "demo: simulating 100 days of past for 7 services"  # the label, without a bar
+    assert lines[2].startswith("demo: visitor@demo.example subscribed by email")
 
 
 def test_a_first_build_and_publish_show_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
