@@ -455,9 +455,10 @@ def test_a_configured_maintenance_is_told_as_it_begins_and_as_it_ends(tmp_path, 
     cycles(cfg, clock, 1)
     targets.set("/a", 503, b"down")  # down as the window ends: the end says so
     cycles(cfg, clock, 4)  # the last run is the first after the end
-    assert kinds(receiver.posts) == [["maintenance.started"], ["maintenance.ended"]]
-    began, ended = (p.json() for p in receiver.posts)
-    for post in (began, ended):
+    assert kinds(receiver.posts) == [["maintenance.announced"], ["maintenance.started"], ["maintenance.ended"]]
+    planned, began, ended = (p.json() for p in receiver.posts)
+    assert planned["events"][0]["since"] == iso(start) and "Disk &lt;swap&gt;" in planned["markdown"]
+    for post in (planned, began, ended):
         Draft202012Validator(SCHEMA).validate(post)
     event = ended["events"][0]
     status = json.loads((cfg.site.output / "api/v1/services/alpha.json").read_bytes())["service"]["status"]

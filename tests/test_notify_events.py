@@ -105,10 +105,22 @@ def test_a_vendor_incident_is_told_the_first_time_a_fresh_view_shows_it():
     assert vendor_events(cfg, before, stale) == []  # a failed fetch shows nothing new
 
 
-def test_maintenance_is_told_when_it_begins_between_two_runs():
+def test_maintenance_is_announced_ahead_then_told_when_it_begins_between_two_runs():
     window = MaintenanceWindow(start=T0 + 2 * MIN, end=T0 + 60 * MIN, title="Database upgrade")
     cfg = config(services=(replace(API, maintenance=(window,)),))
-    assert maintenance_events(cfg, T0, T0 + MIN, {}, {}) == []
+    ahead = [maintenance_events(cfg, T0 - MIN, T0, {}, {}), maintenance_events(cfg, T0, T0 + MIN, {}, {})]
+    assert [len(found) for found in ahead] == [1, 1]
+    assert ahead[0] == [replace(ahead[1][0], at=T0)]  # found again each run: one id, the outbox keeps it once
+    announced = ahead[1][0]
+    assert (announced.id, announced.kind, announced.since, announced.severity) == (
+        "maintenance/api/schedule/2026-11-22T12:02:00Z/announced",
+        "maintenance.announced",
+        T0 + 2 * MIN,
+        None,
+    )
+    assert announced.message == "Database upgrade, from 2026-11-22T12:02:00Z until 2026-11-22T13:00:00Z."
+    far = MaintenanceWindow(start=T0 + timedelta(days=15), end=T0 + timedelta(days=15, hours=1), title="Later")
+    assert maintenance_events(config(services=(replace(API, maintenance=(far,)),)), T0, T0 + MIN, {}, {}) == []
     (event,) = maintenance_events(cfg, T0 + MIN, T0 + 3 * MIN, {}, {})
     assert (event.kind, event.at, event.severity) == ("maintenance.started", T0 + 2 * MIN, None)
     assert event.message == "Database upgrade until 2026-11-22T13:00:00Z."
@@ -264,7 +276,8 @@ url = "hooks.example.org"
         parse_config(text, Path("services.toml"))
     assert caught.value.problems == [
         'services.toml: notifier "hook": events must be a list of events from incident.opened, incident.escalated, '
-        "incident.noted, incident.resolved, vendor.incident, maintenance.started, maintenance.ended, got "
+        "incident.noted, incident.resolved, vendor.incident, maintenance.announced, maintenance.started, "
+        "maintenance.ended, got "
         "['incident.opened', 'incident.exploded']",
         'services.toml: notifier "hook": min_severity must be one of minor, major, critical, got "high"',
         'services.toml: notifier "hook": unknown key "colour"; allowed keys: name, url, services, categories, '

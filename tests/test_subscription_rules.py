@@ -254,3 +254,32 @@ def test_any_header_value_is_read_as_something_or_nothing(name: str, value: str)
         1,
     )
     read(raw, SUBS)
+
+
+def test_a_maintenance_threads_under_its_announcement(tmp_path: Path) -> None:
+    """Announced, begun, ended: three messages, one thread, in the subscriber's language."""
+    from dataclasses import replace
+
+    from statusgen.config import MaintenanceWindow, load_config
+    from statusgen.notify.events import maintenance_events
+    from statusgen.subscribe.compose import update
+    from tests.test_subscription_machine import CONFIG
+
+    (tmp_path / "services.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "services.toml")
+    window = MaintenanceWindow(start=NOW + timedelta(days=2), end=NOW + timedelta(days=2, hours=1), title="Disks")
+    api = replace(config.by_slug["api"], maintenance=(window,))
+    config = replace(config, services=(api, config.by_slug["web"]), by_slug={})
+    assert config.subscriptions is not None
+    reader = Subscriber("ann@example.net", TOKEN, "confirmed", ("api",), "de", NOW, NOW)
+    runs = [
+        (NOW - timedelta(minutes=1), NOW),
+        (window.start - timedelta(minutes=1), window.start),
+        (window.end - timedelta(minutes=1), window.end),
+    ]
+    events = [e for since, now in runs for e in maintenance_events(config, since, now, {}, {"api": "operational"})]
+    assert [e.kind for e in events] == ["maintenance.announced", "maintenance.started", "maintenance.ended"]
+    planned, began, ended = (update(config, config.subscriptions, e, reader, NOW) for e in events)
+    assert "In-Reply-To" not in planned and planned["Subject"] == "API: Wartung geplant"
+    assert began["In-Reply-To"] == ended["In-Reply-To"] == planned["Message-ID"] == began["References"]
+    assert len({m["Message-ID"] for m in (planned, began, ended)}) == 3

@@ -433,6 +433,7 @@ NOTIFY_EVENTS = (
     "incident.noted",
     "incident.resolved",
     "vendor.incident",
+    "maintenance.announced",
     "maintenance.started",
     "maintenance.ended",
 )

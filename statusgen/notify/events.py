@@ -10,6 +10,10 @@ hear of, each with an id that names it for good:
   makes the same event, which the outbox keeps once.
 * **vendor.incident**: an incident the vendor posts, the first time a fresh view of its page
   shows it. A vendor's incident is told of once, whether or not we see a problem ourselves.
+* **maintenance.announced**: a window (configured, from the notes folder, or announced by the
+  vendor) that readers are now told of before it begins (``decide.maintenance``: from
+  ``HORIZON`` ahead). It is found again each run until it begins; its id names the window, so
+  the outbox keeps it once.
 * **maintenance.started**: a window (configured, or announced by the vendor) that began since
   the previous run.
 * **maintenance.ended**: a configured window that ended since the previous run, or a vendor's
@@ -39,7 +43,7 @@ import orjson
 from statusgen import routes
 from statusgen.config import Config, NotifyConfig, ServiceConfig
 from statusgen.decide.incidents import SEVERITY, Incident, IncidentUpdate
-from statusgen.decide.maintenance import Notice, announced, ended, scheduled
+from statusgen.decide.maintenance import HORIZON, Notice, announced, ended, scheduled
 from statusgen.decide.operator import manual_incident, with_notes
 from statusgen.model import SEVERITIES, STATUS_WORDS, Outcome, Status
 from statusgen.store import Notification
@@ -223,6 +227,8 @@ def maintenance_events(
         for notice in scheduled(svc, now) + announced(svc.slug, view):
             if since < notice.start <= now:
                 out.append(_maintenance_event(svc, notice))
+            elif now < notice.start <= now + HORIZON:  # as the pages tell it ahead (decide.maintenance)
+                out.append(_announced_event(svc, notice, now))
         for n in ended(svc, since, now):
             assert n.end is not None  # a configured window that ended
             message, link = f"{n.title}, from {iso(n.start)}.", routes.service_page_url(svc.slug)
@@ -241,6 +247,23 @@ def _maintenance_event(svc: ServiceConfig, notice: Notice) -> Event:
         None,
         f"{svc.name}: maintenance began",
         f"{notice.title}{until}.",
+        notice.start,
+        notice.url or routes.service_page_url(svc.slug),
+    )
+
+
+def _announced_event(svc: ServiceConfig, notice: Notice, now: datetime) -> Event:
+    """A window readers are told of ahead (``at``: the run that first tells it)."""
+    until = f" until {iso(notice.end)}" if notice.end else ""
+    return Event(
+        f"maintenance/{svc.slug}/{notice.source}/{iso(notice.start)}/announced",
+        "maintenance.announced",
+        svc.slug,
+        now,
+        Status.MAINTENANCE.value,
+        None,
+        f"{svc.name}: maintenance planned",
+        f"{notice.title}, from {iso(notice.start)}{until}.",
         notice.start,
         notice.url or routes.service_page_url(svc.slug),
     )

@@ -71,6 +71,8 @@ def _headline(event: Event) -> str:
         return f"**{words}** again; the incident began {moment(event.since or event.at)}."
     if event.kind == "incident.noted":
         return f"**Note** from the operator ({moment(event.at)}):"
+    if event.kind == "maintenance.announced":
+        return f"**Maintenance** planned, from {moment(event.since or event.at)}:"
     if event.kind == "maintenance.started":
         return f"**Maintenance** began {moment(event.at)}:"
     if event.kind == "maintenance.ended":
@@ -98,6 +100,7 @@ SAID = {
     "incident.resolved": "resolved",
     "incident.noted": "note",
     "vendor.incident": "the vendor reports",
+    "maintenance.announced": "maintenance planned",
     "maintenance.started": "maintenance began",
     "maintenance.ended": "maintenance ended",
 }

@@ -8,7 +8,7 @@ Every message carries the list's headers a mail program acts on: ``List-Id`` (RF
 ``List-Unsubscribe`` (RFC 2369: a ``mailto:`` with the subscriber's token; a static site has no
 HTTPS endpoint to take RFC 8058's one-click POST: docs/subscriptions.md), ``Auto-Submitted``
 (RFC 3834) and ``X-Loop``, by which the reader of the mailbox knows our own messages coming back.
-An incident's updates (and a maintenance's end) thread under its first message: their
+An incident's updates (and a maintenance's start and end) thread under its first message: their
 ``Message-ID`` are made of the event, the subscriber and the address's domain, so a message sent
 again by a later run would be the same message.
 """
@@ -35,7 +35,7 @@ from statusgen.render.templating import render_text
 from statusgen.text import one_line
 
 #: The events that begin a thread (an incident's first update is ``/0``): the others answer them.
-THREAD_OPENERS = ("incident.opened", "maintenance.started", "vendor.incident")
+THREAD_OPENERS = ("incident.opened", "maintenance.announced", "vendor.incident")
 #: Header lines up to RFC 5322's limit: folded at 78, a long List-Unsubscribe URL would be written
 #: as an encoded word, which no mail program reads as a link.
 POLICY = policy.default.clone(max_line_length=998)
@@ -116,7 +116,7 @@ def _thread(event: Event) -> str:
     """What an event's thread is named by: its incident, or its maintenance window."""
     if event.kind.startswith("incident."):
         return event.id.rsplit("/", 1)[0]
-    return event.id.removesuffix("/ended")
+    return event.id.removesuffix("/ended").removesuffix("/announced")
 
 
 def _message_id(kind: str, name: str, subscriber: Subscriber, subs: SubscriptionsConfig) -> str:
