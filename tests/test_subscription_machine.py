@@ -236,4 +236,4 @@ class Subscriptions(RuleBasedStateMachine):
 
 
 TestSubscriptions = Subscriptions.TestCase
-TestSubscriptions.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+TestSubscriptions.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)

@@ -216,6 +216,7 @@ def test_forgeries_automatic_replies_and_loops_get_nothing(site: Path_) -> None:
 
 
 def test_a_10_mb_message_and_1000_requests_from_one_address(site: Path_) -> None:
+    site.config.write_text(site.config.read_text() + "messages_per_run = 600\n")  # [subscriptions] is last
     big = EmailMessage()
     big["From"], big["To"], big["Subject"] = VISITOR, ADDRESS, "subscribe"
     big.set_content("x" * (10 << 20))
@@ -232,18 +233,15 @@ def test_a_10_mb_message_and_1000_requests_from_one_address(site: Path_) -> None
         runs += 1
         peak_mb = int(re.search(r"peak_kib=(\d+)", done.stderr).group(1)) / 1024  # type: ignore[union-attr]
         assert peak_mb < 250, peak_mb
-    assert runs == 11  # 100 messages a run, by default: the rest wait for the next
+    assert runs == 2  # 600 messages a run: the rest wait for the next
     assert len(site.sent_to(VISITOR)) == 1  # one confirmation, whatever an address sends
     assert site.subscribers() == {VISITOR.lower(): "pending"}
 
 
 @pytest.mark.parametrize(
     ("fixture", "failed"),
-    [
-        ("postfix-unknown-user.eml", b"Gone.Reader@example.net"),
-        ("exim-failed.eml", b"nobody-here@example.com"),
-        ("gmail-not-found.eml", b"no.such.reader@example.com"),
-    ],
+    # Postfix's report, as a host's own server writes it; the others' forms: tests/test_bounces.py
+    [("postfix-unknown-user.eml", b"Gone.Reader@example.net")],
 )
 def test_bounces_remove_an_address_after_the_configured_count(site: Path_, fixture: str, failed: bytes) -> None:
     site.write("subscribe")
