@@ -96,7 +96,7 @@ def test_counts_name_each_service_the_whole_site_and_the_outbox(site: Path) -> N
     ]
     assert lines[5] == "waiting for confirmation: 1 new addresses, 0 subscribers asking for a change"
     # The whole site's, the api's two: the one waiting is queued nothing.
-    assert lines[6] == "outbox: 3 pending, 0 sending, 0 sent, 0 uncertain, 0 expired"
+    assert lines[6] == "outbox: 3 pending, 0 sending, 0 sent, 0 refused, 0 uncertain, 0 expired"
     assert "@" not in done.output
 
 

@@ -287,7 +287,8 @@ class SubscriberStore:
 
     @guarded_method
     def mail_done(self, item: MailItem, state: str, answer: str, now: datetime) -> None:
-        """How sending went: sent; pending again (the server refused it for now); uncertain."""
+        """How sending went: sent; pending again (the server refused it for now); refused (for good);
+        uncertain."""
         with self.transaction() as db:
             db.execute(
                 "UPDATE mail_outbox SET state = ?, answer = ?, done_at = ? WHERE event = ? AND subscriber = ?",

@@ -19,7 +19,7 @@ from statusgen.store import Store
 from statusgen.timeutil import iso
 
 #: The outbox's states, in the order a message goes through them.
-MAIL_STATES = ("pending", "sending", "sent", "uncertain", "expired")
+MAIL_STATES = ("pending", "sending", "sent", "refused", "uncertain", "expired")
 #: The first characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 

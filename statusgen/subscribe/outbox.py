@@ -9,7 +9,8 @@ through one connection to the mail server, one message at a time:
 2. what waited past a week is given up;
 3. each message is marked "sending" before it is handed over, and "sent" once the server took
    it. A subscriber who left since is skipped (their rows went with them). The server refusing a
-   recipient for good ("refused") counts as a bounce; for now, it waits for the next run.
+   recipient for good ("refused") counts as a bounce; refusing it for now (4xx) leaves the
+   message waiting for the next run.
 
 At most ``send_per_run`` messages a run: the rest wait for the next.
 """
