@@ -60,7 +60,8 @@ def _site_url(config: Config, language: Language, path: str = "/") -> str:
 
 
 def _parts(template: str, language: Language, **context: Any) -> Parts:
-    """A message's subject and bodies: ``mail/{template}.html`` says all three, in blocks."""
+    """A message's subject (``mail/subject.txt``), text (``mail/{template}.txt``) and HTML
+    (``mail/{template}.html``): the text ones escaped as every template is, then read back."""
     html = render_text(f"mail/{template}.html", language, **context)
     text = render_text(f"mail/{template}.txt", language, **context)
     subject = render_text("mail/subject.txt", language, template=template, **context)
