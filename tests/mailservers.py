@@ -340,6 +340,7 @@ class Relay:
     users: dict[str, str] = field(default_factory=dict)  # logins it takes (and then requires)
     logins: list[str] = field(default_factory=list)  # each successful AUTH, in order
     pause: float = 0.0  # seconds each message is held before the answer: a busy server, to kill a sender in
+    hang_up: bool = False  # take each message, then close the connection without answering
 
     def url(self, scheme: str = "smtp") -> str:
         return f"{scheme}://{self.host}:{self.port}"
@@ -361,6 +362,8 @@ class Relay:
         self.received.append(received)
         if self.pause:
             await asyncio.sleep(self.pause)
+        if self.hang_up:
+            server.transport.close()  # the message is taken; the client never hears so
         return "250 OK queued"
 
     def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:

@@ -298,6 +298,16 @@ def test_sender_reconnects_once_when_the_server_dropped_the_connection() -> None
     assert len(set(relay.peers)) == 2
 
 
+def test_a_message_the_server_may_have_taken_is_never_handed_over_again(relay: Relay) -> None:
+    """The server hangs up after the message's data, before its answer: it may have the message,
+    so the sender says so (MailServerError: the outbox marks it uncertain) and does not send it again
+    on a new connection."""
+    relay.hang_up = True
+    with open_sender(smtp(relay), ENV) as sender, pytest.raises(MailServerError, match="failed while sending"):
+        sender.send(update("one@example.net"))
+    assert [r.rcpt_tos for r in relay.received] == [["one@example.net"]]
+
+
 def test_sender_starttls_is_required_when_configured(relay: Relay) -> None:
     with pytest.raises(MailServerError, match=re.escape(f"{relay.url('smtp+starttls')} does not offer STARTTLS")):
         open_sender(smtp(relay, "smtp+starttls"), ENV)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import mailbox
 import smtplib
 import ssl
+import time
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -95,6 +96,10 @@ class FolderSender(Sender):
         """A folder holds nothing open."""
 
 
+#: Seconds without a message after which the connection is checked before the next one.
+IDLE_S = 0.5
+
+
 class SmtpSender(Sender):
     """One SMTP connection for many messages."""
 
@@ -102,6 +107,7 @@ class SmtpSender(Sender):
         self.server, self.address, self.timeout = server, address, timeout
         self.user, self.password = expand(server.user or "", env), expand(server.password or "", env)
         self.smtp = self.connect()
+        self.used = time.monotonic()
 
     def connect(self) -> smtplib.SMTP:
         with self.failures("could not be reached"):
@@ -138,14 +144,21 @@ class SmtpSender(Sender):
 
     def send(self, message: EmailMessage) -> None:
         to = recipients(message)
-        try:
-            refused = self.hand_over(message, to)
-        except smtplib.SMTPServerDisconnected:
-            quit_quietly(self.smtp)
-            self.smtp = self.connect()  # the server may close an idle connection: one more try
-            refused = self.hand_over(message, to)
+        if time.monotonic() - self.used > IDLE_S:
+            self.awake()
+        refused = self.hand_over(message, to)  # handed over once: a second try could deliver it twice
+        self.used = time.monotonic()
         if refused:
             raise failed(refused)
+
+    def awake(self) -> None:
+        """The connection, after a pause: a server closes an idle one, so it is asked (NOOP) and,
+        if it closed it, made again, before a message is handed over rather than after."""
+        try:
+            self.smtp.noop()
+        except (smtplib.SMTPServerDisconnected, OSError):
+            quit_quietly(self.smtp)
+            self.smtp = self.connect()
 
     def hand_over(self, message: EmailMessage, to: Sequence[str]) -> Mapping[str, tuple[int, bytes | str]]:
         """Send once; the recipients refused (each with the server's answer)."""
@@ -160,9 +173,7 @@ class SmtpSender(Sender):
                 f"the mail server {self.server.shown} refused {self.address} as the sender "
                 f"({error.smtp_code} {text(error.smtp_error)}); it must accept [subscriptions] address"
             ) from None
-        except smtplib.SMTPServerDisconnected:
-            raise
-        except (OSError, smtplib.SMTPException) as error:
+        except (OSError, smtplib.SMTPException) as error:  # the message may have arrived: not sent again
             raise self.error("failed while sending", error) from None
 
     @contextmanager
